@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fi_info: what gdrfab advertises for each port, and how application hints
+ * are matched against it (fi_getinfo(3)).
+ */
+#ifndef GDRFAB_INFO_H
+#define GDRFAB_INFO_H
+
+#include <rdma/fabric.h>
+
+#include "gdrfab_verbs.h"
+
+/* Capabilities that work today. Primary data-transfer capabilities (FI_MSG,
+ * FI_TAGGED, FI_RMA, FI_HMEM) join these as their data paths land: gdrfab
+ * never advertises what does not work yet. */
+#define GDRFAB_PRIMARY_CAPS 0ULL
+#define GDRFAB_SECONDARY_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define GDRFAB_CAPS (GDRFAB_PRIMARY_CAPS | GDRFAB_SECONDARY_CAPS)
+#define GDRFAB_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+
+/* Memory registration modes the application must support (API >= 1.5). */
+#define GDRFAB_MR_MODE                                                         \
+	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
+/* What FI_MR_BASIC stands for. */
+#define GDRFAB_MR_BASIC_MAP (FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
+
+#define GDRFAB_IOV_LIMIT 4
+#define GDRFAB_MR_KEY_SIZE 4
+
+/* The fi_info gdrfab advertises for one port, hints not applied. NULL when
+ * out of memory. */
+struct fi_info *gdrfab_info_for_port(const struct gdrfab_port_desc *port);
+
+/* Whether hints (may be NULL) can be met by prov at API version; 0 or
+ * -FI_ENODATA with the unmet hint described in why. */
+int gdrfab_info_match(const struct fi_info *prov, const struct fi_info *hints,
+		      uint32_t version, char *why, size_t why_len);
+
+/* Narrows a matching info to what the hints asked for. */
+void gdrfab_info_apply_hints(struct fi_info *info, const struct fi_info *hints,
+			     uint32_t version);
+
+/* Whether the application's mr_mode (hints) covers what the provider needs
+ * (prov_mode), as fi_domain(3) defines it for API version. */
+int gdrfab_mr_mode_ok(uint32_t version, int prov_mode, int user_mode,
+		      uint64_t user_info_mode);
+
+int gdrfab_getinfo(uint32_t version, const char *node, const char *service,
+		   uint64_t flags, const struct fi_info *hints,
+		   struct fi_info **info);
+
+/* NIC attributes (fi_info->nic) for a port, as libfabric's fi_nic(3). */
+struct fid_nic *gdrfab_nic_create(const struct gdrfab_port_desc *port);
+
+#endif /* GDRFAB_INFO_H */

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The libfabric objects gdrfab implements, one struct each. Every object
+ * counts the objects that depend on it (ref) so that closing one still in
+ * use fails with -FI_EBUSY instead of leaving dangling pointers.
+ */
+#ifndef GDRFAB_OBJS_H
+#define GDRFAB_OBJS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+
+#include "gdrfab.h"
+#include "gdrfab_addr.h"
+#include "gdrfab_signal.h"
+
+struct gdrfab_fabric {
+	struct fid_fabric fid;
+	char *name;
+	atomic_int ref; /* open domains and EQs */
+};
+
+struct gdrfab_domain {
+	struct fid_domain fid;
+	struct gdrfab_fabric *fabric;
+	struct fi_info *info; /* a copy of the info it was opened with */
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_device_attr dev_attr;
+	uint8_t port_num;
+	int gid_index;
+	struct gdrfab_addr port_addr; /* the port's name (no endpoint) */
+	atomic_int ref;		      /* open AVs, CQs, counters, MRs, EPs */
+};
+
+/* A completion queue entry before it is formatted for the application. */
+struct gdrfab_cq_entry {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+};
+
+struct gdrfab_cq_err {
+	struct fi_cq_err_entry e;
+	struct gdrfab_cq_err *next;
+};
+
+struct gdrfab_ep;
+
+struct gdrfab_cq {
+	struct fid_cq fid;
+	struct gdrfab_domain *domain;
+	enum fi_cq_format format;
+	size_t entry_size;
+	enum fi_wait_obj wait_obj;
+	enum fi_cq_wait_cond wait_cond;
+	pthread_mutex_t lock;
+	struct gdrfab_cq_entry *ring; /* grows: completions are never lost */
+	size_t cap, head, count;
+	struct gdrfab_cq_err *err_head, *err_tail;
+	struct gdrfab_cq_err *err_returned; /* owns err_data handed out */
+	struct gdrfab_signal signal;
+	atomic_bool woken; /* fi_cq_signal() */
+	/* Endpoints bound to this CQ, progressed by every read. */
+	pthread_rwlock_t eps_lock;
+	struct gdrfab_ep **eps;
+	size_t ep_cnt;
+	atomic_int ref;
+};
+
+struct gdrfab_eq_event {
+	uint32_t event;
+	bool is_error;
+	size_t len;
+	struct gdrfab_eq_event *next;
+	uint8_t data[]; /* event data, or a struct fi_eq_err_entry */
+};
+
+struct gdrfab_eq {
+	struct fid_eq fid;
+	struct gdrfab_fabric *fabric;
+	enum fi_wait_obj wait_obj;
+	pthread_mutex_t lock;
+	struct gdrfab_eq_event *head, *tail;
+	struct gdrfab_eq_event *err_returned;
+	struct gdrfab_signal signal;
+	atomic_int ref;
+};
+
+struct gdrfab_cntr {
+	struct fid_cntr fid;
+	struct gdrfab_domain *domain;
+	enum fi_wait_obj wait_obj;
+	atomic_uint_fast64_t value;
+	atomic_uint_fast64_t errors;
+	struct gdrfab_signal signal;
+	pthread_rwlock_t eps_lock;
+	struct gdrfab_ep **eps;
+	size_t ep_cnt;
+	atomic_int ref;
+};
+
+struct gdrfab_mr {
+	struct fid_mr fid;
+	struct gdrfab_domain *domain;
+	struct ibv_mr *ibv_mr;
+	uint64_t access;
+	enum fi_hmem_iface iface;
+};
+
+struct gdrfab_av_entry {
+	struct gdrfab_addr addr;
+	unsigned refcnt; /* 0: free slot */
+};
+
+struct gdrfab_av {
+	struct fid_av fid;
+	struct gdrfab_domain *domain;
+	enum fi_av_type type;
+	pthread_mutex_t lock;
+	struct gdrfab_av_entry *table;
+	size_t cap, used;
+	atomic_int ref; /* bound endpoints */
+};
+
+enum gdrfab_cntr_slot {
+	GDRFAB_CNTR_SEND,
+	GDRFAB_CNTR_RECV,
+	GDRFAB_CNTR_READ,
+	GDRFAB_CNTR_WRITE,
+	GDRFAB_CNTR_REMOTE_READ,
+	GDRFAB_CNTR_REMOTE_WRITE,
+	GDRFAB_CNTR_SLOTS
+};
+
+struct gdrfab_ep {
+	struct fid_ep fid;
+	struct gdrfab_domain *domain;
+	struct fi_info *info;
+	pthread_mutex_t lock;
+	bool enabled;
+	struct gdrfab_cq *tx_cq, *rx_cq;
+	uint64_t tx_cq_flags, rx_cq_flags; /* FI_SELECTIVE_COMPLETION */
+	struct gdrfab_av *av;
+	struct gdrfab_eq *eq;
+	struct gdrfab_cntr *cntrs[GDRFAB_CNTR_SLOTS];
+	uint64_t tx_op_flags, rx_op_flags;
+	size_t min_multi_recv;
+	/* Connection setup: a UD QP per endpoint, named in its address. */
+	struct ibv_cq *ud_cq;
+	struct ibv_qp *ud_qp;
+	struct gdrfab_addr name;
+	bool name_set; /* fi_setname before enable */
+};
+
+/* Object constructors reached through fabric and domain ops. */
+int gdrfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		       void *context);
+int gdrfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		       struct fid_domain **domain, void *context);
+int gdrfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		   struct fid_eq **eq, void *context);
+int gdrfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		   struct fid_av **av, void *context);
+int gdrfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		   struct fid_cq **cq, void *context);
+int gdrfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		     struct fid_cntr **cntr, void *context);
+int gdrfab_endpoint_open(struct fid_domain *domain, struct fi_info *info,
+			 struct fid_ep **ep, void *context);
+extern struct fi_ops_mr gdrfab_mr_ops;
+
+/* Completion producers (the data path) and the endpoint links. */
+int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
+		    fi_addr_t src);
+int gdrfab_cq_write_error(struct gdrfab_cq *cq,
+			  const struct fi_cq_err_entry *err);
+int gdrfab_eq_write_error(struct gdrfab_eq *eq,
+			  const struct fi_eq_err_entry *err);
+int gdrfab_cq_attach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep);
+void gdrfab_cq_detach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep);
+int gdrfab_cntr_attach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep);
+void gdrfab_cntr_detach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep);
+void gdrfab_ep_progress(struct gdrfab_ep *ep);
+
+/* fi_trywait: 0 when nothing is pending (blocking on the fd is safe),
+ * -FI_EAGAIN when the application should read first. */
+int gdrfab_cq_trywait(struct gdrfab_cq *cq);
+int gdrfab_eq_trywait(struct gdrfab_eq *eq);
+int gdrfab_cntr_trywait(struct gdrfab_cntr *cntr);
+
+/* Copies the name behind an fi_addr_t; -FI_EINVAL (and a log line) for
+ * one that is not in the AV. */
+int gdrfab_av_get_addr(struct gdrfab_av *av, fi_addr_t fi_addr,
+		       struct gdrfab_addr *out);
+
+/* Operations that gdrfab does not provide (yet): -FI_ENOSYS, logged. */
+extern struct fi_ops_msg gdrfab_nosys_msg_ops;
+extern struct fi_ops_tagged gdrfab_nosys_tagged_ops;
+extern struct fi_ops_rma gdrfab_nosys_rma_ops;
+extern struct fi_ops_atomic gdrfab_nosys_atomic_ops;
+extern struct fi_ops_collective gdrfab_nosys_collective_ops;
+int gdrfab_nosys_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			  void **ops, void *context);
+
+/* Validates that a fid handed to us is of the expected class and ours. */
+bool gdrfab_fid_is(const struct fid *fid, size_t fclass);
+
+#endif /* GDRFAB_OBJS_H */

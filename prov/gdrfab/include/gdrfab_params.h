@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * FI_GDRFAB_* run-time parameters. Each is fi_param_define()d (so that
+ * `fi_info -e` lists it) and read once, at provider initialisation.
+ */
+#ifndef GDRFAB_PARAMS_H
+#define GDRFAB_PARAMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define GDRFAB_MAX_DEVICE_FILTER 32
+
+struct gdrfab_params {
+	/* FI_GDRFAB_DEVICE: exact RDMA device names to use (empty: all). */
+	char *device_filter[GDRFAB_MAX_DEVICE_FILTER];
+	size_t device_filter_cnt;
+	/* FI_GDRFAB_GID_INDEX: RoCE GID table index to use (-1: choose). */
+	int gid_index;
+	/* FI_GDRFAB_TX_SIZE / FI_GDRFAB_RX_SIZE / FI_GDRFAB_CQ_SIZE: default
+	 * queue depths, capped by what the device reports. */
+	size_t tx_size;
+	size_t rx_size;
+	size_t cq_size;
+};
+
+extern struct gdrfab_params gdrfab_params;
+
+#define GDRFAB_DEFAULT_TX_SIZE 1024
+#define GDRFAB_DEFAULT_RX_SIZE 1024
+#define GDRFAB_DEFAULT_CQ_SIZE 4096
+
+/* Defines every parameter with libfabric and fills gdrfab_params. */
+void gdrfab_params_init(void);
+void gdrfab_params_fini(void);
+
+/* Parses a comma-separated list of exact device names into params'
+ * device filter. Returns 0, or -FI_EINVAL for an empty element, a name
+ * longer than 63 characters, or more than GDRFAB_MAX_DEVICE_FILTER names
+ * (the filter is then left empty). */
+int gdrfab_parse_device_filter(struct gdrfab_params *params, const char *list);
+
+/* True when the filter is empty or names the device exactly. */
+bool gdrfab_device_selected(const struct gdrfab_params *params,
+			    const char *name);
+
+/* Validates a queue size read from the environment: returns it, or def
+ * (with a warning naming the parameter) when it is not in [1, 1<<24]. */
+size_t gdrfab_param_size(const char *param, int value, size_t def);
+
+#endif /* GDRFAB_PARAMS_H */

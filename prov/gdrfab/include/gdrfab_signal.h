@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The wait object behind FI_WAIT_FD CQs, EQs and counters: an eventfd that
+ * is readable while the queue has something to read (or after a signal).
+ */
+#ifndef GDRFAB_SIGNAL_H
+#define GDRFAB_SIGNAL_H
+
+struct gdrfab_signal {
+	int fd; /* -1: no wait object */
+};
+
+int gdrfab_signal_init(struct gdrfab_signal *sig);
+void gdrfab_signal_fini(struct gdrfab_signal *sig);
+/* Makes the fd readable. */
+void gdrfab_signal_raise(struct gdrfab_signal *sig);
+/* Makes the fd unreadable again (the queue was drained). */
+void gdrfab_signal_clear(struct gdrfab_signal *sig);
+/* Waits up to timeout_ms (-1: forever) for the fd to become readable.
+ * Returns 0, -FI_EAGAIN on timeout, or a negative FI_E* code. */
+int gdrfab_signal_wait(struct gdrfab_signal *sig, int timeout_ms);
+
+/* Milliseconds left of a timeout that began at start_ms (-1: forever). */
+int gdrfab_timeout_left(int timeout_ms, long long start_ms);
+long long gdrfab_now_ms(void);
+
+/* "FI_WAIT_SET" etc., for log lines (libfabric 1.17's fi_tostr has no
+ * wait-object type). */
+const char *gdrfab_wait_obj_str(int wait_obj);
+
+#endif /* GDRFAB_SIGNAL_H */

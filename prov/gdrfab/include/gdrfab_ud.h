@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The UD queue pair each endpoint owns for connection setup: its number is
+ * in the endpoint name, so a peer can reach it knowing only that name.
+ */
+#ifndef GDRFAB_UD_H
+#define GDRFAB_UD_H
+
+#include <infiniband/verbs.h>
+
+struct gdrfab_domain;
+
+/* The Q_Key all gdrfab UD queue pairs use. */
+#define GDRFAB_UD_QKEY 0x6764723fu
+#define GDRFAB_UD_QUEUE_DEPTH 64
+
+/* Creates a UD QP and its CQ on the domain's port and brings the QP to RTS.
+ * Returns 0 or a negative FI_E* code (logged). */
+int gdrfab_ud_create(struct gdrfab_domain *domain, struct ibv_cq **cq,
+		     struct ibv_qp **qp);
+void gdrfab_ud_destroy(struct ibv_cq *cq, struct ibv_qp *qp);
+
+#endif /* GDRFAB_UD_H */

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fid_av: peers' endpoint names. FI_AV_TABLE hands out fi_addr_t values
+ * 0, 1, 2... in insertion order (removed slots are not reused, as
+ * fi_av(3) requires); FI_AV_MAP reuses free slots and returns the same
+ * fi_addr_t when a name is inserted again (counted, so that each insert
+ * needs its own remove).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+
+#define AV_DEFAULT_COUNT 64
+
+static int grow_table(struct gdrfab_av *av)
+{
+	size_t cap = av->cap ? av->cap * 2 : AV_DEFAULT_COUNT;
+	struct gdrfab_av_entry *table = realloc(av->table,
+						cap * sizeof(*table));
+
+	if (!table)
+		return -FI_ENOMEM;
+	memset(table + av->cap, 0, (cap - av->cap) * sizeof(*table));
+	av->table = table;
+	av->cap = cap;
+	return 0;
+}
+
+/* Finds the slot for a new name; the caller holds the lock. */
+static int slot_for(struct gdrfab_av *av, const struct gdrfab_addr *addr,
+		    size_t *slot)
+{
+	if (av->type == FI_AV_MAP) {
+		size_t free_slot = SIZE_MAX;
+
+		for (size_t i = 0; i < av->used; i++) {
+			if (!av->table[i].refcnt) {
+				if (free_slot == SIZE_MAX)
+					free_slot = i;
+			} else if (gdrfab_addr_equal(&av->table[i].addr,
+						     addr)) {
+				*slot = i;
+				return 0;
+			}
+		}
+		if (free_slot != SIZE_MAX) {
+			*slot = free_slot;
+			return 0;
+		}
+	}
+	if (av->used == av->cap && grow_table(av))
+		return -FI_ENOMEM;
+	*slot = av->used++;
+	return 0;
+}
+
+static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
+		     fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	struct gdrfab_av *av = gdrfab_container_of(av_fid, struct gdrfab_av,
+						   fid);
+	int *errors = (flags & FI_SYNC_ERR) ? context : NULL;
+	int inserted = 0;
+
+	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR)) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: unsupported flags "
+				       "0x%llx\n",
+			    (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	if (count && !addr) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: NULL address array\n");
+		return -FI_EINVAL;
+	}
+	if ((flags & FI_SYNC_ERR) && !context) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: FI_SYNC_ERR without an "
+				       "error array\n");
+		return -FI_EINVAL;
+	}
+	pthread_mutex_lock(&av->lock);
+	for (size_t i = 0; i < count; i++) {
+		const struct gdrfab_addr *a =
+			(const struct gdrfab_addr *)addr + i;
+		char why[128];
+		size_t slot;
+		int ret = gdrfab_addr_validate(a, sizeof(*a), why,
+					       sizeof(why));
+
+		if (ret)
+			GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: address %zu: "
+					       "%s\n",
+				    i, why);
+		else
+			ret = slot_for(av, a, &slot);
+		if (errors)
+			errors[i] = -ret;
+		if (ret) {
+			if (fi_addr)
+				fi_addr[i] = FI_ADDR_NOTAVAIL;
+			continue;
+		}
+		if (!av->table[slot].refcnt)
+			av->table[slot].addr = *a;
+		av->table[slot].refcnt++;
+		if (fi_addr)
+			fi_addr[i] = (fi_addr_t)slot;
+		inserted++;
+	}
+	pthread_mutex_unlock(&av->lock);
+	return inserted;
+}
+
+static int av_insertsvc(struct fid_av *av, const char *node,
+			const char *service, fi_addr_t *fi_addr,
+			uint64_t flags, void *context)
+{
+	(void)av, (void)node, (void)service, (void)fi_addr, (void)flags,
+		(void)context;
+	GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsvc: gdrfab names are not host "
+			       "names; insert fi_getname() output\n");
+	return -FI_ENOSYS;
+}
+
+static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
+			const char *service, size_t svccnt, fi_addr_t *fi_addr,
+			uint64_t flags, void *context)
+{
+	(void)av, (void)node, (void)nodecnt, (void)service, (void)svccnt,
+		(void)fi_addr, (void)flags, (void)context;
+	GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsym: gdrfab names are not host "
+			       "names; insert fi_getname() output\n");
+	return -FI_ENOSYS;
+}
+
+static bool valid_fi_addr(const struct gdrfab_av *av, fi_addr_t fi_addr)
+{
+	return fi_addr < av->used && av->table[fi_addr].refcnt;
+}
+
+static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
+		     uint64_t flags)
+{
+	struct gdrfab_av *av = gdrfab_container_of(av_fid, struct gdrfab_av,
+						   fid);
+	int ret = 0;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (count && !fi_addr)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->lock);
+	for (size_t i = 0; i < count; i++) {
+		if (!valid_fi_addr(av, fi_addr[i])) {
+			GDRFAB_WARN(FI_LOG_AV, "fi_av_remove: fi_addr %llu is "
+					       "not in the AV\n",
+				    (unsigned long long)fi_addr[i]);
+			ret = -FI_EINVAL;
+			continue;
+		}
+		av->table[fi_addr[i]].refcnt--;
+	}
+	pthread_mutex_unlock(&av->lock);
+	return ret;
+}
+
+static int av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
+		     size_t *addrlen)
+{
+	struct gdrfab_av *av = gdrfab_container_of(av_fid, struct gdrfab_av,
+						   fid);
+	int ret = 0;
+
+	if (!addrlen || (!addr && *addrlen))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->lock);
+	if (!valid_fi_addr(av, fi_addr)) {
+		ret = -FI_EINVAL;
+	} else {
+		memcpy(addr, &av->table[fi_addr].addr,
+		       GDRFAB_MIN(*addrlen, sizeof(struct gdrfab_addr)));
+		*addrlen = sizeof(struct gdrfab_addr);
+	}
+	pthread_mutex_unlock(&av->lock);
+	return ret;
+}
+
+static const char *av_straddr(struct fid_av *av, const void *addr, char *buf,
+			      size_t *len)
+{
+	char why[128];
+	size_t need;
+
+	(void)av;
+	if (!len)
+		return NULL;
+	if (gdrfab_addr_validate(addr, sizeof(struct gdrfab_addr), why,
+				 sizeof(why)))
+		need = (size_t)snprintf(buf, buf ? *len : 0,
+					"(invalid gdrfab address)") + 1;
+	else
+		need = gdrfab_addr_to_str(addr, buf, buf ? *len : 0) + 1;
+	*len = need;
+	return buf;
+}
+
+static int av_set(struct fid_av *av, struct fi_av_set_attr *attr,
+		  struct fid_av_set **av_set, void *context)
+{
+	(void)av, (void)attr, (void)av_set, (void)context;
+	return -FI_ENOSYS;
+}
+
+int gdrfab_av_get_addr(struct gdrfab_av *av, fi_addr_t fi_addr,
+		       struct gdrfab_addr *out)
+{
+	int ret = -FI_EINVAL;
+
+	pthread_mutex_lock(&av->lock);
+	if (valid_fi_addr(av, fi_addr)) {
+		*out = av->table[fi_addr].addr;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&av->lock);
+	if (ret)
+		GDRFAB_WARN(FI_LOG_AV, "fi_addr %llu is not in the AV\n",
+			    (unsigned long long)fi_addr);
+	return ret;
+}
+
+static int av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid, (void)bfid, (void)flags;
+	GDRFAB_WARN(FI_LOG_AV, "fi_av_bind: asynchronous AV inserts are not "
+			       "supported\n");
+	return -FI_ENOSYS;
+}
+
+static int av_close(struct fid *fid)
+{
+	struct gdrfab_av *av = gdrfab_container_of(fid, struct gdrfab_av,
+						   fid.fid);
+
+	if (atomic_load(&av->ref)) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_close(av): %d endpoints are still "
+				       "bound to it\n",
+			    atomic_load(&av->ref));
+		return -FI_EBUSY;
+	}
+	pthread_mutex_destroy(&av->lock);
+	atomic_fetch_sub(&av->domain->ref, 1);
+	free(av->table);
+	free(av);
+	return 0;
+}
+
+static struct fi_ops av_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = av_close,
+	.bind = av_bind,
+	.control = NULL,
+	.ops_open = gdrfab_nosys_ops_open,
+};
+
+static struct fi_ops_av av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = av_insert,
+	.insertsvc = av_insertsvc,
+	.insertsym = av_insertsym,
+	.remove = av_remove,
+	.lookup = av_lookup,
+	.straddr = av_straddr,
+	.av_set = av_set,
+};
+
+static int check_attr(const struct fi_av_attr *attr)
+{
+	if (!attr) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_open: attr is NULL\n");
+		return -FI_EINVAL;
+	}
+	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP &&
+	    attr->type != FI_AV_TABLE) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_open: unknown AV type %d\n",
+			    attr->type);
+		return -FI_EINVAL;
+	}
+	if (attr->rx_ctx_bits) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_open: rx_ctx_bits needs scalable "
+				       "endpoints, which gdrfab lacks\n");
+		return -FI_ENOSYS;
+	}
+	if (attr->name || (attr->flags & FI_READ)) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_open: shared (named) AVs are not "
+				       "supported\n");
+		return -FI_ENOSYS;
+	}
+	if (attr->flags & FI_EVENT) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_open: FI_EVENT (asynchronous "
+				       "inserts) is not supported\n");
+		return -FI_ENOSYS;
+	}
+	if (attr->flags & ~(uint64_t)FI_SYMMETRIC) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_open: unsupported flags 0x%llx\n",
+			    (unsigned long long)attr->flags);
+		return -FI_EBADFLAGS;
+	}
+	return 0;
+}
+
+int gdrfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
+		   struct fid_av **out, void *context)
+{
+	struct gdrfab_domain *domain;
+	struct gdrfab_av *av;
+	int ret;
+
+	if (!gdrfab_fid_is(&domain_fid->fid, FI_CLASS_DOMAIN) || !out)
+		return -FI_EINVAL;
+	ret = check_attr(attr);
+	if (ret)
+		return ret;
+	domain = gdrfab_container_of(domain_fid, struct gdrfab_domain, fid);
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return -FI_ENOMEM;
+	av->domain = domain;
+	av->type = attr->type;
+	if (av->type == FI_AV_UNSPEC)
+		av->type = domain->info->domain_attr->av_type == FI_AV_MAP
+				   ? FI_AV_MAP
+				   : FI_AV_TABLE;
+	if (attr->count) {
+		av->table = calloc(attr->count, sizeof(*av->table));
+		if (!av->table) {
+			free(av);
+			return -FI_ENOMEM;
+		}
+		av->cap = attr->count;
+	}
+	pthread_mutex_init(&av->lock, NULL);
+	atomic_init(&av->ref, 0);
+	av->fid.fid.fclass = FI_CLASS_AV;
+	av->fid.fid.context = context;
+	av->fid.fid.ops = &av_fi_ops;
+	av->fid.ops = &av_ops;
+	atomic_fetch_add(&domain->ref, 1);
+	*out = &av->fid;
+	return 0;
+}

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fid_cntr: completion and error counts. fi_cntr_wait progresses the bound
+ * endpoints and sleeps on the counter's eventfd between checks.
+ */
+#include <sched.h>
+#include <stdlib.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+
+#define CNTR_PROGRESS_SLICE_MS 1
+
+static void progress_eps(struct gdrfab_cntr *cntr)
+{
+	pthread_rwlock_rdlock(&cntr->eps_lock);
+	for (size_t i = 0; i < cntr->ep_cnt; i++)
+		gdrfab_ep_progress(cntr->eps[i]);
+	pthread_rwlock_unlock(&cntr->eps_lock);
+}
+
+static uint64_t cntr_read(struct fid_cntr *fid)
+{
+	struct gdrfab_cntr *cntr =
+		gdrfab_container_of(fid, struct gdrfab_cntr, fid);
+
+	progress_eps(cntr);
+	return atomic_load(&cntr->value);
+}
+
+static uint64_t cntr_readerr(struct fid_cntr *fid)
+{
+	struct gdrfab_cntr *cntr =
+		gdrfab_container_of(fid, struct gdrfab_cntr, fid);
+
+	progress_eps(cntr);
+	return atomic_load(&cntr->errors);
+}
+
+static int cntr_add(struct fid_cntr *fid, uint64_t value)
+{
+	struct gdrfab_cntr *cntr =
+		gdrfab_container_of(fid, struct gdrfab_cntr, fid);
+
+	atomic_fetch_add(&cntr->value, value);
+	gdrfab_signal_raise(&cntr->signal);
+	return 0;
+}
+
+static int cntr_set(struct fid_cntr *fid, uint64_t value)
+{
+	struct gdrfab_cntr *cntr =
+		gdrfab_container_of(fid, struct gdrfab_cntr, fid);
+
+	atomic_store(&cntr->value, value);
+	gdrfab_signal_raise(&cntr->signal);
+	return 0;
+}
+
+static int cntr_adderr(struct fid_cntr *fid, uint64_t value)
+{
+	struct gdrfab_cntr *cntr =
+		gdrfab_container_of(fid, struct gdrfab_cntr, fid);
+
+	atomic_fetch_add(&cntr->errors, value);
+	gdrfab_signal_raise(&cntr->signal);
+	return 0;
+}
+
+static int cntr_seterr(struct fid_cntr *fid, uint64_t value)
+{
+	struct gdrfab_cntr *cntr =
+		gdrfab_container_of(fid, struct gdrfab_cntr, fid);
+
+	atomic_store(&cntr->errors, value);
+	gdrfab_signal_raise(&cntr->signal);
+	return 0;
+}
+
+/* Returns 0 once the count reaches threshold, -FI_EAVAIL if an error was
+ * counted meanwhile, -FI_ETIMEDOUT after timeout ms (-1: never). */
+static int cntr_wait(struct fid_cntr *fid, uint64_t threshold, int timeout)
+{
+	struct gdrfab_cntr *cntr =
+		gdrfab_container_of(fid, struct gdrfab_cntr, fid);
+	uint64_t errors = atomic_load(&cntr->errors);
+	long long start = gdrfab_now_ms();
+
+	if (cntr->wait_obj == FI_WAIT_NONE) {
+		GDRFAB_WARN(FI_LOG_CNTR, "fi_cntr_wait on a counter opened "
+					 "with FI_WAIT_NONE\n");
+		return -FI_EINVAL;
+	}
+	for (;;) {
+		int left;
+
+		progress_eps(cntr);
+		if (atomic_load(&cntr->value) >= threshold)
+			return 0;
+		if (atomic_load(&cntr->errors) != errors)
+			return -FI_EAVAIL;
+		left = gdrfab_timeout_left(timeout, start);
+		if (!left)
+			return -FI_ETIMEDOUT;
+		if (cntr->wait_obj == FI_WAIT_YIELD) {
+			sched_yield();
+			continue;
+		}
+		if (cntr->ep_cnt && (left < 0 || left > CNTR_PROGRESS_SLICE_MS))
+			left = CNTR_PROGRESS_SLICE_MS;
+		gdrfab_signal_wait(&cntr->signal, left);
+		gdrfab_signal_clear(&cntr->signal);
+	}
+}
+
+int gdrfab_cntr_trywait(struct gdrfab_cntr *cntr)
+{
+	if (cntr->signal.fd < 0)
+		return -FI_EINVAL;
+	gdrfab_signal_clear(&cntr->signal);
+	return 0;
+}
+
+static int cntr_control(struct fid *fid, int command, void *arg)
+{
+	struct gdrfab_cntr *cntr =
+		gdrfab_container_of(fid, struct gdrfab_cntr, fid.fid);
+
+	if (!arg)
+		return -FI_EINVAL;
+	switch (command) {
+	case FI_GETWAIT:
+		if (cntr->signal.fd < 0)
+			return -FI_ENODATA;
+		*(int *)arg = cntr->signal.fd;
+		return 0;
+	case FI_GETWAITOBJ:
+		*(enum fi_wait_obj *)arg = cntr->wait_obj;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static int cntr_close(struct fid *fid)
+{
+	struct gdrfab_cntr *cntr =
+		gdrfab_container_of(fid, struct gdrfab_cntr, fid.fid);
+
+	if (atomic_load(&cntr->ref)) {
+		GDRFAB_WARN(FI_LOG_CNTR, "fi_close(cntr): %d endpoints are "
+					 "still bound to it\n",
+			    atomic_load(&cntr->ref));
+		return -FI_EBUSY;
+	}
+	gdrfab_signal_fini(&cntr->signal);
+	pthread_rwlock_destroy(&cntr->eps_lock);
+	atomic_fetch_sub(&cntr->domain->ref, 1);
+	free(cntr->eps);
+	free(cntr);
+	return 0;
+}
+
+int gdrfab_cntr_attach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep)
+{
+	struct gdrfab_ep **eps;
+	int ret = 0;
+
+	pthread_rwlock_wrlock(&cntr->eps_lock);
+	for (size_t i = 0; i < cntr->ep_cnt; i++) {
+		if (cntr->eps[i] == ep)
+			goto out; /* bound for several events: listed once */
+	}
+	eps = realloc(cntr->eps, (cntr->ep_cnt + 1) * sizeof(*eps));
+	if (!eps) {
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	eps[cntr->ep_cnt++] = ep;
+	cntr->eps = eps;
+	atomic_fetch_add(&cntr->ref, 1);
+out:
+	pthread_rwlock_unlock(&cntr->eps_lock);
+	return ret;
+}
+
+void gdrfab_cntr_detach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep)
+{
+	pthread_rwlock_wrlock(&cntr->eps_lock);
+	for (size_t i = 0; i < cntr->ep_cnt; i++) {
+		if (cntr->eps[i] == ep) {
+			cntr->eps[i] = cntr->eps[--cntr->ep_cnt];
+			atomic_fetch_sub(&cntr->ref, 1);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&cntr->eps_lock);
+}
+
+static struct fi_ops cntr_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = cntr_close,
+	.bind = NULL,
+	.control = cntr_control,
+	.ops_open = gdrfab_nosys_ops_open,
+};
+
+static struct fi_ops_cntr cntr_ops = {
+	.size = sizeof(struct fi_ops_cntr),
+	.read = cntr_read,
+	.readerr = cntr_readerr,
+	.add = cntr_add,
+	.set = cntr_set,
+	.wait = cntr_wait,
+	.adderr = cntr_adderr,
+	.seterr = cntr_seterr,
+};
+
+int gdrfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
+		     struct fid_cntr **out, void *context)
+{
+	struct gdrfab_domain *domain;
+	struct gdrfab_cntr *cntr;
+	enum fi_wait_obj wait_obj;
+	int ret;
+
+	if (!gdrfab_fid_is(&domain_fid->fid, FI_CLASS_DOMAIN) || !out)
+		return -FI_EINVAL;
+	/* A NULL attr means the defaults (fi_cntr(3)). */
+	wait_obj = attr ? attr->wait_obj : FI_WAIT_UNSPEC;
+	if (attr && attr->events != FI_CNTR_EVENTS_COMP) {
+		GDRFAB_WARN(FI_LOG_CNTR, "fi_cntr_open: only "
+					 "FI_CNTR_EVENTS_COMP is supported\n");
+		return -FI_ENOSYS;
+	}
+	if (attr && attr->flags) {
+		GDRFAB_WARN(FI_LOG_CNTR, "fi_cntr_open: unsupported flags "
+					 "0x%llx\n",
+			    (unsigned long long)attr->flags);
+		return -FI_EBADFLAGS;
+	}
+	switch (wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+	case FI_WAIT_YIELD:
+		break;
+	case FI_WAIT_SET:
+	case FI_WAIT_MUTEX_COND:
+		GDRFAB_WARN(FI_LOG_CNTR, "fi_cntr_open: wait object %s is not "
+					 "supported (use FI_WAIT_FD)\n",
+			    gdrfab_wait_obj_str(wait_obj));
+		return -FI_ENOSYS;
+	default:
+		GDRFAB_WARN(FI_LOG_CNTR, "fi_cntr_open: unknown wait object "
+					 "%d\n",
+			    wait_obj);
+		return -FI_EINVAL;
+	}
+	domain = gdrfab_container_of(domain_fid, struct gdrfab_domain, fid);
+	cntr = calloc(1, sizeof(*cntr));
+	if (!cntr)
+		return -FI_ENOMEM;
+	cntr->domain = domain;
+	cntr->wait_obj = wait_obj == FI_WAIT_UNSPEC ? FI_WAIT_FD : wait_obj;
+	cntr->signal.fd = -1;
+	if (cntr->wait_obj == FI_WAIT_FD &&
+	    (ret = gdrfab_signal_init(&cntr->signal))) {
+		free(cntr);
+		return ret;
+	}
+	atomic_init(&cntr->value, 0);
+	atomic_init(&cntr->errors, 0);
+	atomic_init(&cntr->ref, 0);
+	pthread_rwlock_init(&cntr->eps_lock, NULL);
+	cntr->fid.fid.fclass = FI_CLASS_CNTR;
+	cntr->fid.fid.context = context;
+	cntr->fid.fid.ops = &cntr_fi_ops;
+	cntr->fid.ops = &cntr_ops;
+	atomic_fetch_add(&domain->ref, 1);
+	*out = &cntr->fid;
+	return 0;
+}

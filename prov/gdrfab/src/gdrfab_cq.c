@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fid_cq: a software completion queue in the application's chosen format.
+ * The data path writes entries with gdrfab_cq_write(); reads progress the
+ * bound endpoints first (manual progress). The ring grows instead of
+ * overrunning, so a completion is never dropped.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_params.h"
+#include "gdrfab_strerror.h"
+
+/* While endpoints are bound, a blocking read wakes at least this often to
+ * progress them. */
+#define CQ_PROGRESS_SLICE_MS 1
+
+static size_t format_size(enum fi_cq_format format)
+{
+	switch (format) {
+	case FI_CQ_FORMAT_CONTEXT: return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG: return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA: return sizeof(struct fi_cq_data_entry);
+	case FI_CQ_FORMAT_TAGGED: return sizeof(struct fi_cq_tagged_entry);
+	default: return 0;
+	}
+}
+
+/* The formats are prefixes of one another, in this order. */
+static void format_entry(void *dst, enum fi_cq_format format,
+			 const struct fi_cq_tagged_entry *e)
+{
+	memcpy(dst, e, format_size(format));
+}
+
+static void progress_eps(struct gdrfab_cq *cq)
+{
+	pthread_rwlock_rdlock(&cq->eps_lock);
+	for (size_t i = 0; i < cq->ep_cnt; i++)
+		gdrfab_ep_progress(cq->eps[i]);
+	pthread_rwlock_unlock(&cq->eps_lock);
+}
+
+static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+			   fi_addr_t *src_addr)
+{
+	struct gdrfab_cq *cq = gdrfab_container_of(cq_fid, struct gdrfab_cq,
+						   fid);
+	size_t n;
+
+	if (!buf && count) {
+		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_read: NULL buffer\n");
+		return -FI_EINVAL;
+	}
+	progress_eps(cq);
+	pthread_mutex_lock(&cq->lock);
+	if (cq->err_head) {
+		pthread_mutex_unlock(&cq->lock);
+		return -FI_EAVAIL;
+	}
+	if (!cq->count) {
+		pthread_mutex_unlock(&cq->lock);
+		return -FI_EAGAIN;
+	}
+	n = GDRFAB_MIN(count, cq->count);
+	for (size_t i = 0; i < n; i++) {
+		const struct gdrfab_cq_entry *e = &cq->ring[cq->head];
+
+		format_entry((char *)buf + i * cq->entry_size, cq->format,
+			     &e->e);
+		if (src_addr)
+			src_addr[i] = e->src;
+		cq->head = (cq->head + 1) % cq->cap;
+	}
+	cq->count -= n;
+	if (!cq->count)
+		gdrfab_signal_clear(&cq->signal);
+	pthread_mutex_unlock(&cq->lock);
+	return (ssize_t)n;
+}
+
+static ssize_t cq_read(struct fid_cq *cq, void *buf, size_t count)
+{
+	return cq_readfrom(cq, buf, count, NULL);
+}
+
+static ssize_t cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
+			  uint64_t flags)
+{
+	struct gdrfab_cq *cq = gdrfab_container_of(cq_fid, struct gdrfab_cq,
+						   fid);
+	struct gdrfab_cq_err *err;
+	void *user_data;
+	size_t user_size;
+
+	(void)flags;
+	if (!buf) {
+		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_readerr: NULL buffer\n");
+		return -FI_EINVAL;
+	}
+	pthread_mutex_lock(&cq->lock);
+	err = cq->err_head;
+	if (!err) {
+		pthread_mutex_unlock(&cq->lock);
+		return -FI_EAGAIN;
+	}
+	cq->err_head = err->next;
+	if (!cq->err_head)
+		cq->err_tail = NULL;
+	if (!cq->err_head && !cq->count)
+		gdrfab_signal_clear(&cq->signal);
+	/* The previous entry's err_data was valid until this call. */
+	if (cq->err_returned) {
+		free(cq->err_returned->e.err_data);
+		free(cq->err_returned);
+	}
+	cq->err_returned = err;
+	pthread_mutex_unlock(&cq->lock);
+
+	/* API >= 1.5: an application-supplied err_data buffer is filled;
+	 * otherwise err_data points into the provider's copy. */
+	user_data = buf->err_data;
+	user_size = buf->err_data_size;
+	*buf = err->e;
+	if (user_size && user_data) {
+		size_t n = GDRFAB_MIN(user_size, err->e.err_data_size);
+
+		if (n)
+			memcpy(user_data, err->e.err_data, n);
+		buf->err_data = user_data;
+		buf->err_data_size = n;
+	}
+	return 1;
+}
+
+int gdrfab_cq_trywait(struct gdrfab_cq *cq)
+{
+	bool pending;
+
+	if (cq->signal.fd < 0)
+		return -FI_EINVAL;
+	progress_eps(cq);
+	pthread_mutex_lock(&cq->lock);
+	pending = cq->count || cq->err_head;
+	pthread_mutex_unlock(&cq->lock);
+	return pending ? -FI_EAGAIN : 0;
+}
+
+static ssize_t cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+			    fi_addr_t *src_addr, const void *cond, int timeout)
+{
+	struct gdrfab_cq *cq = gdrfab_container_of(cq_fid, struct gdrfab_cq,
+						   fid);
+	long long start = gdrfab_now_ms();
+	size_t threshold = 1;
+	ssize_t ret;
+
+	if (cq->wait_obj == FI_WAIT_NONE) {
+		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_sread on a CQ opened with "
+				       "FI_WAIT_NONE\n");
+		return -FI_ENOSYS;
+	}
+	if (cq->wait_cond == FI_CQ_COND_THRESHOLD && cond)
+		threshold = GDRFAB_MAX((size_t)1, *(const size_t *)cond);
+	threshold = GDRFAB_MIN(threshold, GDRFAB_MAX(count, (size_t)1));
+	for (;;) {
+		int left;
+		bool ready;
+
+		progress_eps(cq);
+		pthread_mutex_lock(&cq->lock);
+		ready = cq->err_head || cq->count >= threshold;
+		pthread_mutex_unlock(&cq->lock);
+		if (ready) {
+			ret = cq_readfrom(cq_fid, buf, count, src_addr);
+			if (ret != -FI_EAGAIN)
+				return ret;
+		}
+		if (atomic_exchange(&cq->woken, false))
+			return -FI_EAGAIN;
+		left = gdrfab_timeout_left(timeout, start);
+		if (!left)
+			return -FI_EAGAIN;
+		if (cq->wait_obj == FI_WAIT_YIELD) {
+			sched_yield();
+			continue;
+		}
+		if (cq->ep_cnt && (left < 0 || left > CQ_PROGRESS_SLICE_MS))
+			left = CQ_PROGRESS_SLICE_MS;
+		ret = gdrfab_signal_wait(&cq->signal, left);
+		if (ret && ret != -FI_EAGAIN)
+			return ret;
+	}
+}
+
+static ssize_t cq_sread(struct fid_cq *cq, void *buf, size_t count,
+			const void *cond, int timeout)
+{
+	return cq_sreadfrom(cq, buf, count, NULL, cond, timeout);
+}
+
+static int cq_signal(struct fid_cq *cq_fid)
+{
+	struct gdrfab_cq *cq = gdrfab_container_of(cq_fid, struct gdrfab_cq,
+						   fid);
+
+	atomic_store(&cq->woken, true);
+	gdrfab_signal_raise(&cq->signal);
+	return 0;
+}
+
+static const char *cq_strerror(struct fid_cq *cq, int prov_errno,
+			       const void *err_data, char *buf, size_t len)
+{
+	(void)cq, (void)err_data;
+	return gdrfab_prov_strerror(prov_errno, buf, len);
+}
+
+static int cq_control(struct fid *fid, int command, void *arg)
+{
+	struct gdrfab_cq *cq = gdrfab_container_of(fid, struct gdrfab_cq,
+						   fid.fid);
+
+	if (!arg)
+		return -FI_EINVAL;
+	switch (command) {
+	case FI_GETWAIT:
+		if (cq->signal.fd < 0)
+			return -FI_ENODATA;
+		*(int *)arg = cq->signal.fd;
+		return 0;
+	case FI_GETWAITOBJ:
+		*(enum fi_wait_obj *)arg = cq->wait_obj;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static int cq_close(struct fid *fid)
+{
+	struct gdrfab_cq *cq = gdrfab_container_of(fid, struct gdrfab_cq,
+						   fid.fid);
+
+	if (atomic_load(&cq->ref)) {
+		GDRFAB_WARN(FI_LOG_CQ, "fi_close(cq): %d endpoints are still "
+				       "bound to it\n",
+			    atomic_load(&cq->ref));
+		return -FI_EBUSY;
+	}
+	while (cq->err_head) {
+		struct gdrfab_cq_err *next = cq->err_head->next;
+
+		free(cq->err_head->e.err_data);
+		free(cq->err_head);
+		cq->err_head = next;
+	}
+	if (cq->err_returned) {
+		free(cq->err_returned->e.err_data);
+		free(cq->err_returned);
+	}
+	gdrfab_signal_fini(&cq->signal);
+	pthread_mutex_destroy(&cq->lock);
+	pthread_rwlock_destroy(&cq->eps_lock);
+	atomic_fetch_sub(&cq->domain->ref, 1);
+	free(cq->eps);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+static struct fi_ops cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = cq_close,
+	.bind = NULL,
+	.control = cq_control,
+	.ops_open = gdrfab_nosys_ops_open,
+};
+
+static struct fi_ops_cq cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = cq_read,
+	.readfrom = cq_readfrom,
+	.readerr = cq_readerr,
+	.sread = cq_sread,
+	.sreadfrom = cq_sreadfrom,
+	.signal = cq_signal,
+	.strerror = cq_strerror,
+};
+
+static int grow_ring(struct gdrfab_cq *cq)
+{
+	size_t cap = cq->cap * 2;
+	struct gdrfab_cq_entry *ring = malloc(cap * sizeof(*ring));
+
+	if (!ring)
+		return -FI_ENOMEM;
+	for (size_t i = 0; i < cq->count; i++)
+		ring[i] = cq->ring[(cq->head + i) % cq->cap];
+	free(cq->ring);
+	cq->ring = ring;
+	cq->cap = cap;
+	cq->head = 0;
+	return 0;
+}
+
+int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
+		    fi_addr_t src)
+{
+	struct gdrfab_cq_entry *slot;
+
+	pthread_mutex_lock(&cq->lock);
+	if (cq->count == cq->cap && grow_ring(cq)) {
+		pthread_mutex_unlock(&cq->lock);
+		GDRFAB_WARN(FI_LOG_CQ, "out of memory growing a CQ past %zu "
+				       "entries\n",
+			    cq->cap);
+		return -FI_ENOMEM;
+	}
+	slot = &cq->ring[(cq->head + cq->count) % cq->cap];
+	slot->e = *e;
+	slot->src = src;
+	cq->count++;
+	gdrfab_signal_raise(&cq->signal);
+	pthread_mutex_unlock(&cq->lock);
+	return 0;
+}
+
+int gdrfab_cq_write_error(struct gdrfab_cq *cq,
+			  const struct fi_cq_err_entry *err)
+{
+	struct gdrfab_cq_err *entry = calloc(1, sizeof(*entry));
+
+	if (!entry)
+		return -FI_ENOMEM;
+	entry->e = *err;
+	entry->e.err_data = NULL;
+	entry->e.err_data_size = 0;
+	if (err->err_data && err->err_data_size) {
+		entry->e.err_data = malloc(err->err_data_size);
+		if (!entry->e.err_data) {
+			free(entry);
+			return -FI_ENOMEM;
+		}
+		memcpy(entry->e.err_data, err->err_data, err->err_data_size);
+		entry->e.err_data_size = err->err_data_size;
+	}
+	pthread_mutex_lock(&cq->lock);
+	if (cq->err_tail)
+		cq->err_tail->next = entry;
+	else
+		cq->err_head = entry;
+	cq->err_tail = entry;
+	gdrfab_signal_raise(&cq->signal);
+	pthread_mutex_unlock(&cq->lock);
+	return 0;
+}
+
+int gdrfab_cq_attach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep)
+{
+	struct gdrfab_ep **eps;
+	int ret = 0;
+
+	pthread_rwlock_wrlock(&cq->eps_lock);
+	for (size_t i = 0; i < cq->ep_cnt; i++) {
+		if (cq->eps[i] == ep)
+			goto out; /* bound for both directions: listed once */
+	}
+	eps = realloc(cq->eps, (cq->ep_cnt + 1) * sizeof(*eps));
+	if (!eps) {
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	eps[cq->ep_cnt++] = ep;
+	cq->eps = eps;
+	atomic_fetch_add(&cq->ref, 1);
+out:
+	pthread_rwlock_unlock(&cq->eps_lock);
+	return ret;
+}
+
+void gdrfab_cq_detach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep)
+{
+	pthread_rwlock_wrlock(&cq->eps_lock);
+	for (size_t i = 0; i < cq->ep_cnt; i++) {
+		if (cq->eps[i] == ep) {
+			cq->eps[i] = cq->eps[--cq->ep_cnt];
+			atomic_fetch_sub(&cq->ref, 1);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&cq->eps_lock);
+}
+
+static int check_attr(const struct fi_cq_attr *attr)
+{
+	if (!attr) {
+		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: attr is NULL\n");
+		return -FI_EINVAL;
+	}
+	if (attr->format != FI_CQ_FORMAT_UNSPEC && !format_size(attr->format)) {
+		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: unknown format %d\n",
+			    attr->format);
+		return -FI_EINVAL;
+	}
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+	case FI_WAIT_YIELD:
+		break;
+	case FI_WAIT_SET:
+	case FI_WAIT_MUTEX_COND:
+		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: wait object %s is not "
+				       "supported (use FI_WAIT_FD)\n",
+			    gdrfab_wait_obj_str(attr->wait_obj));
+		return -FI_ENOSYS;
+	default:
+		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: unknown wait object %d\n",
+			    attr->wait_obj);
+		return -FI_EINVAL;
+	}
+	if (attr->wait_cond != FI_CQ_COND_NONE &&
+	    attr->wait_cond != FI_CQ_COND_THRESHOLD) {
+		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: unknown wait condition "
+				       "%d\n",
+			    attr->wait_cond);
+		return -FI_EINVAL;
+	}
+	if (attr->flags & ~(uint64_t)FI_AFFINITY) {
+		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: unsupported flags 0x%llx\n",
+			    (unsigned long long)attr->flags);
+		return -FI_EBADFLAGS;
+	}
+	return 0;
+}
+
+int gdrfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
+		   struct fid_cq **out, void *context)
+{
+	struct gdrfab_domain *domain;
+	struct gdrfab_cq *cq;
+	int ret;
+
+	if (!gdrfab_fid_is(&domain_fid->fid, FI_CLASS_DOMAIN) || !out)
+		return -FI_EINVAL;
+	ret = check_attr(attr);
+	if (ret)
+		return ret;
+	domain = gdrfab_container_of(domain_fid, struct gdrfab_domain, fid);
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->domain = domain;
+	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT
+							 : attr->format;
+	cq->entry_size = format_size(cq->format);
+	cq->wait_obj = attr->wait_obj == FI_WAIT_UNSPEC ? FI_WAIT_FD
+							: attr->wait_obj;
+	cq->wait_cond = attr->wait_cond;
+	cq->cap = attr->size ? attr->size : gdrfab_params.cq_size;
+	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
+	cq->signal.fd = -1;
+	if (!cq->ring || (cq->wait_obj == FI_WAIT_FD &&
+			  (ret = gdrfab_signal_init(&cq->signal)))) {
+		free(cq->ring);
+		free(cq);
+		return ret ? ret : -FI_ENOMEM;
+	}
+	pthread_mutex_init(&cq->lock, NULL);
+	pthread_rwlock_init(&cq->eps_lock, NULL);
+	atomic_init(&cq->ref, 0);
+	atomic_init(&cq->woken, false);
+	cq->fid.fid.fclass = FI_CLASS_CQ;
+	cq->fid.fid.context = context;
+	cq->fid.fid.ops = &cq_fi_ops;
+	cq->fid.ops = &cq_ops;
+	atomic_fetch_add(&domain->ref, 1);
+	*out = &cq->fid;
+	return 0;
+}

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* fid_domain: one RDMA device port, its verbs context and protection domain. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_info.h"
+#include "gdrfab_objs.h"
+
+static int domain_close(struct fid *fid)
+{
+	struct gdrfab_domain *domain =
+		gdrfab_container_of(fid, struct gdrfab_domain, fid.fid);
+
+	if (atomic_load(&domain->ref)) {
+		GDRFAB_WARN(FI_LOG_DOMAIN,
+			    "domain %s still has %d open objects (AVs, CQs, "
+			    "counters, MRs, endpoints)\n",
+			    domain->info->domain_attr->name,
+			    atomic_load(&domain->ref));
+		return -FI_EBUSY;
+	}
+	if (domain->pd && ibv_dealloc_pd(domain->pd))
+		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd: %s\n",
+			    strerror(errno));
+	if (domain->ctx && ibv_close_device(domain->ctx))
+		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_close_device: %s\n",
+			    strerror(errno));
+	atomic_fetch_sub(&domain->fabric->ref, 1);
+	fi_freeinfo(domain->info);
+	free(domain);
+	return 0;
+}
+
+static int domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid, (void)bfid, (void)flags;
+	GDRFAB_WARN(FI_LOG_DOMAIN, "fi_domain_bind: asynchronous memory "
+				   "registration (an EQ on the domain) is not "
+				   "supported\n");
+	return -FI_ENOSYS;
+}
+
+static int nosys_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+			     struct fid_ep **sep, void *context)
+{
+	(void)domain, (void)info, (void)sep, (void)context;
+	GDRFAB_WARN(FI_LOG_DOMAIN, "scalable endpoints are not supported\n");
+	return -FI_ENOSYS;
+}
+
+static int nosys_poll_open(struct fid_domain *domain,
+			   struct fi_poll_attr *attr, struct fid_poll **poll)
+{
+	(void)domain, (void)attr, (void)poll;
+	GDRFAB_WARN(FI_LOG_DOMAIN, "poll sets are not supported\n");
+	return -FI_ENOSYS;
+}
+
+static int nosys_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+			 struct fid_stx **stx, void *context)
+{
+	(void)domain, (void)attr, (void)stx, (void)context;
+	GDRFAB_WARN(FI_LOG_DOMAIN, "shared transmit contexts are not "
+				   "supported\n");
+	return -FI_ENOSYS;
+}
+
+static int nosys_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+			 struct fid_ep **rx_ep, void *context)
+{
+	(void)domain, (void)attr, (void)rx_ep, (void)context;
+	GDRFAB_WARN(FI_LOG_DOMAIN, "shared receive contexts are not "
+				   "supported\n");
+	return -FI_ENOSYS;
+}
+
+static int nosys_query_atomic(struct fid_domain *domain,
+			      enum fi_datatype datatype, enum fi_op op,
+			      struct fi_atomic_attr *attr, uint64_t flags)
+{
+	(void)domain, (void)datatype, (void)op, (void)attr, (void)flags;
+	return -FI_ENOSYS;
+}
+
+static int nosys_query_collective(struct fid_domain *domain,
+				  enum fi_collective_op coll,
+				  struct fi_collective_attr *attr,
+				  uint64_t flags)
+{
+	(void)domain, (void)coll, (void)attr, (void)flags;
+	return -FI_ENOSYS;
+}
+
+static int domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
+			    struct fid_ep **ep, uint64_t flags, void *context)
+{
+	if (flags) {
+		GDRFAB_WARN(FI_LOG_DOMAIN, "fi_endpoint2: flags 0x%llx are not "
+					   "supported\n",
+			    (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	return gdrfab_endpoint_open(domain, info, ep, context);
+}
+
+static struct fi_ops domain_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = domain_close,
+	.bind = domain_bind,
+	.control = NULL,
+	.ops_open = gdrfab_nosys_ops_open,
+};
+
+static struct fi_ops_domain domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = gdrfab_av_open,
+	.cq_open = gdrfab_cq_open,
+	.endpoint = gdrfab_endpoint_open,
+	.scalable_ep = nosys_scalable_ep,
+	.cntr_open = gdrfab_cntr_open,
+	.poll_open = nosys_poll_open,
+	.stx_ctx = nosys_stx_ctx,
+	.srx_ctx = nosys_srx_ctx,
+	.query_atomic = nosys_query_atomic,
+	.query_collective = nosys_query_collective,
+	.endpoint2 = domain_endpoint2,
+};
+
+/* Finds the port the info names (its src_addr, else the device's first
+ * active port) and records its address. */
+static int find_port(struct gdrfab_domain *domain, const struct fi_info *info)
+{
+	const struct gdrfab_addr *want = info->src_addr;
+	struct gdrfab_port_desc *ports;
+	int n, ret = -FI_ENODEV;
+
+	n = gdrfab_verbs_list_ports(&ports);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		const struct gdrfab_port_desc *p = &ports[i];
+
+		if (strcmp(p->dev_name, info->domain_attr->name) ||
+		    !p->active || (want && want->port_num != p->port_num))
+			continue;
+		domain->port_num = p->port_num;
+		domain->gid_index = p->gid_index;
+		domain->port_addr.version = GDRFAB_ADDR_VERSION;
+		domain->port_addr.port_num = p->port_num;
+		domain->port_addr.lid_be = htons(p->lid);
+		memcpy(domain->port_addr.gid, p->gid.raw, 16);
+		ret = 0;
+		break;
+	}
+	free(ports);
+	return ret;
+}
+
+static int check_info(struct gdrfab_fabric *fabric, const struct fi_info *info)
+{
+	char why[128];
+
+	if (!info || !info->domain_attr || !info->domain_attr->name) {
+		GDRFAB_WARN(FI_LOG_DOMAIN, "fi_domain: info names no domain\n");
+		return -FI_EINVAL;
+	}
+	if (info->fabric_attr && info->fabric_attr->name &&
+	    strcmp(info->fabric_attr->name, fabric->name)) {
+		GDRFAB_WARN(FI_LOG_DOMAIN,
+			    "fi_domain: %s is on fabric %s, not %s\n",
+			    info->domain_attr->name, info->fabric_attr->name,
+			    fabric->name);
+		return -FI_EINVAL;
+	}
+	if (info->src_addr &&
+	    gdrfab_addr_validate(info->src_addr, info->src_addrlen, why,
+				 sizeof(why))) {
+		GDRFAB_WARN(FI_LOG_DOMAIN, "fi_domain: src_addr: %s\n", why);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
+		       struct fid_domain **out, void *context)
+{
+	struct gdrfab_fabric *fabric;
+	struct gdrfab_domain *domain;
+	int ret;
+
+	if (!gdrfab_fid_is(&fabric_fid->fid, FI_CLASS_FABRIC) || !out)
+		return -FI_EINVAL;
+	fabric = gdrfab_container_of(fabric_fid, struct gdrfab_fabric, fid);
+	ret = check_info(fabric, info);
+	if (ret)
+		return ret;
+	domain = calloc(1, sizeof(*domain));
+	if (!domain)
+		return -FI_ENOMEM;
+	domain->fabric = fabric;
+	domain->info = fi_dupinfo(info);
+	if (!domain->info) {
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	ret = find_port(domain, info);
+	if (ret) {
+		GDRFAB_WARN(FI_LOG_DOMAIN,
+			    "fi_domain: %s has no such active port\n",
+			    info->domain_attr->name);
+		goto err;
+	}
+	domain->ctx = gdrfab_verbs_open_device(info->domain_attr->name);
+	if (!domain->ctx) {
+		ret = gdrfab_errno_to_fi(errno);
+		GDRFAB_WARN(FI_LOG_DOMAIN, "fi_domain: cannot open %s: %s\n",
+			    info->domain_attr->name, strerror(errno));
+		goto err;
+	}
+	if (ibv_query_device(domain->ctx, &domain->dev_attr)) {
+		ret = -FI_EOTHER;
+		goto err;
+	}
+	domain->pd = ibv_alloc_pd(domain->ctx);
+	if (!domain->pd) {
+		ret = gdrfab_errno_to_fi(errno);
+		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_alloc_pd on %s: %s\n",
+			    info->domain_attr->name, strerror(errno));
+		goto err;
+	}
+	domain->fid.fid.fclass = FI_CLASS_DOMAIN;
+	domain->fid.fid.context = context;
+	domain->fid.fid.ops = &domain_fi_ops;
+	domain->fid.ops = &domain_ops;
+	domain->fid.mr = &gdrfab_mr_ops;
+	atomic_init(&domain->ref, 0);
+	atomic_fetch_add(&fabric->ref, 1);
+	*out = &domain->fid;
+	return 0;
+err:
+	if (domain->ctx)
+		ibv_close_device(domain->ctx);
+	fi_freeinfo(domain->info);
+	free(domain);
+	return ret;
+}

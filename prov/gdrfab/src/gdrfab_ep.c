@@ -1,0 +1,567 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fid_ep (FI_EP_RDM): bindings, enable, names and options. Enabling creates
+ * the endpoint's UD queue pair, whose number is part of the endpoint name:
+ * peers will address connection requests to it, so no socket or
+ * out-of-band channel is needed beyond the names the application
+ * exchanges. The data operations live in the protocol layer.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gdrfab.h"
+#include "gdrfab_info.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_ud.h"
+
+#define EP_CQ_FLAGS (FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)
+#define EP_CNTR_FLAGS (FI_SEND | FI_RECV | FI_READ | FI_WRITE)
+
+void gdrfab_ep_progress(struct gdrfab_ep *ep)
+{
+	/* Manual progress: the connection and data-transfer protocols are
+	 * driven from here once they exist; an endpoint with only its UD QP
+	 * has nothing in flight. */
+	(void)ep;
+}
+
+static struct gdrfab_ep *ep_of(struct fid *fid)
+{
+	return gdrfab_container_of(fid, struct gdrfab_ep, fid.fid);
+}
+
+static int bind_cq(struct gdrfab_ep *ep, struct gdrfab_cq *cq, uint64_t flags)
+{
+	int ret;
+
+	if (flags & ~(uint64_t)EP_CQ_FLAGS || !(flags & (FI_TRANSMIT | FI_RECV))) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind(cq): flags 0x%llx must "
+					    "name FI_TRANSMIT and/or FI_RECV "
+					    "(and may add "
+					    "FI_SELECTIVE_COMPLETION)\n",
+			    (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
+	    ((flags & FI_RECV) && ep->rx_cq)) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind(cq): a CQ is already "
+					    "bound for that direction\n");
+		return -FI_EINVAL;
+	}
+	ret = gdrfab_cq_attach_ep(cq, ep);
+	if (ret)
+		return ret;
+	if (flags & FI_TRANSMIT) {
+		ep->tx_cq = cq;
+		ep->tx_cq_flags = flags & FI_SELECTIVE_COMPLETION;
+	}
+	if (flags & FI_RECV) {
+		ep->rx_cq = cq;
+		ep->rx_cq_flags = flags & FI_SELECTIVE_COMPLETION;
+	}
+	return 0;
+}
+
+static int bind_cntr(struct gdrfab_ep *ep, struct gdrfab_cntr *cntr,
+		     uint64_t flags)
+{
+	static const struct {
+		uint64_t flag;
+		enum gdrfab_cntr_slot slot;
+	} map[] = {
+		{FI_SEND, GDRFAB_CNTR_SEND},
+		{FI_RECV, GDRFAB_CNTR_RECV},
+		{FI_READ, GDRFAB_CNTR_READ},
+		{FI_WRITE, GDRFAB_CNTR_WRITE},
+	};
+	int ret;
+
+	if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind(cntr): remote access "
+					    "counters need FI_RMA_EVENT, which "
+					    "gdrfab does not offer\n");
+		return -FI_ENOSYS;
+	}
+	if (!flags || (flags & ~(uint64_t)EP_CNTR_FLAGS)) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind(cntr): flags 0x%llx "
+					    "must be FI_SEND, FI_RECV, FI_READ "
+					    "and/or FI_WRITE\n",
+			    (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		if ((flags & map[i].flag) && ep->cntrs[map[i].slot]) {
+			GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind(cntr): a "
+						    "counter is already bound "
+						    "for that event\n");
+			return -FI_EINVAL;
+		}
+	}
+	ret = gdrfab_cntr_attach_ep(cntr, ep);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		if (flags & map[i].flag)
+			ep->cntrs[map[i].slot] = cntr;
+	}
+	return 0;
+}
+
+static int ep_bind_locked(struct gdrfab_ep *ep, struct fid *bfid,
+			  uint64_t flags)
+{
+	switch (bfid->fclass) {
+	case FI_CLASS_CQ: {
+		struct gdrfab_cq *cq = gdrfab_container_of(bfid,
+							   struct gdrfab_cq,
+							   fid.fid);
+
+		if (cq->domain != ep->domain)
+			break;
+		return bind_cq(ep, cq, flags);
+	}
+	case FI_CLASS_CNTR: {
+		struct gdrfab_cntr *cntr = gdrfab_container_of(
+			bfid, struct gdrfab_cntr, fid.fid);
+
+		if (cntr->domain != ep->domain)
+			break;
+		return bind_cntr(ep, cntr, flags);
+	}
+	case FI_CLASS_AV: {
+		struct gdrfab_av *av = gdrfab_container_of(bfid,
+							   struct gdrfab_av,
+							   fid.fid);
+
+		if (av->domain != ep->domain)
+			break;
+		if (ep->av) {
+			GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: an AV is "
+						    "already bound\n");
+			return -FI_EINVAL;
+		}
+		ep->av = av;
+		atomic_fetch_add(&av->ref, 1);
+		return 0;
+	}
+	case FI_CLASS_EQ: {
+		struct gdrfab_eq *eq = gdrfab_container_of(bfid,
+							   struct gdrfab_eq,
+							   fid.fid);
+
+		if (eq->fabric != ep->domain->fabric)
+			break;
+		if (ep->eq) {
+			GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: an EQ is "
+						    "already bound\n");
+			return -FI_EINVAL;
+		}
+		ep->eq = eq;
+		atomic_fetch_add(&eq->ref, 1);
+		return 0;
+	}
+	default:
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: cannot bind an object "
+					    "of class %zu to an endpoint\n",
+			    bfid->fclass);
+		return -FI_EINVAL;
+	}
+	GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: the object belongs to another "
+				    "domain or fabric\n");
+	return -FI_EINVAL;
+}
+
+static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct gdrfab_ep *ep = ep_of(fid);
+	int ret;
+
+	if (!bfid || !bfid->ops)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	if (ep->enabled) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind after fi_enable\n");
+		ret = -FI_EOPBADSTATE;
+	} else {
+		ret = ep_bind_locked(ep, bfid, flags);
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static uint32_t random_ep_id(void)
+{
+	uint32_t id;
+
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != sizeof(id))
+		id = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16) ^
+		     (uint32_t)(uintptr_t)&id;
+	return id;
+}
+
+static int ep_enable_locked(struct gdrfab_ep *ep)
+{
+	bool has_tx = ep->tx_cq || ep->cntrs[GDRFAB_CNTR_SEND];
+	bool has_rx = ep->rx_cq || ep->cntrs[GDRFAB_CNTR_RECV];
+	int ret;
+
+	if (ep->enabled)
+		return 0;
+	if (!ep->av) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_enable: no AV is bound\n");
+		return -FI_ENOAV;
+	}
+	if (!has_tx && !has_rx) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_enable: no CQ or counter is "
+					    "bound\n");
+		return -FI_ENOCQ;
+	}
+	ret = gdrfab_ud_create(ep->domain, &ep->ud_cq, &ep->ud_qp);
+	if (ret)
+		return ret;
+	if (!ep->name_set) {
+		ep->name = ep->domain->port_addr;
+		ep->name.ep_id_be = htonl(random_ep_id());
+	}
+	ep->name.qpn_be = htonl(ep->ud_qp->qp_num);
+	ep->enabled = true;
+	return 0;
+}
+
+static int ep_control(struct fid *fid, int command, void *arg)
+{
+	struct gdrfab_ep *ep = ep_of(fid);
+	uint64_t *flags = arg;
+	int ret = 0;
+
+	pthread_mutex_lock(&ep->lock);
+	switch (command) {
+	case FI_ENABLE:
+		ret = ep_enable_locked(ep);
+		break;
+	case FI_GETOPSFLAG:
+	case FI_SETOPSFLAG: {
+		uint64_t *target;
+
+		if (!flags || !(*flags & (FI_TRANSMIT | FI_RECV)) ||
+		    ((*flags & FI_TRANSMIT) && (*flags & FI_RECV))) {
+			ret = -FI_EINVAL;
+			break;
+		}
+		target = (*flags & FI_TRANSMIT) ? &ep->tx_op_flags
+						: &ep->rx_op_flags;
+		if (command == FI_GETOPSFLAG)
+			*flags = (*flags & (FI_TRANSMIT | FI_RECV)) | *target;
+		else
+			*target = *flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV);
+		break;
+	}
+	default:
+		ret = -FI_ENOSYS;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct gdrfab_ep *ep = ep_of(fid);
+	size_t len;
+	int ret = 0;
+
+	if (!addrlen || (!addr && *addrlen))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	if (!ep->enabled) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_getname before fi_enable: the "
+					    "name includes the endpoint's "
+					    "queue pair, made by fi_enable\n");
+		ret = -FI_EOPBADSTATE;
+	} else {
+		len = GDRFAB_MIN(*addrlen, sizeof(ep->name));
+		if (len)
+			memcpy(addr, &ep->name, len);
+		if (*addrlen < sizeof(ep->name))
+			ret = -FI_ETOOSMALL;
+		*addrlen = sizeof(ep->name);
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static int ep_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	struct gdrfab_ep *ep = ep_of(fid);
+	const struct gdrfab_addr *a = addr;
+	char why[128];
+	int ret;
+
+	ret = gdrfab_addr_validate(addr, addrlen, why, sizeof(why));
+	if (ret) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_setname: %s\n", why);
+		return ret;
+	}
+	if (memcmp(a->gid, ep->domain->port_addr.gid, sizeof(a->gid)) ||
+	    a->port_num != ep->domain->port_addr.port_num || a->qpn_be) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_setname: the name must be this "
+					    "domain's port with qpn 0 (the "
+					    "queue pair is assigned by "
+					    "fi_enable)\n");
+		return -FI_EINVAL;
+	}
+	pthread_mutex_lock(&ep->lock);
+	if (ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+	} else {
+		ep->name = *a;
+		ep->name_set = true;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static int ep_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep, (void)addr, (void)addrlen;
+	return -FI_ENOSYS; /* connectionless (RDM) endpoint */
+}
+
+static int ep_getopt(fid_t fid, int level, int optname, void *optval,
+		     size_t *optlen)
+{
+	struct gdrfab_ep *ep = ep_of(fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen)
+		return -FI_EINVAL;
+	switch (optname) {
+	case FI_OPT_MIN_MULTI_RECV:
+		if (*optlen < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		*(size_t *)optval = ep->min_multi_recv;
+		*optlen = sizeof(size_t);
+		return 0;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+}
+
+static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
+		     size_t optlen)
+{
+	struct gdrfab_ep *ep = ep_of(fid);
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	switch (optname) {
+	case FI_OPT_MIN_MULTI_RECV:
+		if (!optval || optlen != sizeof(size_t))
+			return -FI_EINVAL;
+		ep->min_multi_recv = *(const size_t *)optval;
+		return 0;
+	default:
+		GDRFAB_INFO(FI_LOG_EP_CTRL, "fi_setopt: option %d is not "
+					    "supported\n",
+			    optname);
+		return -FI_ENOPROTOOPT;
+	}
+}
+
+static ssize_t ep_cancel(fid_t fid, void *context)
+{
+	(void)fid, (void)context;
+	return -FI_ENOENT; /* nothing is ever queued without a data path */
+}
+
+static int ep_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		     struct fid_ep **tx_ep, void *context)
+{
+	(void)sep, (void)index, (void)attr, (void)tx_ep, (void)context;
+	return -FI_ENOSYS;
+}
+
+static int ep_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		     struct fid_ep **rx_ep, void *context)
+{
+	(void)sep, (void)index, (void)attr, (void)rx_ep, (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t ep_size_left(struct fid_ep *ep)
+{
+	(void)ep;
+	return -FI_ENOSYS; /* deprecated in libfabric 1.x */
+}
+
+static int ep_close(struct fid *fid)
+{
+	struct gdrfab_ep *ep = ep_of(fid);
+
+	gdrfab_ud_destroy(ep->ud_cq, ep->ud_qp);
+	if (ep->tx_cq)
+		gdrfab_cq_detach_ep(ep->tx_cq, ep);
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		gdrfab_cq_detach_ep(ep->rx_cq, ep);
+	for (int i = 0; i < GDRFAB_CNTR_SLOTS; i++) {
+		if (ep->cntrs[i])
+			gdrfab_cntr_detach_ep(ep->cntrs[i], ep);
+	}
+	if (ep->av)
+		atomic_fetch_sub(&ep->av->ref, 1);
+	if (ep->eq)
+		atomic_fetch_sub(&ep->eq->ref, 1);
+	atomic_fetch_sub(&ep->domain->ref, 1);
+	pthread_mutex_destroy(&ep->lock);
+	fi_freeinfo(ep->info);
+	free(ep);
+	return 0;
+}
+
+static struct fi_ops ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = ep_close,
+	.bind = ep_bind,
+	.control = ep_control,
+	.ops_open = gdrfab_nosys_ops_open,
+};
+
+static struct fi_ops_ep ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = ep_cancel,
+	.getopt = ep_getopt,
+	.setopt = ep_setopt,
+	.tx_ctx = ep_tx_ctx,
+	.rx_ctx = ep_rx_ctx,
+	.rx_size_left = ep_size_left,
+	.tx_size_left = ep_size_left,
+};
+
+static int no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		      size_t paramlen)
+{
+	(void)ep, (void)addr, (void)param, (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int no_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	return -FI_ENOSYS;
+}
+
+static int no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	(void)ep, (void)param, (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		     size_t paramlen)
+{
+	(void)pep, (void)handle, (void)param, (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep, (void)flags;
+	return -FI_ENOSYS;
+}
+
+static int no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		   struct fid_mc **mc, void *context)
+{
+	(void)ep, (void)addr, (void)flags, (void)mc, (void)context;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_cm ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = ep_setname,
+	.getname = ep_getname,
+	.getpeer = ep_getpeer,
+	.connect = no_connect,
+	.listen = no_listen,
+	.accept = no_accept,
+	.reject = no_reject,
+	.shutdown = no_shutdown,
+	.join = no_join,
+};
+
+static int check_info(const struct gdrfab_domain *domain,
+		      const struct fi_info *info)
+{
+	if (!info || !info->ep_attr) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_endpoint: info is NULL\n");
+		return -FI_EINVAL;
+	}
+	if (info->ep_attr->type != FI_EP_RDM &&
+	    info->ep_attr->type != FI_EP_UNSPEC) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_endpoint: type %s (gdrfab "
+					    "offers FI_EP_RDM only)\n",
+			    fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
+		return -FI_EINVAL;
+	}
+	if (info->caps & ~(uint64_t)GDRFAB_CAPS) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_endpoint: caps %s not "
+					    "supported\n",
+			    fi_tostr(&(uint64_t){info->caps & ~GDRFAB_CAPS},
+				     FI_TYPE_CAPS));
+		return -FI_EINVAL;
+	}
+	if (info->domain_attr && info->domain_attr->name &&
+	    strcmp(info->domain_attr->name, domain->info->domain_attr->name)) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_endpoint: info is for domain "
+					    "%s, not %s\n",
+			    info->domain_attr->name,
+			    domain->info->domain_attr->name);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+int gdrfab_endpoint_open(struct fid_domain *domain_fid, struct fi_info *info,
+			 struct fid_ep **out, void *context)
+{
+	struct gdrfab_domain *domain;
+	struct gdrfab_ep *ep;
+	int ret;
+
+	if (!gdrfab_fid_is(&domain_fid->fid, FI_CLASS_DOMAIN) || !out)
+		return -FI_EINVAL;
+	domain = gdrfab_container_of(domain_fid, struct gdrfab_domain, fid);
+	ret = check_info(domain, info);
+	if (ret)
+		return ret;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->info = fi_dupinfo(info);
+	if (!ep->info) {
+		free(ep);
+		return -FI_ENOMEM;
+	}
+	ep->domain = domain;
+	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
+	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
+	pthread_mutex_init(&ep->lock, NULL);
+	ep->fid.fid.fclass = FI_CLASS_EP;
+	ep->fid.fid.context = context;
+	ep->fid.fid.ops = &ep_fi_ops;
+	ep->fid.ops = &ep_ops;
+	ep->fid.cm = &ep_cm_ops;
+	ep->fid.msg = &gdrfab_nosys_msg_ops;
+	ep->fid.tagged = &gdrfab_nosys_tagged_ops;
+	ep->fid.rma = &gdrfab_nosys_rma_ops;
+	ep->fid.atomic = &gdrfab_nosys_atomic_ops;
+	ep->fid.collective = &gdrfab_nosys_collective_ops;
+	atomic_fetch_add(&domain->ref, 1);
+	*out = &ep->fid;
+	return 0;
+}

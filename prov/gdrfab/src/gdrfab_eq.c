@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fid_eq: a queue of events and error events. gdrfab's RDM endpoints raise
+ * no connection events; the EQ carries application events (fi_eq_write)
+ * and asynchronous errors.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_strerror.h"
+
+static void eq_push(struct gdrfab_eq *eq, struct gdrfab_eq_event *ev)
+{
+	pthread_mutex_lock(&eq->lock);
+	if (eq->tail)
+		eq->tail->next = ev;
+	else
+		eq->head = ev;
+	eq->tail = ev;
+	gdrfab_signal_raise(&eq->signal);
+	pthread_mutex_unlock(&eq->lock);
+}
+
+/* Unlinks the head; the caller holds the lock. */
+static void eq_pop_locked(struct gdrfab_eq *eq)
+{
+	eq->head = eq->head->next;
+	if (!eq->head) {
+		eq->tail = NULL;
+		gdrfab_signal_clear(&eq->signal);
+	}
+}
+
+static ssize_t eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
+		       size_t len, uint64_t flags)
+{
+	struct gdrfab_eq *eq = gdrfab_container_of(eq_fid, struct gdrfab_eq,
+						   fid);
+	struct gdrfab_eq_event *ev;
+	ssize_t ret;
+
+	if (flags & ~(uint64_t)FI_PEEK)
+		return -FI_EBADFLAGS;
+	pthread_mutex_lock(&eq->lock);
+	ev = eq->head;
+	if (!ev) {
+		ret = -FI_EAGAIN;
+	} else if (ev->is_error) {
+		ret = -FI_EAVAIL;
+	} else if (len < ev->len || (!buf && ev->len)) {
+		ret = -FI_ETOOSMALL;
+	} else {
+		if (event)
+			*event = ev->event;
+		if (ev->len)
+			memcpy(buf, ev->data, ev->len);
+		ret = (ssize_t)ev->len;
+		if (!(flags & FI_PEEK)) {
+			eq_pop_locked(eq);
+			free(ev);
+		}
+	}
+	pthread_mutex_unlock(&eq->lock);
+	return ret;
+}
+
+static ssize_t eq_readerr(struct fid_eq *eq_fid, struct fi_eq_err_entry *buf,
+			  uint64_t flags)
+{
+	struct gdrfab_eq *eq = gdrfab_container_of(eq_fid, struct gdrfab_eq,
+						   fid);
+	struct gdrfab_eq_event *ev;
+
+	if (!buf)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)FI_PEEK)
+		return -FI_EBADFLAGS;
+	pthread_mutex_lock(&eq->lock);
+	ev = eq->head;
+	if (!ev || !ev->is_error) {
+		pthread_mutex_unlock(&eq->lock);
+		return -FI_EAGAIN;
+	}
+	memcpy(buf, ev->data, sizeof(*buf));
+	if (!(flags & FI_PEEK)) {
+		eq_pop_locked(eq);
+		free(eq->err_returned);
+		eq->err_returned = ev;
+	}
+	pthread_mutex_unlock(&eq->lock);
+	return sizeof(*buf);
+}
+
+static struct gdrfab_eq_event *new_event(uint32_t event, bool is_error,
+					 const void *buf, size_t len)
+{
+	struct gdrfab_eq_event *ev = calloc(1, sizeof(*ev) + len);
+
+	if (!ev)
+		return NULL;
+	ev->event = event;
+	ev->is_error = is_error;
+	ev->len = len;
+	if (len)
+		memcpy(ev->data, buf, len);
+	return ev;
+}
+
+/* fi_eq_write: flags are reserved (fi_eq(3)), so they are ignored. */
+static ssize_t eq_write(struct fid_eq *eq_fid, uint32_t event, const void *buf,
+			size_t len, uint64_t flags)
+{
+	struct gdrfab_eq *eq = gdrfab_container_of(eq_fid, struct gdrfab_eq,
+						   fid);
+	struct gdrfab_eq_event *ev;
+
+	(void)flags;
+	if (!buf && len) {
+		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_write: NULL buffer of %zu "
+				       "bytes\n",
+			    len);
+		return -FI_EINVAL;
+	}
+	ev = new_event(event, false, buf, len);
+	if (!ev)
+		return -FI_ENOMEM;
+	eq_push(eq, ev);
+	return (ssize_t)len;
+}
+
+int gdrfab_eq_write_error(struct gdrfab_eq *eq,
+			  const struct fi_eq_err_entry *err)
+{
+	struct gdrfab_eq_event *ev = new_event(0, true, err, sizeof(*err));
+
+	if (!ev)
+		return -FI_ENOMEM;
+	eq_push(eq, ev);
+	return 0;
+}
+
+static ssize_t eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
+			size_t len, int timeout, uint64_t flags)
+{
+	struct gdrfab_eq *eq = gdrfab_container_of(eq_fid, struct gdrfab_eq,
+						   fid);
+	long long start = gdrfab_now_ms();
+
+	if (eq->signal.fd < 0) {
+		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_sread on an EQ opened with "
+				       "FI_WAIT_NONE\n");
+		return -FI_ENOSYS;
+	}
+	for (;;) {
+		ssize_t ret = eq_read(eq_fid, event, buf, len, flags);
+		int left;
+
+		if (ret != -FI_EAGAIN)
+			return ret;
+		left = gdrfab_timeout_left(timeout, start);
+		if (!left)
+			return -FI_EAGAIN;
+		ret = gdrfab_signal_wait(&eq->signal, left);
+		if (ret && ret != -FI_EAGAIN)
+			return ret;
+	}
+}
+
+static const char *eq_strerror(struct fid_eq *eq, int prov_errno,
+			       const void *err_data, char *buf, size_t len)
+{
+	(void)eq, (void)err_data;
+	return gdrfab_prov_strerror(prov_errno, buf, len);
+}
+
+int gdrfab_eq_trywait(struct gdrfab_eq *eq)
+{
+	bool pending;
+
+	if (eq->signal.fd < 0)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&eq->lock);
+	pending = eq->head != NULL;
+	pthread_mutex_unlock(&eq->lock);
+	return pending ? -FI_EAGAIN : 0;
+}
+
+static int eq_control(struct fid *fid, int command, void *arg)
+{
+	struct gdrfab_eq *eq = gdrfab_container_of(fid, struct gdrfab_eq,
+						   fid.fid);
+
+	if (!arg)
+		return -FI_EINVAL;
+	switch (command) {
+	case FI_GETWAIT:
+		if (eq->signal.fd < 0)
+			return -FI_ENODATA;
+		*(int *)arg = eq->signal.fd;
+		return 0;
+	case FI_GETWAITOBJ:
+		*(enum fi_wait_obj *)arg = eq->wait_obj;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static int eq_close(struct fid *fid)
+{
+	struct gdrfab_eq *eq = gdrfab_container_of(fid, struct gdrfab_eq,
+						   fid.fid);
+
+	if (atomic_load(&eq->ref)) {
+		GDRFAB_WARN(FI_LOG_EQ, "fi_close(eq): %d endpoints are still "
+				       "bound to it\n",
+			    atomic_load(&eq->ref));
+		return -FI_EBUSY;
+	}
+	while (eq->head) {
+		struct gdrfab_eq_event *next = eq->head->next;
+
+		free(eq->head);
+		eq->head = next;
+	}
+	free(eq->err_returned);
+	gdrfab_signal_fini(&eq->signal);
+	pthread_mutex_destroy(&eq->lock);
+	atomic_fetch_sub(&eq->fabric->ref, 1);
+	free(eq);
+	return 0;
+}
+
+static struct fi_ops eq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = eq_close,
+	.bind = NULL,
+	.control = eq_control,
+	.ops_open = gdrfab_nosys_ops_open,
+};
+
+static struct fi_ops_eq eq_ops = {
+	.size = sizeof(struct fi_ops_eq),
+	.read = eq_read,
+	.readerr = eq_readerr,
+	.write = eq_write,
+	.sread = eq_sread,
+	.strerror = eq_strerror,
+};
+
+int gdrfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
+		   struct fid_eq **out, void *context)
+{
+	struct gdrfab_fabric *fabric;
+	struct gdrfab_eq *eq;
+	int ret;
+
+	if (!gdrfab_fid_is(&fabric_fid->fid, FI_CLASS_FABRIC) || !attr ||
+	    !out)
+		return -FI_EINVAL;
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+		break;
+	default:
+		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_open: wait object %d is not "
+				       "supported (use FI_WAIT_FD)\n",
+			    attr->wait_obj);
+		return -FI_ENOSYS;
+	}
+	if (attr->flags & ~(uint64_t)FI_WRITE) {
+		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_open: unsupported flags 0x%llx\n",
+			    (unsigned long long)attr->flags);
+		return -FI_EBADFLAGS;
+	}
+	fabric = gdrfab_container_of(fabric_fid, struct gdrfab_fabric, fid);
+	eq = calloc(1, sizeof(*eq));
+	if (!eq)
+		return -FI_ENOMEM;
+	eq->fabric = fabric;
+	eq->wait_obj = attr->wait_obj == FI_WAIT_NONE ? FI_WAIT_NONE
+						      : FI_WAIT_FD;
+	eq->signal.fd = -1;
+	if (eq->wait_obj == FI_WAIT_FD &&
+	    (ret = gdrfab_signal_init(&eq->signal))) {
+		free(eq);
+		return ret;
+	}
+	pthread_mutex_init(&eq->lock, NULL);
+	atomic_init(&eq->ref, 0);
+	eq->fid.fid.fclass = FI_CLASS_EQ;
+	eq->fid.fid.context = context;
+	eq->fid.fid.ops = &eq_fi_ops;
+	eq->fid.ops = &eq_ops;
+	atomic_fetch_add(&fabric->ref, 1);
+	*out = &eq->fid;
+	return 0;
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Hint matching as fi_getinfo(3) and fi_domain(3) define it: an info
+ * matches when the provider can meet every hint the application set; then
+ * the info is narrowed to what was asked. Each refusal says which hint.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gdrfab.h"
+#include "gdrfab_addr.h"
+#include "gdrfab_info.h"
+
+#define UNMET(...)                                                             \
+	do {                                                                   \
+		snprintf(why, why_len, __VA_ARGS__);                           \
+		return -FI_ENODATA;                                            \
+	} while (0)
+
+int gdrfab_mr_mode_ok(uint32_t version, int prov_mode, int user_mode,
+		      uint64_t user_info_mode)
+{
+	/* FI_LOCAL_MR (info->mode) is the pre-1.5 spelling of FI_MR_LOCAL. */
+	if ((prov_mode & FI_MR_LOCAL) && !(user_mode & FI_MR_LOCAL) &&
+	    !(user_info_mode & FI_LOCAL_MR))
+		return 0;
+	if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
+		/* Only FI_MR_UNSPEC or FI_MR_BASIC existed; both mean the
+		 * basic map, which gdrfab's needs fit in. */
+		return user_mode == FI_MR_UNSPEC || user_mode == FI_MR_BASIC;
+	}
+	if (user_mode & FI_MR_BASIC)
+		return !(user_mode & ~FI_MR_BASIC) &&
+		       !((prov_mode & ~FI_MR_LOCAL) & ~GDRFAB_MR_BASIC_MAP);
+	if (user_mode & FI_MR_SCALABLE)
+		return 0; /* gdrfab needs virtual addresses and its keys */
+	return (user_mode & prov_mode) == prov_mode;
+}
+
+static int match_tx(const struct fi_tx_attr *p, const struct fi_tx_attr *h,
+		    char *why, size_t why_len)
+{
+	if (h->caps & ~p->caps)
+		UNMET("tx_attr caps 0x%llx not supported",
+		      (unsigned long long)(h->caps & ~p->caps));
+	if (h->msg_order & ~p->msg_order)
+		UNMET("tx_attr msg_order 0x%llx not supported",
+		      (unsigned long long)(h->msg_order & ~p->msg_order));
+	if (h->comp_order & ~p->comp_order)
+		UNMET("tx_attr comp_order 0x%llx not supported",
+		      (unsigned long long)(h->comp_order & ~p->comp_order));
+	if (h->inject_size > p->inject_size)
+		UNMET("tx_attr inject_size %zu > %zu", h->inject_size,
+		      p->inject_size);
+	if (h->size > p->size)
+		UNMET("tx_attr size %zu > %zu", h->size, p->size);
+	if (h->iov_limit > p->iov_limit)
+		UNMET("tx_attr iov_limit %zu > %zu", h->iov_limit,
+		      p->iov_limit);
+	if (h->rma_iov_limit > p->rma_iov_limit)
+		UNMET("tx_attr rma_iov_limit %zu > %zu", h->rma_iov_limit,
+		      p->rma_iov_limit);
+	return 0;
+}
+
+static int match_rx(const struct fi_rx_attr *p, const struct fi_rx_attr *h,
+		    char *why, size_t why_len)
+{
+	if (h->caps & ~p->caps)
+		UNMET("rx_attr caps 0x%llx not supported",
+		      (unsigned long long)(h->caps & ~p->caps));
+	if (h->msg_order & ~p->msg_order)
+		UNMET("rx_attr msg_order 0x%llx not supported",
+		      (unsigned long long)(h->msg_order & ~p->msg_order));
+	if (h->comp_order & ~p->comp_order)
+		UNMET("rx_attr comp_order 0x%llx not supported",
+		      (unsigned long long)(h->comp_order & ~p->comp_order));
+	if (h->size > p->size)
+		UNMET("rx_attr size %zu > %zu", h->size, p->size);
+	if (h->iov_limit > p->iov_limit)
+		UNMET("rx_attr iov_limit %zu > %zu", h->iov_limit,
+		      p->iov_limit);
+	return 0;
+}
+
+static int match_ep(const struct fi_ep_attr *p, const struct fi_ep_attr *h,
+		    char *why, size_t why_len)
+{
+	if (h->type != FI_EP_UNSPEC && h->type != p->type)
+		UNMET("endpoint type %s (gdrfab offers FI_EP_RDM only)",
+		      fi_tostr(&h->type, FI_TYPE_EP_TYPE));
+	if (h->protocol != FI_PROTO_UNSPEC && h->protocol != p->protocol)
+		UNMET("protocol %u not supported", h->protocol);
+	if (h->max_msg_size > p->max_msg_size)
+		UNMET("max_msg_size %zu > %zu", h->max_msg_size,
+		      p->max_msg_size);
+	if (h->tx_ctx_cnt > 1 && h->tx_ctx_cnt != FI_SHARED_CONTEXT)
+		UNMET("tx_ctx_cnt %zu (no scalable endpoints)", h->tx_ctx_cnt);
+	if (h->rx_ctx_cnt > 1 && h->rx_ctx_cnt != FI_SHARED_CONTEXT)
+		UNMET("rx_ctx_cnt %zu (no scalable endpoints)", h->rx_ctx_cnt);
+	if (h->tx_ctx_cnt == FI_SHARED_CONTEXT ||
+	    h->rx_ctx_cnt == FI_SHARED_CONTEXT)
+		UNMET("shared contexts not supported");
+	if (h->auth_key_size)
+		UNMET("authorization keys not supported");
+	return 0;
+}
+
+static int match_progress(enum fi_progress p, enum fi_progress h)
+{
+	return h == FI_PROGRESS_UNSPEC || h == p;
+}
+
+static int match_domain(uint32_t version, const struct fi_info *prov,
+			const struct fi_info *hints, char *why, size_t why_len)
+{
+	const struct fi_domain_attr *p = prov->domain_attr;
+	const struct fi_domain_attr *h = hints->domain_attr;
+
+	if (h->name && strcmp(h->name, p->name))
+		UNMET("domain %s is not %s", h->name, p->name);
+	if (!match_progress(p->control_progress, h->control_progress))
+		UNMET("control progress %s (gdrfab progresses manually)",
+		      fi_tostr(&h->control_progress, FI_TYPE_PROGRESS));
+	if (!match_progress(p->data_progress, h->data_progress))
+		UNMET("data progress %s (gdrfab progresses manually)",
+		      fi_tostr(&h->data_progress, FI_TYPE_PROGRESS));
+	if (h->av_type > FI_AV_TABLE)
+		UNMET("av_type %d not supported", h->av_type);
+	if (h->cq_data_size > p->cq_data_size)
+		UNMET("cq_data_size %zu > %zu", h->cq_data_size,
+		      p->cq_data_size);
+	if (h->mr_key_size > p->mr_key_size)
+		UNMET("mr_key_size %zu > %zu", h->mr_key_size, p->mr_key_size);
+	if (h->ep_cnt > p->ep_cnt)
+		UNMET("ep_cnt %zu > %zu", h->ep_cnt, p->ep_cnt);
+	if (h->max_ep_tx_ctx > p->max_ep_tx_ctx ||
+	    h->max_ep_rx_ctx > p->max_ep_rx_ctx)
+		UNMET("more than one tx/rx context per endpoint");
+	if (h->max_ep_stx_ctx || h->max_ep_srx_ctx)
+		UNMET("shared contexts not supported");
+	if (h->mr_iov_limit > p->mr_iov_limit)
+		UNMET("mr_iov_limit %zu > %zu", h->mr_iov_limit,
+		      p->mr_iov_limit);
+	if (h->caps & ~p->caps)
+		UNMET("domain caps 0x%llx not supported",
+		      (unsigned long long)(h->caps & ~p->caps));
+	if (h->auth_key_size)
+		UNMET("authorization keys not supported");
+	if (!gdrfab_mr_mode_ok(version, p->mr_mode, h->mr_mode, hints->mode))
+		UNMET("mr_mode 0x%x does not include what gdrfab needs (0x%x: "
+		      "FI_MR_LOCAL|FI_MR_VIRT_ADDR|FI_MR_ALLOCATED|"
+		      "FI_MR_PROV_KEY)",
+		      h->mr_mode, p->mr_mode);
+	return 0;
+}
+
+static int match_src_addr(const struct fi_info *prov,
+			  const struct fi_info *hints, char *why,
+			  size_t why_len)
+{
+	const struct gdrfab_addr *p = prov->src_addr, *h = hints->src_addr;
+	char reason[128];
+
+	if (gdrfab_addr_validate(h, hints->src_addrlen, reason,
+				 sizeof(reason)))
+		UNMET("src_addr: %s", reason);
+	if (memcmp(h->gid, p->gid, sizeof(p->gid)) ||
+	    h->port_num != p->port_num)
+		UNMET("src_addr is another port's");
+	return 0;
+}
+
+int gdrfab_info_match(const struct fi_info *prov, const struct fi_info *hints,
+		      uint32_t version, char *why, size_t why_len)
+{
+	int ret;
+
+	if (FI_VERSION_LT(GDRFAB_FI_VERSION, version))
+		UNMET("API version %u.%u is newer than gdrfab's %u.%u",
+		      FI_MAJOR(version), FI_MINOR(version),
+		      FI_MAJOR(GDRFAB_FI_VERSION), FI_MINOR(GDRFAB_FI_VERSION));
+	if (!hints)
+		return 0;
+	if (hints->caps & ~prov->caps)
+		UNMET("caps %s not supported",
+		      fi_tostr(&(uint64_t){hints->caps & ~prov->caps},
+			       FI_TYPE_CAPS));
+	if (hints->addr_format != FI_FORMAT_UNSPEC &&
+	    hints->addr_format != prov->addr_format)
+		UNMET("address format %s not supported",
+		      fi_tostr(&hints->addr_format, FI_TYPE_ADDR_FORMAT));
+	if (hints->fabric_attr) {
+		const struct fi_fabric_attr *h = hints->fabric_attr;
+
+		if (h->name && strcmp(h->name, prov->fabric_attr->name))
+			UNMET("fabric %s is not %s", h->name,
+			      prov->fabric_attr->name);
+		if (h->prov_name &&
+		    strcasecmp(h->prov_name, FI_GDRFAB_PROV_NAME))
+			UNMET("provider %s is not gdrfab", h->prov_name);
+	}
+	if (hints->src_addr &&
+	    (ret = match_src_addr(prov, hints, why, why_len)))
+		return ret;
+	if (hints->ep_attr &&
+	    (ret = match_ep(prov->ep_attr, hints->ep_attr, why, why_len)))
+		return ret;
+	if (hints->domain_attr &&
+	    (ret = match_domain(version, prov, hints, why, why_len)))
+		return ret;
+	if (hints->tx_attr &&
+	    (ret = match_tx(prov->tx_attr, hints->tx_attr, why, why_len)))
+		return ret;
+	if (hints->rx_attr &&
+	    (ret = match_rx(prov->rx_attr, hints->rx_attr, why, why_len)))
+		return ret;
+	return 0;
+}
+
+void gdrfab_info_apply_hints(struct fi_info *info, const struct fi_info *hints,
+			     uint32_t version)
+{
+	struct fi_domain_attr *d = info->domain_attr;
+
+	if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
+		d->mr_mode = FI_MR_BASIC;
+	if (!hints)
+		return;
+	if (hints->caps) {
+		info->caps = hints->caps;
+		info->tx_attr->caps = hints->caps;
+		info->rx_attr->caps = hints->caps;
+	}
+	if (hints->domain_attr) {
+		const struct fi_domain_attr *h = hints->domain_attr;
+
+		if (h->threading != FI_THREAD_UNSPEC)
+			d->threading = h->threading;
+		if (h->av_type != FI_AV_UNSPEC)
+			d->av_type = h->av_type;
+		if (h->resource_mgmt != FI_RM_UNSPEC)
+			d->resource_mgmt = h->resource_mgmt;
+	}
+	if (hints->tx_attr && hints->tx_attr->op_flags)
+		info->tx_attr->op_flags = hints->tx_attr->op_flags;
+	if (hints->rx_attr && hints->rx_attr->op_flags)
+		info->rx_attr->op_flags = hints->rx_attr->op_flags;
+}

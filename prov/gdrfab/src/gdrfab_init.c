@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The provider entry point: libfabric dlopen()s libgdrfab-fi.so and calls
+ * fi_prov_ini() once.
+ */
+#include <errno.h>
+
+#include "gdrfab.h"
+#include "gdrfab_info.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_params.h"
+
+static void gdrfab_cleanup(void)
+{
+	gdrfab_params_fini();
+}
+
+static int gdrfab_fabric(struct fi_fabric_attr *attr,
+			 struct fid_fabric **fabric, void *context)
+{
+	return gdrfab_fabric_open(attr, fabric, context);
+}
+
+struct fi_provider gdrfab_prov = {
+	.version = GDRFAB_PROV_VERSION,
+	.fi_version = GDRFAB_FI_VERSION,
+	.name = FI_GDRFAB_PROV_NAME,
+	.getinfo = gdrfab_getinfo,
+	.fabric = gdrfab_fabric,
+	.cleanup = gdrfab_cleanup,
+};
+
+int gdrfab_errno_to_fi(int err)
+{
+	switch (err) {
+	case 0: return 0;
+	case ENOMEM: return -FI_ENOMEM;
+	case EINVAL: return -FI_EINVAL;
+	case EACCES:
+	case EPERM: return -FI_EACCES;
+	case EAGAIN: return -FI_EAGAIN;
+	case EBUSY: return -FI_EBUSY;
+	case ENODEV:
+	case ENXIO: return -FI_ENODEV;
+	case ENOSPC: return -FI_ENOSPC;
+	case EFAULT: return -FI_EFAULT;
+	case EOPNOTSUPP: return -FI_EOPNOTSUPP;
+	case ENOSYS: return -FI_ENOSYS;
+	case ETIMEDOUT: return -FI_ETIMEDOUT;
+	case EMFILE: return -FI_EMFILE;
+	default: return -FI_EOTHER;
+	}
+}
+
+bool gdrfab_fid_is(const struct fid *fid, size_t fclass)
+{
+	return fid && fid->fclass == fclass && fid->ops;
+}
+
+FI_EXT_INI
+{
+	gdrfab_params_init();
+	return &gdrfab_prov;
+}

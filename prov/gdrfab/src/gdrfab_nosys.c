@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Operations gdrfab does not offer (yet). Every entry of every ops table
+ * must be callable: an application that calls one gets -FI_ENOSYS and a
+ * log line naming the call, never a NULL-pointer crash. Capabilities whose
+ * operations are here are not advertised in fi_info.
+ */
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+
+/* The stubs take each table's exact parameters and use none of them. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+static ssize_t nosys(const char *call)
+{
+	GDRFAB_WARN(FI_LOG_EP_DATA, "%s: not supported by this endpoint\n",
+		    call);
+	return -FI_ENOSYS;
+}
+
+#define NOSYS(name, ...)                                                       \
+	static ssize_t nosys_##name(__VA_ARGS__)                               \
+	{                                                                      \
+		return nosys("fi_" #name);                                     \
+	}
+
+NOSYS(recv, struct fid_ep *ep, void *buf, size_t len, void *desc,
+      fi_addr_t src, void *ctx)
+NOSYS(recvv, struct fid_ep *ep, const struct iovec *iov, void **desc,
+      size_t count, fi_addr_t src, void *ctx)
+NOSYS(recvmsg, struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+NOSYS(send, struct fid_ep *ep, const void *buf, size_t len, void *desc,
+      fi_addr_t dest, void *ctx)
+NOSYS(sendv, struct fid_ep *ep, const struct iovec *iov, void **desc,
+      size_t count, fi_addr_t dest, void *ctx)
+NOSYS(sendmsg, struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+NOSYS(inject, struct fid_ep *ep, const void *buf, size_t len,
+      fi_addr_t dest)
+NOSYS(senddata, struct fid_ep *ep, const void *buf, size_t len, void *desc,
+      uint64_t data, fi_addr_t dest, void *ctx)
+NOSYS(injectdata, struct fid_ep *ep, const void *buf, size_t len,
+      uint64_t data, fi_addr_t dest)
+
+struct fi_ops_msg gdrfab_nosys_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = nosys_recv,
+	.recvv = nosys_recvv,
+	.recvmsg = nosys_recvmsg,
+	.send = nosys_send,
+	.sendv = nosys_sendv,
+	.sendmsg = nosys_sendmsg,
+	.inject = nosys_inject,
+	.senddata = nosys_senddata,
+	.injectdata = nosys_injectdata,
+};
+
+NOSYS(trecv, struct fid_ep *ep, void *buf, size_t len, void *desc,
+      fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx)
+NOSYS(trecvv, struct fid_ep *ep, const struct iovec *iov, void **desc,
+      size_t count, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx)
+NOSYS(trecvmsg, struct fid_ep *ep, const struct fi_msg_tagged *msg,
+      uint64_t flags)
+NOSYS(tsend, struct fid_ep *ep, const void *buf, size_t len, void *desc,
+      fi_addr_t dest, uint64_t tag, void *ctx)
+NOSYS(tsendv, struct fid_ep *ep, const struct iovec *iov, void **desc,
+      size_t count, fi_addr_t dest, uint64_t tag, void *ctx)
+NOSYS(tsendmsg, struct fid_ep *ep, const struct fi_msg_tagged *msg,
+      uint64_t flags)
+NOSYS(tinject, struct fid_ep *ep, const void *buf, size_t len,
+      fi_addr_t dest, uint64_t tag)
+NOSYS(tsenddata, struct fid_ep *ep, const void *buf, size_t len,
+      void *desc, uint64_t data, fi_addr_t dest, uint64_t tag, void *ctx)
+NOSYS(tinjectdata, struct fid_ep *ep, const void *buf, size_t len,
+      uint64_t data, fi_addr_t dest, uint64_t tag)
+
+struct fi_ops_tagged gdrfab_nosys_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = nosys_trecv,
+	.recvv = nosys_trecvv,
+	.recvmsg = nosys_trecvmsg,
+	.send = nosys_tsend,
+	.sendv = nosys_tsendv,
+	.sendmsg = nosys_tsendmsg,
+	.inject = nosys_tinject,
+	.senddata = nosys_tsenddata,
+	.injectdata = nosys_tinjectdata,
+};
+
+NOSYS(read, struct fid_ep *ep, void *buf, size_t len, void *desc,
+      fi_addr_t src, uint64_t addr, uint64_t key, void *ctx)
+NOSYS(readv, struct fid_ep *ep, const struct iovec *iov, void **desc,
+      size_t count, fi_addr_t src, uint64_t addr, uint64_t key, void *ctx)
+NOSYS(readmsg, struct fid_ep *ep, const struct fi_msg_rma *msg,
+      uint64_t flags)
+NOSYS(write, struct fid_ep *ep, const void *buf, size_t len, void *desc,
+      fi_addr_t dest, uint64_t addr, uint64_t key, void *ctx)
+NOSYS(writev, struct fid_ep *ep, const struct iovec *iov, void **desc,
+      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key, void *ctx)
+NOSYS(writemsg, struct fid_ep *ep, const struct fi_msg_rma *msg,
+      uint64_t flags)
+NOSYS(inject_write, struct fid_ep *ep, const void *buf, size_t len,
+      fi_addr_t dest, uint64_t addr, uint64_t key)
+NOSYS(writedata, struct fid_ep *ep, const void *buf, size_t len,
+      void *desc, uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key,
+      void *ctx)
+NOSYS(inject_writedata, struct fid_ep *ep, const void *buf, size_t len,
+      uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key)
+
+struct fi_ops_rma gdrfab_nosys_rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = nosys_read,
+	.readv = nosys_readv,
+	.readmsg = nosys_readmsg,
+	.write = nosys_write,
+	.writev = nosys_writev,
+	.writemsg = nosys_writemsg,
+	.inject = nosys_inject_write,
+	.writedata = nosys_writedata,
+	.injectdata = nosys_inject_writedata,
+};
+
+NOSYS(atomic, struct fid_ep *ep, const void *buf, size_t count,
+      void *desc, fi_addr_t dest, uint64_t addr, uint64_t key,
+      enum fi_datatype dt, enum fi_op op, void *ctx)
+NOSYS(atomicv, struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
+      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
+      enum fi_datatype dt, enum fi_op op, void *ctx)
+NOSYS(atomicmsg, struct fid_ep *ep, const struct fi_msg_atomic *msg,
+      uint64_t flags)
+NOSYS(inject_atomic, struct fid_ep *ep, const void *buf, size_t count,
+      fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype dt,
+      enum fi_op op)
+NOSYS(fetch_atomic, struct fid_ep *ep, const void *buf, size_t count,
+      void *desc, void *result, void *result_desc, fi_addr_t dest,
+      uint64_t addr, uint64_t key, enum fi_datatype dt, enum fi_op op,
+      void *ctx)
+NOSYS(fetch_atomicv, struct fid_ep *ep, const struct fi_ioc *iov,
+      void **desc, size_t count, struct fi_ioc *resultv, void **result_desc,
+      size_t result_count, fi_addr_t dest, uint64_t addr, uint64_t key,
+      enum fi_datatype dt, enum fi_op op, void *ctx)
+NOSYS(fetch_atomicmsg, struct fid_ep *ep, const struct fi_msg_atomic *msg,
+      struct fi_ioc *resultv, void **result_desc, size_t result_count,
+      uint64_t flags)
+NOSYS(compare_atomic, struct fid_ep *ep, const void *buf, size_t count,
+      void *desc, const void *compare, void *compare_desc, void *result,
+      void *result_desc, fi_addr_t dest, uint64_t addr, uint64_t key,
+      enum fi_datatype dt, enum fi_op op, void *ctx)
+NOSYS(compare_atomicv, struct fid_ep *ep, const struct fi_ioc *iov,
+      void **desc, size_t count, const struct fi_ioc *comparev,
+      void **compare_desc, size_t compare_count, struct fi_ioc *resultv,
+      void **result_desc, size_t result_count, fi_addr_t dest, uint64_t addr,
+      uint64_t key, enum fi_datatype dt, enum fi_op op, void *ctx)
+NOSYS(compare_atomicmsg, struct fid_ep *ep,
+      const struct fi_msg_atomic *msg, const struct fi_ioc *comparev,
+      void **compare_desc, size_t compare_count, struct fi_ioc *resultv,
+      void **result_desc, size_t result_count, uint64_t flags)
+
+static int atomic_valid(struct fid_ep *ep, enum fi_datatype dt, enum fi_op op,
+			size_t *count)
+{
+	return (int)nosys("fi_atomicvalid");
+}
+
+struct fi_ops_atomic gdrfab_nosys_atomic_ops = {
+	.size = sizeof(struct fi_ops_atomic),
+	.write = nosys_atomic,
+	.writev = nosys_atomicv,
+	.writemsg = nosys_atomicmsg,
+	.inject = nosys_inject_atomic,
+	.readwrite = nosys_fetch_atomic,
+	.readwritev = nosys_fetch_atomicv,
+	.readwritemsg = nosys_fetch_atomicmsg,
+	.compwrite = nosys_compare_atomic,
+	.compwritev = nosys_compare_atomicv,
+	.compwritemsg = nosys_compare_atomicmsg,
+	.writevalid = atomic_valid,
+	.readwritevalid = atomic_valid,
+	.compwritevalid = atomic_valid,
+};
+
+NOSYS(barrier, struct fid_ep *ep, fi_addr_t coll, void *ctx)
+NOSYS(broadcast, struct fid_ep *ep, void *buf, size_t count, void *desc,
+      fi_addr_t coll, fi_addr_t root, enum fi_datatype dt, uint64_t flags,
+      void *ctx)
+NOSYS(alltoall, struct fid_ep *ep, const void *buf, size_t count,
+      void *desc, void *result, void *result_desc, fi_addr_t coll,
+      enum fi_datatype dt, uint64_t flags, void *ctx)
+NOSYS(allreduce, struct fid_ep *ep, const void *buf, size_t count,
+      void *desc, void *result, void *result_desc, fi_addr_t coll,
+      enum fi_datatype dt, enum fi_op op, uint64_t flags, void *ctx)
+NOSYS(allgather, struct fid_ep *ep, const void *buf, size_t count,
+      void *desc, void *result, void *result_desc, fi_addr_t coll,
+      enum fi_datatype dt, uint64_t flags, void *ctx)
+NOSYS(reduce_scatter, struct fid_ep *ep, const void *buf, size_t count,
+      void *desc, void *result, void *result_desc, fi_addr_t coll,
+      enum fi_datatype dt, enum fi_op op, uint64_t flags, void *ctx)
+NOSYS(reduce, struct fid_ep *ep, const void *buf, size_t count,
+      void *desc, void *result, void *result_desc, fi_addr_t coll,
+      fi_addr_t root, enum fi_datatype dt, enum fi_op op, uint64_t flags,
+      void *ctx)
+NOSYS(scatter, struct fid_ep *ep, const void *buf, size_t count,
+      void *desc, void *result, void *result_desc, fi_addr_t coll,
+      fi_addr_t root, enum fi_datatype dt, uint64_t flags, void *ctx)
+NOSYS(gather, struct fid_ep *ep, const void *buf, size_t count,
+      void *desc, void *result, void *result_desc, fi_addr_t coll,
+      fi_addr_t root, enum fi_datatype dt, uint64_t flags, void *ctx)
+NOSYS(collective_msg, struct fid_ep *ep,
+      const struct fi_msg_collective *msg, struct fi_ioc *resultv,
+      void **result_desc, size_t result_count, uint64_t flags)
+NOSYS(barrier2, struct fid_ep *ep, fi_addr_t coll, uint64_t flags,
+      void *ctx)
+
+struct fi_ops_collective gdrfab_nosys_collective_ops = {
+	.size = sizeof(struct fi_ops_collective),
+	.barrier = nosys_barrier,
+	.broadcast = nosys_broadcast,
+	.alltoall = nosys_alltoall,
+	.allreduce = nosys_allreduce,
+	.allgather = nosys_allgather,
+	.reduce_scatter = nosys_reduce_scatter,
+	.reduce = nosys_reduce,
+	.scatter = nosys_scatter,
+	.gather = nosys_gather,
+	.msg = nosys_collective_msg,
+	.barrier2 = nosys_barrier2,
+};
+
+int gdrfab_nosys_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			  void **ops, void *context)
+{
+	return -FI_ENOSYS;
+}

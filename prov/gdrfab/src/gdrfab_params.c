@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* FI_GDRFAB_* parameters: definition, parsing and validation. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_params.h"
+
+struct gdrfab_params gdrfab_params = {
+	.gid_index = -1,
+	.tx_size = GDRFAB_DEFAULT_TX_SIZE,
+	.rx_size = GDRFAB_DEFAULT_RX_SIZE,
+	.cq_size = GDRFAB_DEFAULT_CQ_SIZE,
+};
+
+#define GDRFAB_MAX_QUEUE_SIZE (1 << 24)
+#define GDRFAB_MAX_DEVNAME 63
+
+static void clear_device_filter(struct gdrfab_params *params)
+{
+	for (size_t i = 0; i < params->device_filter_cnt; i++)
+		free(params->device_filter[i]);
+	params->device_filter_cnt = 0;
+}
+
+int gdrfab_parse_device_filter(struct gdrfab_params *params, const char *list)
+{
+	const char *p = list;
+
+	clear_device_filter(params);
+	if (!list || !*list)
+		return 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (len == 0 || len > GDRFAB_MAX_DEVNAME ||
+		    params->device_filter_cnt == GDRFAB_MAX_DEVICE_FILTER)
+			goto invalid;
+		params->device_filter[params->device_filter_cnt] =
+			strndup(p, len);
+		if (!params->device_filter[params->device_filter_cnt])
+			goto invalid;
+		params->device_filter_cnt++;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+invalid:
+	clear_device_filter(params);
+	return -FI_EINVAL;
+}
+
+bool gdrfab_device_selected(const struct gdrfab_params *params,
+			    const char *name)
+{
+	if (!params->device_filter_cnt)
+		return true;
+	for (size_t i = 0; i < params->device_filter_cnt; i++) {
+		if (!strcmp(params->device_filter[i], name))
+			return true;
+	}
+	return false;
+}
+
+size_t gdrfab_param_size(const char *param, int value, size_t def)
+{
+	if (value < 1 || value > GDRFAB_MAX_QUEUE_SIZE) {
+		GDRFAB_WARN(FI_LOG_CORE,
+			    "%s=%d is outside [1, %d]: using %zu instead\n",
+			    param, value, GDRFAB_MAX_QUEUE_SIZE, def);
+		return def;
+	}
+	return (size_t)value;
+}
+
+static void read_size(const char *name, size_t *out, size_t def)
+{
+	int value;
+	char env[64];
+
+	snprintf(env, sizeof(env), "FI_GDRFAB_%s", name);
+	if (fi_param_get_int(&gdrfab_prov, name, &value) == FI_SUCCESS)
+		*out = gdrfab_param_size(env, value, def);
+	else
+		*out = def;
+}
+
+void gdrfab_params_init(void)
+{
+	char *devices = NULL;
+	int gid_index;
+
+	fi_param_define(&gdrfab_prov, "DEVICE", FI_PARAM_STRING,
+			"Comma-separated exact RDMA device names gdrfab may use, "
+			"e.g. mlx5_0,mlx5_3 (default: every device with an "
+			"active port)");
+	fi_param_define(&gdrfab_prov, "GID_INDEX", FI_PARAM_INT,
+			"RoCE GID table index to address ports by (default: "
+			"the first RoCE v2 GID with an IPv4 address, then "
+			"IPv6, then link-local)");
+	fi_param_define(&gdrfab_prov, "TX_SIZE", FI_PARAM_INT,
+			"Default transmit queue depth of an endpoint, capped by "
+			"the device (default: 1024)");
+	fi_param_define(&gdrfab_prov, "RX_SIZE", FI_PARAM_INT,
+			"Default receive queue depth of an endpoint, capped by "
+			"the device (default: 1024)");
+	fi_param_define(&gdrfab_prov, "CQ_SIZE", FI_PARAM_INT,
+			"Default completion queue size when fi_cq_open asks for "
+			"0 (default: 4096)");
+
+	if (fi_param_get_str(&gdrfab_prov, "DEVICE", &devices) ==
+		    FI_SUCCESS &&
+	    gdrfab_parse_device_filter(&gdrfab_params, devices))
+		GDRFAB_WARN(FI_LOG_CORE,
+			    "FI_GDRFAB_DEVICE=\"%s\" is not a comma-separated "
+			    "list of device names: using every device\n",
+			    devices);
+	if (fi_param_get_int(&gdrfab_prov, "GID_INDEX", &gid_index) ==
+	    FI_SUCCESS) {
+		if (gid_index < 0 || gid_index > 255)
+			GDRFAB_WARN(FI_LOG_CORE,
+				    "FI_GDRFAB_GID_INDEX=%d is outside [0, "
+				    "255]: choosing the GID automatically\n",
+				    gid_index);
+		else
+			gdrfab_params.gid_index = gid_index;
+	}
+	read_size("TX_SIZE", &gdrfab_params.tx_size, GDRFAB_DEFAULT_TX_SIZE);
+	read_size("RX_SIZE", &gdrfab_params.rx_size, GDRFAB_DEFAULT_RX_SIZE);
+	read_size("CQ_SIZE", &gdrfab_params.cq_size, GDRFAB_DEFAULT_CQ_SIZE);
+}
+
+void gdrfab_params_fini(void)
+{
+	clear_device_filter(&gdrfab_params);
+}

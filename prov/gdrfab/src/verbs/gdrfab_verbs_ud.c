@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* UD queue pairs for connection setup. */
+#include <errno.h>
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_ud.h"
+
+static int to_rts(struct ibv_qp *qp, uint8_t port_num)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = port_num,
+		.qkey = GDRFAB_UD_QKEY,
+	};
+	int err;
+
+	err = ibv_modify_qp(qp, &attr,
+			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				    IBV_QP_QKEY);
+	if (err)
+		return err;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTR;
+	err = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	if (err)
+		return err;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RTS;
+	attr.sq_psn = 0;
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+int gdrfab_ud_create(struct gdrfab_domain *domain, struct ibv_cq **cq,
+		     struct ibv_qp **qp)
+{
+	int depth = GDRFAB_MIN(GDRFAB_UD_QUEUE_DEPTH,
+			       domain->dev_attr.max_qp_wr);
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_UD,
+		.cap = {
+			.max_send_wr = (uint32_t)depth,
+			.max_recv_wr = (uint32_t)depth,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+	};
+	const char *dev = domain->info->domain_attr->name;
+	int err;
+
+	*qp = NULL;
+	*cq = ibv_create_cq(domain->ctx,
+			    GDRFAB_MIN(2 * depth, domain->dev_attr.max_cqe),
+			    NULL, NULL, 0);
+	if (!*cq) {
+		err = errno;
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "%s: ibv_create_cq: %s\n", dev,
+			    strerror(err));
+		return gdrfab_errno_to_fi(err);
+	}
+	init.send_cq = *cq;
+	init.recv_cq = *cq;
+	*qp = ibv_create_qp(domain->pd, &init);
+	if (!*qp) {
+		err = errno;
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "%s: ibv_create_qp(UD): %s\n", dev,
+			    strerror(err));
+		goto err;
+	}
+	err = to_rts(*qp, domain->port_num);
+	if (err) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "%s: UD QP to RTS: %s\n", dev,
+			    strerror(err));
+		goto err;
+	}
+	return 0;
+err:
+	gdrfab_ud_destroy(*cq, *qp);
+	*cq = NULL;
+	*qp = NULL;
+	return gdrfab_errno_to_fi(err);
+}
+
+void gdrfab_ud_destroy(struct ibv_cq *cq, struct ibv_qp *qp)
+{
+	int err;
+
+	if (qp && (err = ibv_destroy_qp(qp)))
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_destroy_qp: %s\n",
+			    strerror(err));
+	if (cq && (err = ibv_destroy_cq(cq)))
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_destroy_cq: %s\n",
+			    strerror(err));
+}
