@@ -47,8 +47,7 @@ static inline struct gdrfab_port_desc fixture_ib_port(void)
 	p.lid = 0x2a;
 	inet_pton(AF_INET6, "fe80::b8ce:f603:a:1", p.gid.raw);
 	p.gid_index = 0;
-	snprintf(p.fabric_name, sizeof(p.fabric_name),
-		 "IB-0xfe80000000000000");
+	snprintf(p.fabric_name, sizeof(p.fabric_name), "IB-0xfe80000000000000");
 	snprintf(p.link_address, sizeof(p.link_address), "fe80::b8ce:f603:a:1");
 	p.vendor_id = 0x02c9;
 	p.vendor_part_id = 0x101b;

@@ -21,6 +21,8 @@ static struct gdrfab_addr sample(void)
 	return a;
 }
 
+TestSuite(addr, .timeout = 30);
+
 Test(addr, text_round_trip)
 {
 	struct gdrfab_addr a = sample(), b;
@@ -77,10 +79,10 @@ Test(addr, parser_accepts_hex_fields)
 {
 	struct gdrfab_addr a;
 
-	cr_assert_eq(gdrfab_addr_from_str(
-			     "gdrfab://fe80::1/lid=0x10/qpn=0x11/id=7/port=2",
-			     &a),
-		     0);
+	cr_assert_eq(
+		gdrfab_addr_from_str(
+			"gdrfab://fe80::1/lid=0x10/qpn=0x11/id=7/port=2", &a),
+		0);
 	cr_assert_eq(ntohs(a.lid_be), 16);
 	cr_assert_eq(ntohl(a.qpn_be), 17);
 	cr_assert_eq(a.port_num, 2);

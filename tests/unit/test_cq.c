@@ -57,7 +57,7 @@ static void close_cq(void)
 	cr_assert_eq(atomic_load(&domain.ref), 0, "domain ref leaked");
 }
 
-TestSuite(cq, .init = fake_domain, .fini = close_cq);
+TestSuite(cq, .init = fake_domain, .fini = close_cq, .timeout = 30);
 
 Test(cq, every_format_carries_its_fields)
 {
@@ -191,9 +191,9 @@ Test(cq, strerror_names_verbs_and_gdrfab_errors)
 	cr_assert(strstr(fi_cq_strerror(cq, GDRFAB_PERR_TRUNCATED, NULL, buf,
 					sizeof(buf)),
 			 "truncated"));
-	cr_assert(strstr(fi_cq_strerror(cq, GDRFAB_PERR_PEER_UNREACHABLE, NULL,
-					NULL, 0),
-			 "unreachable"));
+	cr_assert(strstr(
+		fi_cq_strerror(cq, GDRFAB_PERR_PEER_UNREACHABLE, NULL, NULL, 0),
+		"unreachable"));
 	cr_assert_str_eq(fi_cq_strerror(cq, -7, NULL, buf, sizeof(buf)),
 			 "unknown provider error");
 }
@@ -313,11 +313,9 @@ Test(cq, open_rejects_bad_attributes)
 	cr_assert_eq(gdrfab_cq_open(&domain.fid, &attr, &cq, NULL), -FI_EINVAL);
 	attr.format = FI_CQ_FORMAT_TAGGED;
 	attr.wait_obj = FI_WAIT_SET;
-	cr_assert_eq(gdrfab_cq_open(&domain.fid, &attr, &cq, NULL),
-		     -FI_ENOSYS);
+	cr_assert_eq(gdrfab_cq_open(&domain.fid, &attr, &cq, NULL), -FI_ENOSYS);
 	attr.wait_obj = FI_WAIT_MUTEX_COND;
-	cr_assert_eq(gdrfab_cq_open(&domain.fid, &attr, &cq, NULL),
-		     -FI_ENOSYS);
+	cr_assert_eq(gdrfab_cq_open(&domain.fid, &attr, &cq, NULL), -FI_ENOSYS);
 	attr.wait_obj = (enum fi_wait_obj)55;
 	cr_assert_eq(gdrfab_cq_open(&domain.fid, &attr, &cq, NULL), -FI_EINVAL);
 	attr.wait_obj = FI_WAIT_NONE;

@@ -31,7 +31,7 @@ static void teardown(void)
 	fi_freeinfo(hints);
 }
 
-TestSuite(hints, .init = setup, .fini = teardown);
+TestSuite(hints, .init = setup, .fini = teardown, .timeout = 30);
 
 static int match(uint32_t version)
 {

@@ -19,7 +19,7 @@ static void clear(void)
 	gdrfab_parse_device_filter(&params, NULL);
 }
 
-TestSuite(params, .init = reset, .fini = clear);
+TestSuite(params, .init = reset, .fini = clear, .timeout = 30);
 
 Test(params, empty_filter_selects_every_device)
 {
@@ -86,7 +86,7 @@ Test(params, queue_sizes_out_of_range_fall_back_to_the_default)
 	cr_assert_eq(gdrfab_param_size("FI_GDRFAB_TX_SIZE", -5, 1024), 1024);
 	cr_assert_eq(gdrfab_param_size("FI_GDRFAB_TX_SIZE", 1 << 24, 1024),
 		     1 << 24);
-	cr_assert_eq(gdrfab_param_size("FI_GDRFAB_TX_SIZE", (1 << 24) + 1,
-				       1024),
-		     1024);
+	cr_assert_eq(
+		gdrfab_param_size("FI_GDRFAB_TX_SIZE", (1 << 24) + 1, 1024),
+		1024);
 }

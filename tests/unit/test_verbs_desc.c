@@ -8,6 +8,8 @@
 #include "gdrfab_info.h"
 #include "port_fixture.h"
 
+TestSuite(verbs_desc, .timeout = 30);
+
 Test(verbs_desc, port_speed_from_width_and_speed_codes)
 {
 	/* 4x EDR = 100 Gb/s; 4x HDR = 200; 1x QDR = 10; 2x NDR = 200. */
@@ -103,7 +105,8 @@ Test(verbs_desc, libfabric_duplicates_and_prints_the_nic)
 	cr_assert_not_null(dup);
 	cr_assert_not_null(dup->nic);
 	cr_assert_neq(dup->nic, info->nic);
-	cr_assert_neq(dup->nic->device_attr->name, info->nic->device_attr->name);
+	cr_assert_neq(dup->nic->device_attr->name,
+		      info->nic->device_attr->name);
 	cr_assert_str_eq(dup->nic->device_attr->name, "mlx5_3");
 	cr_assert_eq(dup->nic->bus_attr->attr.pci.bus_id, 0x3b);
 	cr_assert_str_eq(dup->nic->link_attr->address, "fe80::b8ce:f603:a:1");

@@ -24,10 +24,10 @@ extern struct fi_provider gdrfab_prov;
 
 #define GDRFAB_WARN(subsys, ...) FI_WARN(&gdrfab_prov, subsys, __VA_ARGS__)
 #define GDRFAB_INFO(subsys, ...) FI_INFO(&gdrfab_prov, subsys, __VA_ARGS__)
-#define GDRFAB_DBG(subsys, ...) FI_DBG(&gdrfab_prov, subsys, __VA_ARGS__)
+#define GDRFAB_DBG(subsys, ...)	 FI_DBG(&gdrfab_prov, subsys, __VA_ARGS__)
 
 #define gdrfab_container_of(ptr, type, field)                                  \
-	((type *)((char *)(ptr) - offsetof(type, field)))
+	((type *)((char *)(ptr)-offsetof(type, field)))
 
 #define GDRFAB_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GDRFAB_MAX(a, b) ((a) > (b) ? (a) : (b))

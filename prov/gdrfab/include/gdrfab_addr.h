@@ -16,15 +16,15 @@
 #define GDRFAB_ADDR_VERSION 1
 
 struct gdrfab_addr {
-	uint8_t version;	/* GDRFAB_ADDR_VERSION */
-	uint8_t port_num;	/* the NIC port, 1-based */
-	uint16_t lid_be;	/* InfiniBand LID (0 on RoCE) */
-	uint32_t qpn_be;	/* the endpoint's connection-setup QP (0:
-				 * a port's address, no endpoint yet) */
-	uint8_t gid[16];	/* the port's GID (RoCE: its IP address) */
-	uint32_t ep_id_be;	/* random per endpoint: tells a restarted
-				 * peer from the one it replaced */
-	uint32_t reserved;	/* must be 0 */
+	uint8_t version;   /* GDRFAB_ADDR_VERSION */
+	uint8_t port_num;  /* the NIC port, 1-based */
+	uint16_t lid_be;   /* InfiniBand LID (0 on RoCE) */
+	uint32_t qpn_be;   /* the endpoint's connection-setup QP (0:
+			    * a port's address, no endpoint yet) */
+	uint8_t gid[16];   /* the port's GID (RoCE: its IP address) */
+	uint32_t ep_id_be; /* random per endpoint: tells a restarted
+			    * peer from the one it replaced */
+	uint32_t reserved; /* must be 0 */
 };
 
 _Static_assert(sizeof(struct gdrfab_addr) == FI_GDRFAB_ADDR_LEN,

@@ -13,10 +13,10 @@
 /* Capabilities that work today. Primary data-transfer capabilities (FI_MSG,
  * FI_TAGGED, FI_RMA, FI_HMEM) join these as their data paths land: gdrfab
  * never advertises what does not work yet. */
-#define GDRFAB_PRIMARY_CAPS 0ULL
+#define GDRFAB_PRIMARY_CAPS   0ULL
 #define GDRFAB_SECONDARY_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
-#define GDRFAB_CAPS (GDRFAB_PRIMARY_CAPS | GDRFAB_SECONDARY_CAPS)
-#define GDRFAB_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define GDRFAB_CAPS	      (GDRFAB_PRIMARY_CAPS | GDRFAB_SECONDARY_CAPS)
+#define GDRFAB_DOMAIN_CAPS    (FI_LOCAL_COMM | FI_REMOTE_COMM)
 
 /* Memory registration modes the application must support (API >= 1.5). */
 #define GDRFAB_MR_MODE                                                         \
@@ -24,7 +24,7 @@
 /* What FI_MR_BASIC stands for. */
 #define GDRFAB_MR_BASIC_MAP (FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 
-#define GDRFAB_IOV_LIMIT 4
+#define GDRFAB_IOV_LIMIT   4
 #define GDRFAB_MR_KEY_SIZE 4
 
 /* The fi_info gdrfab advertises for one port, hints not applied. NULL when

@@ -11,7 +11,7 @@
 struct gdrfab_domain;
 
 /* The Q_Key all gdrfab UD queue pairs use. */
-#define GDRFAB_UD_QKEY 0x6764723fu
+#define GDRFAB_UD_QKEY	      0x6764723fu
 #define GDRFAB_UD_QUEUE_DEPTH 64
 
 /* Creates a UD QP and its CQ on the domain's port and brings the QP to RTS.

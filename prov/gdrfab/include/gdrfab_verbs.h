@@ -26,7 +26,7 @@ struct gdrfab_pci_addr {
 };
 
 struct gdrfab_port_desc {
-	char dev_name[GDRFAB_NAME_MAX];	/* "mlx5_0", "rxe0" */
+	char dev_name[GDRFAB_NAME_MAX]; /* "mlx5_0", "rxe0" */
 	uint8_t port_num;
 	enum gdrfab_link_layer link_layer;
 	bool active;
@@ -37,10 +37,10 @@ struct gdrfab_port_desc {
 	/* The fabric this port belongs to: "IB-0x<subnet prefix>" or
 	 * "RoCE-<IP network>/<prefix length>". */
 	char fabric_name[GDRFAB_NAME_MAX];
-	char netdev[GDRFAB_NAME_MAX];	/* RoCE: the GID's netdev */
+	char netdev[GDRFAB_NAME_MAX];	    /* RoCE: the GID's netdev */
 	char link_address[GDRFAB_NAME_MAX]; /* IP (RoCE) or GID (IB) text */
-	uint32_t active_mtu;		/* bytes */
-	uint64_t speed;			/* bits per second */
+	uint32_t active_mtu;		    /* bytes */
+	uint64_t speed;			    /* bits per second */
 	uint32_t max_msg_sz;
 	/* Device identity, from ibv_query_device and sysfs. */
 	uint32_t vendor_id;

@@ -34,24 +34,25 @@ int gdrfab_addr_validate(const void *addr, size_t len, char *why,
 		return -FI_EINVAL;
 	}
 	if (!a->port_num || a->reserved) {
-		snprintf(why, why_len, "malformed address (port %u, reserved "
-				       "0x%x)",
+		snprintf(why, why_len,
+			 "malformed address (port %u, reserved "
+			 "0x%x)",
 			 a->port_num, a->reserved);
 		return -FI_EINVAL;
 	}
 	return 0;
 }
 
-size_t gdrfab_addr_to_str(const struct gdrfab_addr *addr, char *buf,
-			  size_t len)
+size_t gdrfab_addr_to_str(const struct gdrfab_addr *addr, char *buf, size_t len)
 {
 	char gid[INET6_ADDRSTRLEN];
 	int n;
 
 	if (!inet_ntop(AF_INET6, addr->gid, gid, sizeof(gid)))
 		snprintf(gid, sizeof(gid), "?");
-	n = snprintf(buf, len, ADDR_PREFIX "%s/lid=%u/qpn=%" PRIu32
-					   "/id=%" PRIu32 "/port=%u",
+	n = snprintf(buf, len,
+		     ADDR_PREFIX "%s/lid=%u/qpn=%" PRIu32 "/id=%" PRIu32
+				 "/port=%u",
 		     gid, ntohs(addr->lid_be), ntohl(addr->qpn_be),
 		     ntohl(addr->ep_id_be), addr->port_num);
 	return n < 0 ? 0 : (size_t)n;
@@ -108,8 +109,7 @@ int gdrfab_addr_from_str(const char *str, struct gdrfab_addr *addr)
 	return 0;
 }
 
-bool gdrfab_addr_equal(const struct gdrfab_addr *a,
-		       const struct gdrfab_addr *b)
+bool gdrfab_addr_equal(const struct gdrfab_addr *a, const struct gdrfab_addr *b)
 {
 	return !memcmp(a, b, sizeof(*a));
 }

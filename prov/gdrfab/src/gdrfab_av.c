@@ -18,8 +18,8 @@
 static int grow_table(struct gdrfab_av *av)
 {
 	size_t cap = av->cap ? av->cap * 2 : AV_DEFAULT_COUNT;
-	struct gdrfab_av_entry *table = realloc(av->table,
-						cap * sizeof(*table));
+	struct gdrfab_av_entry *table =
+		realloc(av->table, cap * sizeof(*table));
 
 	if (!table)
 		return -FI_ENOMEM;
@@ -60,14 +60,15 @@ static int slot_for(struct gdrfab_av *av, const struct gdrfab_addr *addr,
 static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 		     fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
-	struct gdrfab_av *av = gdrfab_container_of(av_fid, struct gdrfab_av,
-						   fid);
+	struct gdrfab_av *av =
+		gdrfab_container_of(av_fid, struct gdrfab_av, fid);
 	int *errors = (flags & FI_SYNC_ERR) ? context : NULL;
 	int inserted = 0;
 
 	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR)) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: unsupported flags "
-				       "0x%llx\n",
+		GDRFAB_WARN(FI_LOG_AV,
+			    "fi_av_insert: unsupported flags "
+			    "0x%llx\n",
 			    (unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
@@ -86,12 +87,12 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 			(const struct gdrfab_addr *)addr + i;
 		char why[128];
 		size_t slot;
-		int ret = gdrfab_addr_validate(a, sizeof(*a), why,
-					       sizeof(why));
+		int ret = gdrfab_addr_validate(a, sizeof(*a), why, sizeof(why));
 
 		if (ret)
-			GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: address %zu: "
-					       "%s\n",
+			GDRFAB_WARN(FI_LOG_AV,
+				    "fi_av_insert: address %zu: "
+				    "%s\n",
 				    i, why);
 		else
 			ret = slot_for(av, a, &slot);
@@ -114,8 +115,8 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 }
 
 static int av_insertsvc(struct fid_av *av, const char *node,
-			const char *service, fi_addr_t *fi_addr,
-			uint64_t flags, void *context)
+			const char *service, fi_addr_t *fi_addr, uint64_t flags,
+			void *context)
 {
 	(void)av, (void)node, (void)service, (void)fi_addr, (void)flags,
 		(void)context;
@@ -143,8 +144,8 @@ static bool valid_fi_addr(const struct gdrfab_av *av, fi_addr_t fi_addr)
 static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 		     uint64_t flags)
 {
-	struct gdrfab_av *av = gdrfab_container_of(av_fid, struct gdrfab_av,
-						   fid);
+	struct gdrfab_av *av =
+		gdrfab_container_of(av_fid, struct gdrfab_av, fid);
 	int ret = 0;
 
 	if (flags)
@@ -154,8 +155,9 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 	pthread_mutex_lock(&av->lock);
 	for (size_t i = 0; i < count; i++) {
 		if (!valid_fi_addr(av, fi_addr[i])) {
-			GDRFAB_WARN(FI_LOG_AV, "fi_av_remove: fi_addr %llu is "
-					       "not in the AV\n",
+			GDRFAB_WARN(FI_LOG_AV,
+				    "fi_av_remove: fi_addr %llu is "
+				    "not in the AV\n",
 				    (unsigned long long)fi_addr[i]);
 			ret = -FI_EINVAL;
 			continue;
@@ -169,8 +171,8 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 static int av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 		     size_t *addrlen)
 {
-	struct gdrfab_av *av = gdrfab_container_of(av_fid, struct gdrfab_av,
-						   fid);
+	struct gdrfab_av *av =
+		gdrfab_container_of(av_fid, struct gdrfab_av, fid);
 	int ret = 0;
 
 	if (!addrlen || (!addr && *addrlen))
@@ -199,7 +201,8 @@ static const char *av_straddr(struct fid_av *av, const void *addr, char *buf,
 	if (gdrfab_addr_validate(addr, sizeof(struct gdrfab_addr), why,
 				 sizeof(why)))
 		need = (size_t)snprintf(buf, buf ? *len : 0,
-					"(invalid gdrfab address)") + 1;
+					"(invalid gdrfab address)") +
+		       1;
 	else
 		need = gdrfab_addr_to_str(addr, buf, buf ? *len : 0) + 1;
 	*len = need;
@@ -240,12 +243,13 @@ static int av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 static int av_close(struct fid *fid)
 {
-	struct gdrfab_av *av = gdrfab_container_of(fid, struct gdrfab_av,
-						   fid.fid);
+	struct gdrfab_av *av =
+		gdrfab_container_of(fid, struct gdrfab_av, fid.fid);
 
 	if (atomic_load(&av->ref)) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_close(av): %d endpoints are still "
-				       "bound to it\n",
+		GDRFAB_WARN(FI_LOG_AV,
+			    "fi_close(av): %d endpoints are still "
+			    "bound to it\n",
 			    atomic_load(&av->ref));
 		return -FI_EBUSY;
 	}

@@ -134,11 +134,8 @@ static int cntr_control(struct fid *fid, int command, void *arg)
 			return -FI_ENODATA;
 		*(int *)arg = cntr->signal.fd;
 		return 0;
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = cntr->wait_obj;
-		return 0;
-	default:
-		return -FI_ENOSYS;
+	case FI_GETWAITOBJ: *(enum fi_wait_obj *)arg = cntr->wait_obj; return 0;
+	default: return -FI_ENOSYS;
 	}
 }
 
@@ -148,8 +145,9 @@ static int cntr_close(struct fid *fid)
 		gdrfab_container_of(fid, struct gdrfab_cntr, fid.fid);
 
 	if (atomic_load(&cntr->ref)) {
-		GDRFAB_WARN(FI_LOG_CNTR, "fi_close(cntr): %d endpoints are "
-					 "still bound to it\n",
+		GDRFAB_WARN(FI_LOG_CNTR,
+			    "fi_close(cntr): %d endpoints are "
+			    "still bound to it\n",
 			    atomic_load(&cntr->ref));
 		return -FI_EBUSY;
 	}
@@ -234,8 +232,9 @@ int gdrfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 		return -FI_ENOSYS;
 	}
 	if (attr && attr->flags) {
-		GDRFAB_WARN(FI_LOG_CNTR, "fi_cntr_open: unsupported flags "
-					 "0x%llx\n",
+		GDRFAB_WARN(FI_LOG_CNTR,
+			    "fi_cntr_open: unsupported flags "
+			    "0x%llx\n",
 			    (unsigned long long)attr->flags);
 		return -FI_EBADFLAGS;
 	}
@@ -243,17 +242,18 @@ int gdrfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
-	case FI_WAIT_YIELD:
-		break;
+	case FI_WAIT_YIELD: break;
 	case FI_WAIT_SET:
 	case FI_WAIT_MUTEX_COND:
-		GDRFAB_WARN(FI_LOG_CNTR, "fi_cntr_open: wait object %s is not "
-					 "supported (use FI_WAIT_FD)\n",
+		GDRFAB_WARN(FI_LOG_CNTR,
+			    "fi_cntr_open: wait object %s is not "
+			    "supported (use FI_WAIT_FD)\n",
 			    gdrfab_wait_obj_str(wait_obj));
 		return -FI_ENOSYS;
 	default:
-		GDRFAB_WARN(FI_LOG_CNTR, "fi_cntr_open: unknown wait object "
-					 "%d\n",
+		GDRFAB_WARN(FI_LOG_CNTR,
+			    "fi_cntr_open: unknown wait object "
+			    "%d\n",
 			    wait_obj);
 		return -FI_EINVAL;
 	}

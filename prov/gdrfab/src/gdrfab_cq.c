@@ -47,8 +47,8 @@ static void progress_eps(struct gdrfab_cq *cq)
 static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			   fi_addr_t *src_addr)
 {
-	struct gdrfab_cq *cq = gdrfab_container_of(cq_fid, struct gdrfab_cq,
-						   fid);
+	struct gdrfab_cq *cq =
+		gdrfab_container_of(cq_fid, struct gdrfab_cq, fid);
 	size_t n;
 
 	if (!buf && count) {
@@ -90,8 +90,8 @@ static ssize_t cq_read(struct fid_cq *cq, void *buf, size_t count)
 static ssize_t cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 			  uint64_t flags)
 {
-	struct gdrfab_cq *cq = gdrfab_container_of(cq_fid, struct gdrfab_cq,
-						   fid);
+	struct gdrfab_cq *cq =
+		gdrfab_container_of(cq_fid, struct gdrfab_cq, fid);
 	struct gdrfab_cq_err *err;
 	void *user_data;
 	size_t user_size;
@@ -152,8 +152,8 @@ int gdrfab_cq_trywait(struct gdrfab_cq *cq)
 static ssize_t cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			    fi_addr_t *src_addr, const void *cond, int timeout)
 {
-	struct gdrfab_cq *cq = gdrfab_container_of(cq_fid, struct gdrfab_cq,
-						   fid);
+	struct gdrfab_cq *cq =
+		gdrfab_container_of(cq_fid, struct gdrfab_cq, fid);
 	long long start = gdrfab_now_ms();
 	size_t threshold = 1;
 	ssize_t ret;
@@ -204,8 +204,8 @@ static ssize_t cq_sread(struct fid_cq *cq, void *buf, size_t count,
 
 static int cq_signal(struct fid_cq *cq_fid)
 {
-	struct gdrfab_cq *cq = gdrfab_container_of(cq_fid, struct gdrfab_cq,
-						   fid);
+	struct gdrfab_cq *cq =
+		gdrfab_container_of(cq_fid, struct gdrfab_cq, fid);
 
 	atomic_store(&cq->woken, true);
 	gdrfab_signal_raise(&cq->signal);
@@ -221,8 +221,8 @@ static const char *cq_strerror(struct fid_cq *cq, int prov_errno,
 
 static int cq_control(struct fid *fid, int command, void *arg)
 {
-	struct gdrfab_cq *cq = gdrfab_container_of(fid, struct gdrfab_cq,
-						   fid.fid);
+	struct gdrfab_cq *cq =
+		gdrfab_container_of(fid, struct gdrfab_cq, fid.fid);
 
 	if (!arg)
 		return -FI_EINVAL;
@@ -232,22 +232,20 @@ static int cq_control(struct fid *fid, int command, void *arg)
 			return -FI_ENODATA;
 		*(int *)arg = cq->signal.fd;
 		return 0;
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = cq->wait_obj;
-		return 0;
-	default:
-		return -FI_ENOSYS;
+	case FI_GETWAITOBJ: *(enum fi_wait_obj *)arg = cq->wait_obj; return 0;
+	default: return -FI_ENOSYS;
 	}
 }
 
 static int cq_close(struct fid *fid)
 {
-	struct gdrfab_cq *cq = gdrfab_container_of(fid, struct gdrfab_cq,
-						   fid.fid);
+	struct gdrfab_cq *cq =
+		gdrfab_container_of(fid, struct gdrfab_cq, fid.fid);
 
 	if (atomic_load(&cq->ref)) {
-		GDRFAB_WARN(FI_LOG_CQ, "fi_close(cq): %d endpoints are still "
-				       "bound to it\n",
+		GDRFAB_WARN(FI_LOG_CQ,
+			    "fi_close(cq): %d endpoints are still "
+			    "bound to it\n",
 			    atomic_load(&cq->ref));
 		return -FI_EBUSY;
 	}
@@ -315,8 +313,9 @@ int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
 	pthread_mutex_lock(&cq->lock);
 	if (cq->count == cq->cap && grow_ring(cq)) {
 		pthread_mutex_unlock(&cq->lock);
-		GDRFAB_WARN(FI_LOG_CQ, "out of memory growing a CQ past %zu "
-				       "entries\n",
+		GDRFAB_WARN(FI_LOG_CQ,
+			    "out of memory growing a CQ past %zu "
+			    "entries\n",
 			    cq->cap);
 		return -FI_ENOMEM;
 	}
@@ -410,12 +409,12 @@ static int check_attr(const struct fi_cq_attr *attr)
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
-	case FI_WAIT_YIELD:
-		break;
+	case FI_WAIT_YIELD: break;
 	case FI_WAIT_SET:
 	case FI_WAIT_MUTEX_COND:
-		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: wait object %s is not "
-				       "supported (use FI_WAIT_FD)\n",
+		GDRFAB_WARN(FI_LOG_CQ,
+			    "fi_cq_open: wait object %s is not "
+			    "supported (use FI_WAIT_FD)\n",
 			    gdrfab_wait_obj_str(attr->wait_obj));
 		return -FI_ENOSYS;
 	default:
@@ -425,8 +424,9 @@ static int check_attr(const struct fi_cq_attr *attr)
 	}
 	if (attr->wait_cond != FI_CQ_COND_NONE &&
 	    attr->wait_cond != FI_CQ_COND_THRESHOLD) {
-		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: unknown wait condition "
-				       "%d\n",
+		GDRFAB_WARN(FI_LOG_CQ,
+			    "fi_cq_open: unknown wait condition "
+			    "%d\n",
 			    attr->wait_cond);
 		return -FI_EINVAL;
 	}
@@ -458,8 +458,8 @@ int gdrfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT
 							 : attr->format;
 	cq->entry_size = format_size(cq->format);
-	cq->wait_obj = attr->wait_obj == FI_WAIT_UNSPEC ? FI_WAIT_FD
-							: attr->wait_obj;
+	cq->wait_obj =
+		attr->wait_obj == FI_WAIT_UNSPEC ? FI_WAIT_FD : attr->wait_obj;
 	cq->wait_cond = attr->wait_cond;
 	cq->cap = attr->size ? attr->size : gdrfab_params.cq_size;
 	cq->ring = malloc(cq->cap * sizeof(*cq->ring));

@@ -51,8 +51,8 @@ static int nosys_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static int nosys_poll_open(struct fid_domain *domain,
-			   struct fi_poll_attr *attr, struct fid_poll **poll)
+static int nosys_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+			   struct fid_poll **poll)
 {
 	(void)domain, (void)attr, (void)poll;
 	GDRFAB_WARN(FI_LOG_DOMAIN, "poll sets are not supported\n");
@@ -98,8 +98,9 @@ static int domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 			    struct fid_ep **ep, uint64_t flags, void *context)
 {
 	if (flags) {
-		GDRFAB_WARN(FI_LOG_DOMAIN, "fi_endpoint2: flags 0x%llx are not "
-					   "supported\n",
+		GDRFAB_WARN(FI_LOG_DOMAIN,
+			    "fi_endpoint2: flags 0x%llx are not "
+			    "supported\n",
 			    (unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}

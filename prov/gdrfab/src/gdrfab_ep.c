@@ -19,7 +19,7 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_ud.h"
 
-#define EP_CQ_FLAGS (FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)
+#define EP_CQ_FLAGS   (FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)
 #define EP_CNTR_FLAGS (FI_SEND | FI_RECV | FI_READ | FI_WRITE)
 
 void gdrfab_ep_progress(struct gdrfab_ep *ep)
@@ -39,11 +39,13 @@ static int bind_cq(struct gdrfab_ep *ep, struct gdrfab_cq *cq, uint64_t flags)
 {
 	int ret;
 
-	if (flags & ~(uint64_t)EP_CQ_FLAGS || !(flags & (FI_TRANSMIT | FI_RECV))) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind(cq): flags 0x%llx must "
-					    "name FI_TRANSMIT and/or FI_RECV "
-					    "(and may add "
-					    "FI_SELECTIVE_COMPLETION)\n",
+	if (flags & ~(uint64_t)EP_CQ_FLAGS ||
+	    !(flags & (FI_TRANSMIT | FI_RECV))) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "fi_ep_bind(cq): flags 0x%llx must "
+			    "name FI_TRANSMIT and/or FI_RECV "
+			    "(and may add "
+			    "FI_SELECTIVE_COMPLETION)\n",
 			    (unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
@@ -88,9 +90,10 @@ static int bind_cntr(struct gdrfab_ep *ep, struct gdrfab_cntr *cntr,
 		return -FI_ENOSYS;
 	}
 	if (!flags || (flags & ~(uint64_t)EP_CNTR_FLAGS)) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind(cntr): flags 0x%llx "
-					    "must be FI_SEND, FI_RECV, FI_READ "
-					    "and/or FI_WRITE\n",
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "fi_ep_bind(cntr): flags 0x%llx "
+			    "must be FI_SEND, FI_RECV, FI_READ "
+			    "and/or FI_WRITE\n",
 			    (unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
@@ -117,26 +120,24 @@ static int ep_bind_locked(struct gdrfab_ep *ep, struct fid *bfid,
 {
 	switch (bfid->fclass) {
 	case FI_CLASS_CQ: {
-		struct gdrfab_cq *cq = gdrfab_container_of(bfid,
-							   struct gdrfab_cq,
-							   fid.fid);
+		struct gdrfab_cq *cq =
+			gdrfab_container_of(bfid, struct gdrfab_cq, fid.fid);
 
 		if (cq->domain != ep->domain)
 			break;
 		return bind_cq(ep, cq, flags);
 	}
 	case FI_CLASS_CNTR: {
-		struct gdrfab_cntr *cntr = gdrfab_container_of(
-			bfid, struct gdrfab_cntr, fid.fid);
+		struct gdrfab_cntr *cntr =
+			gdrfab_container_of(bfid, struct gdrfab_cntr, fid.fid);
 
 		if (cntr->domain != ep->domain)
 			break;
 		return bind_cntr(ep, cntr, flags);
 	}
 	case FI_CLASS_AV: {
-		struct gdrfab_av *av = gdrfab_container_of(bfid,
-							   struct gdrfab_av,
-							   fid.fid);
+		struct gdrfab_av *av =
+			gdrfab_container_of(bfid, struct gdrfab_av, fid.fid);
 
 		if (av->domain != ep->domain)
 			break;
@@ -150,9 +151,8 @@ static int ep_bind_locked(struct gdrfab_ep *ep, struct fid *bfid,
 		return 0;
 	}
 	case FI_CLASS_EQ: {
-		struct gdrfab_eq *eq = gdrfab_container_of(bfid,
-							   struct gdrfab_eq,
-							   fid.fid);
+		struct gdrfab_eq *eq =
+			gdrfab_container_of(bfid, struct gdrfab_eq, fid.fid);
 
 		if (eq->fabric != ep->domain->fabric)
 			break;
@@ -166,8 +166,9 @@ static int ep_bind_locked(struct gdrfab_ep *ep, struct fid *bfid,
 		return 0;
 	}
 	default:
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: cannot bind an object "
-					    "of class %zu to an endpoint\n",
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "fi_ep_bind: cannot bind an object "
+			    "of class %zu to an endpoint\n",
 			    bfid->fclass);
 		return -FI_EINVAL;
 	}
@@ -241,9 +242,7 @@ static int ep_control(struct fid *fid, int command, void *arg)
 
 	pthread_mutex_lock(&ep->lock);
 	switch (command) {
-	case FI_ENABLE:
-		ret = ep_enable_locked(ep);
-		break;
+	case FI_ENABLE: ret = ep_enable_locked(ep); break;
 	case FI_GETOPSFLAG:
 	case FI_SETOPSFLAG: {
 		uint64_t *target;
@@ -261,8 +260,7 @@ static int ep_control(struct fid *fid, int command, void *arg)
 			*target = *flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV);
 		break;
 	}
-	default:
-		ret = -FI_ENOSYS;
+	default: ret = -FI_ENOSYS;
 	}
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
@@ -347,8 +345,7 @@ static int ep_getopt(fid_t fid, int level, int optname, void *optval,
 		*(size_t *)optval = ep->min_multi_recv;
 		*optlen = sizeof(size_t);
 		return 0;
-	default:
-		return -FI_ENOPROTOOPT;
+	default: return -FI_ENOPROTOOPT;
 	}
 }
 
@@ -366,8 +363,9 @@ static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
 		ep->min_multi_recv = *(const size_t *)optval;
 		return 0;
 	default:
-		GDRFAB_INFO(FI_LOG_EP_CTRL, "fi_setopt: option %d is not "
-					    "supported\n",
+		GDRFAB_INFO(FI_LOG_EP_CTRL,
+			    "fi_setopt: option %d is not "
+			    "supported\n",
 			    optname);
 		return -FI_ENOPROTOOPT;
 	}
@@ -503,22 +501,25 @@ static int check_info(const struct gdrfab_domain *domain,
 	}
 	if (info->ep_attr->type != FI_EP_RDM &&
 	    info->ep_attr->type != FI_EP_UNSPEC) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_endpoint: type %s (gdrfab "
-					    "offers FI_EP_RDM only)\n",
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "fi_endpoint: type %s (gdrfab "
+			    "offers FI_EP_RDM only)\n",
 			    fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
 		return -FI_EINVAL;
 	}
 	if (info->caps & ~(uint64_t)GDRFAB_CAPS) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_endpoint: caps %s not "
-					    "supported\n",
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "fi_endpoint: caps %s not "
+			    "supported\n",
 			    fi_tostr(&(uint64_t){info->caps & ~GDRFAB_CAPS},
 				     FI_TYPE_CAPS));
 		return -FI_EINVAL;
 	}
 	if (info->domain_attr && info->domain_attr->name &&
 	    strcmp(info->domain_attr->name, domain->info->domain_attr->name)) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_endpoint: info is for domain "
-					    "%s, not %s\n",
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "fi_endpoint: info is for domain "
+			    "%s, not %s\n",
 			    info->domain_attr->name,
 			    domain->info->domain_attr->name);
 		return -FI_EINVAL;

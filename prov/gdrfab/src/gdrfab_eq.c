@@ -36,8 +36,8 @@ static void eq_pop_locked(struct gdrfab_eq *eq)
 static ssize_t eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 		       size_t len, uint64_t flags)
 {
-	struct gdrfab_eq *eq = gdrfab_container_of(eq_fid, struct gdrfab_eq,
-						   fid);
+	struct gdrfab_eq *eq =
+		gdrfab_container_of(eq_fid, struct gdrfab_eq, fid);
 	struct gdrfab_eq_event *ev;
 	ssize_t ret;
 
@@ -69,8 +69,8 @@ static ssize_t eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 static ssize_t eq_readerr(struct fid_eq *eq_fid, struct fi_eq_err_entry *buf,
 			  uint64_t flags)
 {
-	struct gdrfab_eq *eq = gdrfab_container_of(eq_fid, struct gdrfab_eq,
-						   fid);
+	struct gdrfab_eq *eq =
+		gdrfab_container_of(eq_fid, struct gdrfab_eq, fid);
 	struct gdrfab_eq_event *ev;
 
 	if (!buf)
@@ -112,14 +112,15 @@ static struct gdrfab_eq_event *new_event(uint32_t event, bool is_error,
 static ssize_t eq_write(struct fid_eq *eq_fid, uint32_t event, const void *buf,
 			size_t len, uint64_t flags)
 {
-	struct gdrfab_eq *eq = gdrfab_container_of(eq_fid, struct gdrfab_eq,
-						   fid);
+	struct gdrfab_eq *eq =
+		gdrfab_container_of(eq_fid, struct gdrfab_eq, fid);
 	struct gdrfab_eq_event *ev;
 
 	(void)flags;
 	if (!buf && len) {
-		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_write: NULL buffer of %zu "
-				       "bytes\n",
+		GDRFAB_WARN(FI_LOG_EQ,
+			    "fi_eq_write: NULL buffer of %zu "
+			    "bytes\n",
 			    len);
 		return -FI_EINVAL;
 	}
@@ -144,8 +145,8 @@ int gdrfab_eq_write_error(struct gdrfab_eq *eq,
 static ssize_t eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 			size_t len, int timeout, uint64_t flags)
 {
-	struct gdrfab_eq *eq = gdrfab_container_of(eq_fid, struct gdrfab_eq,
-						   fid);
+	struct gdrfab_eq *eq =
+		gdrfab_container_of(eq_fid, struct gdrfab_eq, fid);
 	long long start = gdrfab_now_ms();
 
 	if (eq->signal.fd < 0) {
@@ -189,8 +190,8 @@ int gdrfab_eq_trywait(struct gdrfab_eq *eq)
 
 static int eq_control(struct fid *fid, int command, void *arg)
 {
-	struct gdrfab_eq *eq = gdrfab_container_of(fid, struct gdrfab_eq,
-						   fid.fid);
+	struct gdrfab_eq *eq =
+		gdrfab_container_of(fid, struct gdrfab_eq, fid.fid);
 
 	if (!arg)
 		return -FI_EINVAL;
@@ -200,22 +201,20 @@ static int eq_control(struct fid *fid, int command, void *arg)
 			return -FI_ENODATA;
 		*(int *)arg = eq->signal.fd;
 		return 0;
-	case FI_GETWAITOBJ:
-		*(enum fi_wait_obj *)arg = eq->wait_obj;
-		return 0;
-	default:
-		return -FI_ENOSYS;
+	case FI_GETWAITOBJ: *(enum fi_wait_obj *)arg = eq->wait_obj; return 0;
+	default: return -FI_ENOSYS;
 	}
 }
 
 static int eq_close(struct fid *fid)
 {
-	struct gdrfab_eq *eq = gdrfab_container_of(fid, struct gdrfab_eq,
-						   fid.fid);
+	struct gdrfab_eq *eq =
+		gdrfab_container_of(fid, struct gdrfab_eq, fid.fid);
 
 	if (atomic_load(&eq->ref)) {
-		GDRFAB_WARN(FI_LOG_EQ, "fi_close(eq): %d endpoints are still "
-				       "bound to it\n",
+		GDRFAB_WARN(FI_LOG_EQ,
+			    "fi_close(eq): %d endpoints are still "
+			    "bound to it\n",
 			    atomic_load(&eq->ref));
 		return -FI_EBUSY;
 	}
@@ -257,17 +256,16 @@ int gdrfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 	struct gdrfab_eq *eq;
 	int ret;
 
-	if (!gdrfab_fid_is(&fabric_fid->fid, FI_CLASS_FABRIC) || !attr ||
-	    !out)
+	if (!gdrfab_fid_is(&fabric_fid->fid, FI_CLASS_FABRIC) || !attr || !out)
 		return -FI_EINVAL;
 	switch (attr->wait_obj) {
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-		break;
+	case FI_WAIT_FD: break;
 	default:
-		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_open: wait object %d is not "
-				       "supported (use FI_WAIT_FD)\n",
+		GDRFAB_WARN(FI_LOG_EQ,
+			    "fi_eq_open: wait object %d is not "
+			    "supported (use FI_WAIT_FD)\n",
 			    attr->wait_obj);
 		return -FI_ENOSYS;
 	}
@@ -281,8 +279,8 @@ int gdrfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 	if (!eq)
 		return -FI_ENOMEM;
 	eq->fabric = fabric;
-	eq->wait_obj = attr->wait_obj == FI_WAIT_NONE ? FI_WAIT_NONE
-						      : FI_WAIT_FD;
+	eq->wait_obj =
+		attr->wait_obj == FI_WAIT_NONE ? FI_WAIT_NONE : FI_WAIT_FD;
 	eq->signal.fd = -1;
 	if (eq->wait_obj == FI_WAIT_FD &&
 	    (ret = gdrfab_signal_init(&eq->signal))) {

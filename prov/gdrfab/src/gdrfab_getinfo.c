@@ -44,8 +44,9 @@ static int set_dest_addr(struct fi_info *info, const char *node)
 		return -FI_ENOMEM;
 	if (gdrfab_addr_from_str(node, addr)) {
 		free(addr);
-		GDRFAB_WARN(FI_LOG_CORE, "node \"%s\" is not a valid gdrfab "
-					 "name\n",
+		GDRFAB_WARN(FI_LOG_CORE,
+			    "node \"%s\" is not a valid gdrfab "
+			    "name\n",
 			    node);
 		return -FI_ENODATA;
 	}
@@ -54,8 +55,8 @@ static int set_dest_addr(struct fi_info *info, const char *node)
 	return 0;
 }
 
-static int info_for_request(uint32_t version, const char *node,
-			    uint64_t flags, const struct fi_info *hints,
+static int info_for_request(uint32_t version, const char *node, uint64_t flags,
+			    const struct fi_info *hints,
 			    const struct gdrfab_port_desc *port,
 			    struct fi_info **out)
 {

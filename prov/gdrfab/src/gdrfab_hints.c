@@ -163,8 +163,7 @@ static int match_src_addr(const struct fi_info *prov,
 	const struct gdrfab_addr *p = prov->src_addr, *h = hints->src_addr;
 	char reason[128];
 
-	if (gdrfab_addr_validate(h, hints->src_addrlen, reason,
-				 sizeof(reason)))
+	if (gdrfab_addr_validate(h, hints->src_addrlen, reason, sizeof(reason)))
 		UNMET("src_addr: %s", reason);
 	if (memcmp(h->gid, p->gid, sizeof(p->gid)) ||
 	    h->port_num != p->port_num)

@@ -12,29 +12,28 @@
 /* Queue depths: the parameter, capped by the device. */
 static size_t queue_size(size_t wanted, int device_max)
 {
-	return device_max > 0 ? GDRFAB_MIN(wanted, (size_t)device_max)
-			      : wanted;
+	return device_max > 0 ? GDRFAB_MIN(wanted, (size_t)device_max) : wanted;
 }
 
 static void fill_tx_rx(struct fi_info *info,
 		       const struct gdrfab_port_desc *port)
 {
-	size_t iov = (size_t)GDRFAB_MAX(1, GDRFAB_MIN(port->max_sge,
-						      GDRFAB_IOV_LIMIT));
+	size_t iov = (size_t)GDRFAB_MAX(
+		1, GDRFAB_MIN(port->max_sge, GDRFAB_IOV_LIMIT));
 
 	info->tx_attr->caps = GDRFAB_CAPS;
 	info->tx_attr->msg_order = FI_ORDER_NONE;
 	info->tx_attr->comp_order = FI_ORDER_NONE;
 	info->tx_attr->inject_size = 0;
-	info->tx_attr->size = queue_size(gdrfab_params.tx_size,
-					 port->max_qp_wr);
+	info->tx_attr->size =
+		queue_size(gdrfab_params.tx_size, port->max_qp_wr);
 	info->tx_attr->iov_limit = iov;
 	info->tx_attr->rma_iov_limit = 1;
 	info->rx_attr->caps = GDRFAB_CAPS;
 	info->rx_attr->msg_order = FI_ORDER_NONE;
 	info->rx_attr->comp_order = FI_ORDER_NONE;
-	info->rx_attr->size = queue_size(gdrfab_params.rx_size,
-					 port->max_qp_wr);
+	info->rx_attr->size =
+		queue_size(gdrfab_params.rx_size, port->max_qp_wr);
 	info->rx_attr->iov_limit = iov;
 }
 
@@ -110,8 +109,7 @@ struct fi_info *gdrfab_info_for_port(const struct gdrfab_port_desc *port)
 	info->fabric_attr->api_version = GDRFAB_FI_VERSION;
 	info->nic = gdrfab_nic_create(port);
 	if (!info->domain_attr->name || !info->fabric_attr->name ||
-	    !info->nic ||
-	    fill_src_addr(info, port)) {
+	    !info->nic || fill_src_addr(info, port)) {
 		fi_freeinfo(info);
 		return NULL;
 	}

@@ -32,8 +32,8 @@ static int verbs_access(uint64_t access)
 
 static int mr_close(struct fid *fid)
 {
-	struct gdrfab_mr *mr = gdrfab_container_of(fid, struct gdrfab_mr,
-						   fid.fid);
+	struct gdrfab_mr *mr =
+		gdrfab_container_of(fid, struct gdrfab_mr, fid.fid);
 	int err;
 
 	if (mr->ibv_mr && (err = ibv_dereg_mr(mr->ibv_mr))) {
@@ -80,14 +80,16 @@ static int check_regattr(const struct fi_mr_attr *attr, uint64_t flags)
 		return -FI_EBADFLAGS;
 	}
 	if (attr->access & ~(uint64_t)GDRFAB_MR_ACCESS) {
-		GDRFAB_WARN(FI_LOG_MR, "fi_mr_reg: unknown access bits 0x%llx\n",
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_reg: unknown access bits 0x%llx\n",
 			    (unsigned long long)(attr->access &
 						 ~(uint64_t)GDRFAB_MR_ACCESS));
 		return -FI_EINVAL;
 	}
 	if (attr->iov_count != 1 || !attr->mr_iov) {
-		GDRFAB_WARN(FI_LOG_MR, "fi_mr_reg: %zu iovecs (gdrfab's "
-				       "mr_iov_limit is 1)\n",
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_reg: %zu iovecs (gdrfab's "
+			    "mr_iov_limit is 1)\n",
 			    attr->iov_count);
 		return -FI_EINVAL;
 	}
@@ -102,9 +104,10 @@ static int check_regattr(const struct fi_mr_attr *attr, uint64_t flags)
 		return -FI_EINVAL;
 	}
 	if (attr->iface != FI_HMEM_SYSTEM) {
-		GDRFAB_WARN(FI_LOG_MR, "fi_mr_regattr: iface %s: this gdrfab "
-				       "registers host memory only (FI_HMEM "
-				       "is not advertised)\n",
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_regattr: iface %s: this gdrfab "
+			    "registers host memory only (FI_HMEM "
+			    "is not advertised)\n",
 			    fi_tostr(&attr->iface, FI_TYPE_HMEM_IFACE));
 		return -FI_ENOSYS;
 	}
@@ -130,9 +133,9 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr->domain = domain;
 	mr->access = attr->access;
 	mr->iface = attr->iface;
-	mr->ibv_mr = ibv_reg_mr(domain->pd, attr->mr_iov[0].iov_base,
-				attr->mr_iov[0].iov_len,
-				verbs_access(attr->access));
+	mr->ibv_mr =
+		ibv_reg_mr(domain->pd, attr->mr_iov[0].iov_base,
+			   attr->mr_iov[0].iov_len, verbs_access(attr->access));
 	if (!mr->ibv_mr) {
 		err = errno;
 		GDRFAB_WARN(FI_LOG_MR,
@@ -172,9 +175,9 @@ static int mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
 	return mr_regattr(fid, &attr, flags, mr);
 }
 
-static int mr_reg(struct fid *fid, const void *buf, size_t len,
-		  uint64_t access, uint64_t offset, uint64_t requested_key,
-		  uint64_t flags, struct fid_mr **mr, void *context)
+static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+		  uint64_t offset, uint64_t requested_key, uint64_t flags,
+		  struct fid_mr **mr, void *context)
 {
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
 

@@ -29,8 +29,8 @@ static ssize_t nosys(const char *call)
 		return nosys("fi_" #name);                                     \
 	}
 
-NOSYS(recv, struct fid_ep *ep, void *buf, size_t len, void *desc,
-      fi_addr_t src, void *ctx)
+NOSYS(recv, struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
+      void *ctx)
 NOSYS(recvv, struct fid_ep *ep, const struct iovec *iov, void **desc,
       size_t count, fi_addr_t src, void *ctx)
 NOSYS(recvmsg, struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
@@ -39,12 +39,11 @@ NOSYS(send, struct fid_ep *ep, const void *buf, size_t len, void *desc,
 NOSYS(sendv, struct fid_ep *ep, const struct iovec *iov, void **desc,
       size_t count, fi_addr_t dest, void *ctx)
 NOSYS(sendmsg, struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
-NOSYS(inject, struct fid_ep *ep, const void *buf, size_t len,
-      fi_addr_t dest)
+NOSYS(inject, struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest)
 NOSYS(senddata, struct fid_ep *ep, const void *buf, size_t len, void *desc,
       uint64_t data, fi_addr_t dest, void *ctx)
-NOSYS(injectdata, struct fid_ep *ep, const void *buf, size_t len,
-      uint64_t data, fi_addr_t dest)
+NOSYS(injectdata, struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
+      fi_addr_t dest)
 
 struct fi_ops_msg gdrfab_nosys_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
@@ -71,10 +70,10 @@ NOSYS(tsendv, struct fid_ep *ep, const struct iovec *iov, void **desc,
       size_t count, fi_addr_t dest, uint64_t tag, void *ctx)
 NOSYS(tsendmsg, struct fid_ep *ep, const struct fi_msg_tagged *msg,
       uint64_t flags)
-NOSYS(tinject, struct fid_ep *ep, const void *buf, size_t len,
-      fi_addr_t dest, uint64_t tag)
-NOSYS(tsenddata, struct fid_ep *ep, const void *buf, size_t len,
-      void *desc, uint64_t data, fi_addr_t dest, uint64_t tag, void *ctx)
+NOSYS(tinject, struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest,
+      uint64_t tag)
+NOSYS(tsenddata, struct fid_ep *ep, const void *buf, size_t len, void *desc,
+      uint64_t data, fi_addr_t dest, uint64_t tag, void *ctx)
 NOSYS(tinjectdata, struct fid_ep *ep, const void *buf, size_t len,
       uint64_t data, fi_addr_t dest, uint64_t tag)
 
@@ -91,23 +90,20 @@ struct fi_ops_tagged gdrfab_nosys_tagged_ops = {
 	.injectdata = nosys_tinjectdata,
 };
 
-NOSYS(read, struct fid_ep *ep, void *buf, size_t len, void *desc,
-      fi_addr_t src, uint64_t addr, uint64_t key, void *ctx)
+NOSYS(read, struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
+      uint64_t addr, uint64_t key, void *ctx)
 NOSYS(readv, struct fid_ep *ep, const struct iovec *iov, void **desc,
       size_t count, fi_addr_t src, uint64_t addr, uint64_t key, void *ctx)
-NOSYS(readmsg, struct fid_ep *ep, const struct fi_msg_rma *msg,
-      uint64_t flags)
+NOSYS(readmsg, struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
 NOSYS(write, struct fid_ep *ep, const void *buf, size_t len, void *desc,
       fi_addr_t dest, uint64_t addr, uint64_t key, void *ctx)
 NOSYS(writev, struct fid_ep *ep, const struct iovec *iov, void **desc,
       size_t count, fi_addr_t dest, uint64_t addr, uint64_t key, void *ctx)
-NOSYS(writemsg, struct fid_ep *ep, const struct fi_msg_rma *msg,
-      uint64_t flags)
+NOSYS(writemsg, struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
 NOSYS(inject_write, struct fid_ep *ep, const void *buf, size_t len,
       fi_addr_t dest, uint64_t addr, uint64_t key)
-NOSYS(writedata, struct fid_ep *ep, const void *buf, size_t len,
-      void *desc, uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key,
-      void *ctx)
+NOSYS(writedata, struct fid_ep *ep, const void *buf, size_t len, void *desc,
+      uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key, void *ctx)
 NOSYS(inject_writedata, struct fid_ep *ep, const void *buf, size_t len,
       uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key)
 
@@ -124,9 +120,9 @@ struct fi_ops_rma gdrfab_nosys_rma_ops = {
 	.injectdata = nosys_inject_writedata,
 };
 
-NOSYS(atomic, struct fid_ep *ep, const void *buf, size_t count,
-      void *desc, fi_addr_t dest, uint64_t addr, uint64_t key,
-      enum fi_datatype dt, enum fi_op op, void *ctx)
+NOSYS(atomic, struct fid_ep *ep, const void *buf, size_t count, void *desc,
+      fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype dt,
+      enum fi_op op, void *ctx)
 NOSYS(atomicv, struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
       size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
       enum fi_datatype dt, enum fi_op op, void *ctx)
@@ -139,8 +135,8 @@ NOSYS(fetch_atomic, struct fid_ep *ep, const void *buf, size_t count,
       void *desc, void *result, void *result_desc, fi_addr_t dest,
       uint64_t addr, uint64_t key, enum fi_datatype dt, enum fi_op op,
       void *ctx)
-NOSYS(fetch_atomicv, struct fid_ep *ep, const struct fi_ioc *iov,
-      void **desc, size_t count, struct fi_ioc *resultv, void **result_desc,
+NOSYS(fetch_atomicv, struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
+      size_t count, struct fi_ioc *resultv, void **result_desc,
       size_t result_count, fi_addr_t dest, uint64_t addr, uint64_t key,
       enum fi_datatype dt, enum fi_op op, void *ctx)
 NOSYS(fetch_atomicmsg, struct fid_ep *ep, const struct fi_msg_atomic *msg,
@@ -150,15 +146,15 @@ NOSYS(compare_atomic, struct fid_ep *ep, const void *buf, size_t count,
       void *desc, const void *compare, void *compare_desc, void *result,
       void *result_desc, fi_addr_t dest, uint64_t addr, uint64_t key,
       enum fi_datatype dt, enum fi_op op, void *ctx)
-NOSYS(compare_atomicv, struct fid_ep *ep, const struct fi_ioc *iov,
-      void **desc, size_t count, const struct fi_ioc *comparev,
-      void **compare_desc, size_t compare_count, struct fi_ioc *resultv,
-      void **result_desc, size_t result_count, fi_addr_t dest, uint64_t addr,
-      uint64_t key, enum fi_datatype dt, enum fi_op op, void *ctx)
-NOSYS(compare_atomicmsg, struct fid_ep *ep,
-      const struct fi_msg_atomic *msg, const struct fi_ioc *comparev,
-      void **compare_desc, size_t compare_count, struct fi_ioc *resultv,
-      void **result_desc, size_t result_count, uint64_t flags)
+NOSYS(compare_atomicv, struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
+      size_t count, const struct fi_ioc *comparev, void **compare_desc,
+      size_t compare_count, struct fi_ioc *resultv, void **result_desc,
+      size_t result_count, fi_addr_t dest, uint64_t addr, uint64_t key,
+      enum fi_datatype dt, enum fi_op op, void *ctx)
+NOSYS(compare_atomicmsg, struct fid_ep *ep, const struct fi_msg_atomic *msg,
+      const struct fi_ioc *comparev, void **compare_desc, size_t compare_count,
+      struct fi_ioc *resultv, void **result_desc, size_t result_count,
+      uint64_t flags)
 
 static int atomic_valid(struct fid_ep *ep, enum fi_datatype dt, enum fi_op op,
 			size_t *count)
@@ -187,33 +183,31 @@ NOSYS(barrier, struct fid_ep *ep, fi_addr_t coll, void *ctx)
 NOSYS(broadcast, struct fid_ep *ep, void *buf, size_t count, void *desc,
       fi_addr_t coll, fi_addr_t root, enum fi_datatype dt, uint64_t flags,
       void *ctx)
-NOSYS(alltoall, struct fid_ep *ep, const void *buf, size_t count,
-      void *desc, void *result, void *result_desc, fi_addr_t coll,
-      enum fi_datatype dt, uint64_t flags, void *ctx)
-NOSYS(allreduce, struct fid_ep *ep, const void *buf, size_t count,
-      void *desc, void *result, void *result_desc, fi_addr_t coll,
-      enum fi_datatype dt, enum fi_op op, uint64_t flags, void *ctx)
-NOSYS(allgather, struct fid_ep *ep, const void *buf, size_t count,
-      void *desc, void *result, void *result_desc, fi_addr_t coll,
-      enum fi_datatype dt, uint64_t flags, void *ctx)
+NOSYS(alltoall, struct fid_ep *ep, const void *buf, size_t count, void *desc,
+      void *result, void *result_desc, fi_addr_t coll, enum fi_datatype dt,
+      uint64_t flags, void *ctx)
+NOSYS(allreduce, struct fid_ep *ep, const void *buf, size_t count, void *desc,
+      void *result, void *result_desc, fi_addr_t coll, enum fi_datatype dt,
+      enum fi_op op, uint64_t flags, void *ctx)
+NOSYS(allgather, struct fid_ep *ep, const void *buf, size_t count, void *desc,
+      void *result, void *result_desc, fi_addr_t coll, enum fi_datatype dt,
+      uint64_t flags, void *ctx)
 NOSYS(reduce_scatter, struct fid_ep *ep, const void *buf, size_t count,
       void *desc, void *result, void *result_desc, fi_addr_t coll,
       enum fi_datatype dt, enum fi_op op, uint64_t flags, void *ctx)
-NOSYS(reduce, struct fid_ep *ep, const void *buf, size_t count,
-      void *desc, void *result, void *result_desc, fi_addr_t coll,
-      fi_addr_t root, enum fi_datatype dt, enum fi_op op, uint64_t flags,
-      void *ctx)
-NOSYS(scatter, struct fid_ep *ep, const void *buf, size_t count,
-      void *desc, void *result, void *result_desc, fi_addr_t coll,
-      fi_addr_t root, enum fi_datatype dt, uint64_t flags, void *ctx)
-NOSYS(gather, struct fid_ep *ep, const void *buf, size_t count,
-      void *desc, void *result, void *result_desc, fi_addr_t coll,
-      fi_addr_t root, enum fi_datatype dt, uint64_t flags, void *ctx)
-NOSYS(collective_msg, struct fid_ep *ep,
-      const struct fi_msg_collective *msg, struct fi_ioc *resultv,
-      void **result_desc, size_t result_count, uint64_t flags)
-NOSYS(barrier2, struct fid_ep *ep, fi_addr_t coll, uint64_t flags,
-      void *ctx)
+NOSYS(reduce, struct fid_ep *ep, const void *buf, size_t count, void *desc,
+      void *result, void *result_desc, fi_addr_t coll, fi_addr_t root,
+      enum fi_datatype dt, enum fi_op op, uint64_t flags, void *ctx)
+NOSYS(scatter, struct fid_ep *ep, const void *buf, size_t count, void *desc,
+      void *result, void *result_desc, fi_addr_t coll, fi_addr_t root,
+      enum fi_datatype dt, uint64_t flags, void *ctx)
+NOSYS(gather, struct fid_ep *ep, const void *buf, size_t count, void *desc,
+      void *result, void *result_desc, fi_addr_t coll, fi_addr_t root,
+      enum fi_datatype dt, uint64_t flags, void *ctx)
+NOSYS(collective_msg, struct fid_ep *ep, const struct fi_msg_collective *msg,
+      struct fi_ioc *resultv, void **result_desc, size_t result_count,
+      uint64_t flags)
+NOSYS(barrier2, struct fid_ep *ep, fi_addr_t coll, uint64_t flags, void *ctx)
 
 struct fi_ops_collective gdrfab_nosys_collective_ops = {
 	.size = sizeof(struct fi_ops_collective),

@@ -15,7 +15,7 @@ struct gdrfab_params gdrfab_params = {
 };
 
 #define GDRFAB_MAX_QUEUE_SIZE (1 << 24)
-#define GDRFAB_MAX_DEVNAME 63
+#define GDRFAB_MAX_DEVNAME    63
 
 static void clear_device_filter(struct gdrfab_params *params)
 {
@@ -91,26 +91,28 @@ void gdrfab_params_init(void)
 	char *devices = NULL;
 	int gid_index;
 
-	fi_param_define(&gdrfab_prov, "DEVICE", FI_PARAM_STRING,
-			"Comma-separated exact RDMA device names gdrfab may use, "
-			"e.g. mlx5_0,mlx5_3 (default: every device with an "
-			"active port)");
+	fi_param_define(
+		&gdrfab_prov, "DEVICE", FI_PARAM_STRING,
+		"Comma-separated exact RDMA device names gdrfab may use, "
+		"e.g. mlx5_0,mlx5_3 (default: every device with an "
+		"active port)");
 	fi_param_define(&gdrfab_prov, "GID_INDEX", FI_PARAM_INT,
 			"RoCE GID table index to address ports by (default: "
 			"the first RoCE v2 GID with an IPv4 address, then "
 			"IPv6, then link-local)");
-	fi_param_define(&gdrfab_prov, "TX_SIZE", FI_PARAM_INT,
-			"Default transmit queue depth of an endpoint, capped by "
-			"the device (default: 1024)");
+	fi_param_define(
+		&gdrfab_prov, "TX_SIZE", FI_PARAM_INT,
+		"Default transmit queue depth of an endpoint, capped by "
+		"the device (default: 1024)");
 	fi_param_define(&gdrfab_prov, "RX_SIZE", FI_PARAM_INT,
 			"Default receive queue depth of an endpoint, capped by "
 			"the device (default: 1024)");
-	fi_param_define(&gdrfab_prov, "CQ_SIZE", FI_PARAM_INT,
-			"Default completion queue size when fi_cq_open asks for "
-			"0 (default: 4096)");
+	fi_param_define(
+		&gdrfab_prov, "CQ_SIZE", FI_PARAM_INT,
+		"Default completion queue size when fi_cq_open asks for "
+		"0 (default: 4096)");
 
-	if (fi_param_get_str(&gdrfab_prov, "DEVICE", &devices) ==
-		    FI_SUCCESS &&
+	if (fi_param_get_str(&gdrfab_prov, "DEVICE", &devices) == FI_SUCCESS &&
 	    gdrfab_parse_device_filter(&gdrfab_params, devices))
 		GDRFAB_WARN(FI_LOG_CORE,
 			    "FI_GDRFAB_DEVICE=\"%s\" is not a comma-separated "

@@ -35,15 +35,15 @@ uint64_t gdrfab_verbs_port_speed(uint8_t active_width, uint16_t active_speed)
 	default: return 0;
 	}
 	switch (active_speed) {
-	case 1: lane_mbps = 2500; break;	/* SDR */
-	case 2: lane_mbps = 5000; break;	/* DDR */
-	case 4: /* QDR */
-	case 8: lane_mbps = 10000; break;	/* FDR10 */
-	case 16: lane_mbps = 14000; break;	/* FDR */
-	case 32: lane_mbps = 25000; break;	/* EDR */
-	case 64: lane_mbps = 50000; break;	/* HDR */
-	case 128: lane_mbps = 100000; break;	/* NDR */
-	case 256: lane_mbps = 200000; break;	/* XDR */
+	case 1: lane_mbps = 2500; break;     /* SDR */
+	case 2: lane_mbps = 5000; break;     /* DDR */
+	case 4:				     /* QDR */
+	case 8: lane_mbps = 10000; break;    /* FDR10 */
+	case 16: lane_mbps = 14000; break;   /* FDR */
+	case 32: lane_mbps = 25000; break;   /* EDR */
+	case 64: lane_mbps = 50000; break;   /* HDR */
+	case 128: lane_mbps = 100000; break; /* NDR */
+	case 256: lane_mbps = 200000; break; /* XDR */
 	default: return 0;
 	}
 	return lanes * lane_mbps * 1000000ULL;
@@ -70,8 +70,8 @@ int gdrfab_parse_pci_addr(const char *text, struct gdrfab_pci_addr *pci)
 void gdrfab_roce_fabric_name(char *buf, size_t len, uint32_t ipv4_be,
 			     unsigned prefix_len)
 {
-	uint32_t mask = prefix_len ? ~0u << (32 - GDRFAB_MIN(prefix_len, 32))
-				   : 0;
+	uint32_t mask =
+		prefix_len ? ~0u << (32 - GDRFAB_MIN(prefix_len, 32)) : 0;
 	struct in_addr net = {.s_addr = htonl(ntohl(ipv4_be) & mask)};
 	char text[INET_ADDRSTRLEN];
 
@@ -131,7 +131,7 @@ static void read_sysfs_identity(struct gdrfab_port_desc *port)
 
 static bool gid_is_ipv4_mapped(const union ibv_gid *gid)
 {
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0,
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0,    0,
 					   0, 0, 0, 0, 0xff, 0xff};
 
 	return !memcmp(gid->raw, prefix, sizeof(prefix));
@@ -181,8 +181,8 @@ static int netdev_prefix_len(const char *netdev, int family, const void *addr)
 
 			if (memcmp(&sin6->sin6_addr, addr, 16))
 				continue;
-			mask = (void *)&((struct sockaddr_in6 *)
-						 ifa->ifa_netmask)
+			mask = (void *)&(
+				       (struct sockaddr_in6 *)ifa->ifa_netmask)
 				       ->sin6_addr;
 			bytes = 16;
 		}
@@ -230,8 +230,7 @@ static void describe_roce_address(struct gdrfab_port_desc *port)
 		for (int i = 0; i < 16; i++) {
 			int bits = GDRFAB_MAX(0, GDRFAB_MIN(8, plen - 8 * i));
 
-			net[i] = port->gid.raw[i] &
-				 (uint8_t)(0xff00 >> bits);
+			net[i] = port->gid.raw[i] & (uint8_t)(0xff00 >> bits);
 		}
 		inet_ntop(AF_INET6, net, text, sizeof(text));
 	}
@@ -316,8 +315,8 @@ static int describe_port(struct ibv_context *ctx,
 	port->active = attr.state == IBV_PORT_ACTIVE;
 	port->lid = attr.lid;
 	port->active_mtu = 128u << attr.active_mtu;
-	port->speed = gdrfab_verbs_port_speed(attr.active_width,
-					      attr.active_speed);
+	port->speed =
+		gdrfab_verbs_port_speed(attr.active_width, attr.active_speed);
 	port->max_msg_sz = attr.max_msg_sz;
 	port->max_qp_wr = dev_attr->max_qp_wr;
 	port->max_sge = dev_attr->max_sge;
@@ -385,7 +384,8 @@ static int append_device_ports(struct ibv_device *dev,
 		return 0;
 	}
 	grown = realloc(*ports,
-			sizeof(**ports) * (size_t)(*count + dev_attr.phys_port_cnt));
+			sizeof(**ports) *
+				(size_t)(*count + dev_attr.phys_port_cnt));
 	if (!grown) {
 		ibv_close_device(ctx);
 		return -FI_ENOMEM;

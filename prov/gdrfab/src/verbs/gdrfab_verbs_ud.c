@@ -36,16 +36,17 @@ static int to_rts(struct ibv_qp *qp, uint8_t port_num)
 int gdrfab_ud_create(struct gdrfab_domain *domain, struct ibv_cq **cq,
 		     struct ibv_qp **qp)
 {
-	int depth = GDRFAB_MIN(GDRFAB_UD_QUEUE_DEPTH,
-			       domain->dev_attr.max_qp_wr);
+	int depth =
+		GDRFAB_MIN(GDRFAB_UD_QUEUE_DEPTH, domain->dev_attr.max_qp_wr);
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_UD,
-		.cap = {
-			.max_send_wr = (uint32_t)depth,
-			.max_recv_wr = (uint32_t)depth,
-			.max_send_sge = 1,
-			.max_recv_sge = 1,
-		},
+		.cap =
+			{
+				.max_send_wr = (uint32_t)depth,
+				.max_recv_wr = (uint32_t)depth,
+				.max_send_sge = 1,
+				.max_recv_sge = 1,
+			},
 	};
 	const char *dev = domain->info->domain_attr->name;
 	int err;

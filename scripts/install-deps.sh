@@ -1,0 +1,35 @@
+#!/bin/bash
+# Installs, on Debian 12 as root, every package gdrfab needs to build, test
+# and run its demo and benchmarks: libfabric, rdma-core, hwloc, Criterion,
+# and the soft-RoCE VM's qemu, kernel and userland. Installs only what is
+# missing, so a second run takes a second.
+set -euo pipefail
+
+packages=(
+	# build
+	gcc make autoconf automake libtool pkg-config clang-format
+	libfabric-dev libibverbs-dev libhwloc-dev
+	# tests
+	libcriterion-dev
+	# tools the demo and tests run (fi_info, ibv_devinfo, rdma, lstopo)
+	libfabric-bin rdma-core ibverbs-utils iproute2 hwloc-nox perftest
+	# the soft-RoCE VM (tests/vm/vm-run)
+	qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: run as root to install: ${missing[*]}" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"

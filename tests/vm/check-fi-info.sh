@@ -1,0 +1,55 @@
+#!/bin/bash
+# libfabric's own fi_info against gdrfab, inside the VM: both rxe devices
+# listed with NIC attributes, the parameters listed, hints honoured.
+# Prints one PASS/FAIL line per check and "fi_info: N passed, M failed".
+set -u
+pass=0 fail=0
+check() {
+	local what=$1
+	shift
+	if "$@"; then
+		echo "PASS: fi_info: $what"
+		pass=$((pass + 1))
+	else
+		echo "FAIL: fi_info: $what"
+		fail=$((fail + 1))
+	fi
+}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+fi_info -p gdrfab >"$out" 2>&1
+cat "$out"
+check "lists rxe0 and rxe1" grep -q "domain: rxe1" "$out"
+check "lists rxe0" grep -q "domain: rxe0" "$out"
+check "names the provider gdrfab" grep -q "provider: gdrfab$" "$out"
+check "RDM endpoints" grep -q "type: FI_EP_RDM" "$out"
+
+fi_info -p gdrfab -v >"$out" 2>&1
+check "-v prints the NIC's device attributes" grep -q "driver: rdma_rxe" "$out"
+check "-v prints the link attributes" grep -q "address: 192.0.2.2" "$out"
+check "-v prints both NICs" test "$(grep -c 'fi_device_attr:' "$out")" -eq 2
+
+fi_info -p gdrfab -d rxe1 >"$out" 2>&1
+check "-d rxe1 selects one domain" test "$(grep -c 'domain: ' "$out")" -eq 1
+check "-d rxe1 is rxe1" grep -q "domain: rxe1" "$out"
+check "-t FI_EP_RDM matches" bash -c "fi_info -p gdrfab -t FI_EP_RDM >/dev/null"
+check "-t FI_EP_DGRAM does not match" bash -c '! fi_info -p gdrfab -t FI_EP_DGRAM >/dev/null 2>&1'
+check "-t FI_EP_MSG does not match" bash -c '! fi_info -p gdrfab -t FI_EP_MSG >/dev/null 2>&1'
+check "-f names the fabric" bash -c "fi_info -p gdrfab -f RoCE-192.0.2.0/24 >/dev/null"
+check "-a FI_SOCKADDR_IN does not match" bash -c '! fi_info -p gdrfab -a FI_SOCKADDR_IN >/dev/null 2>&1'
+check "-c FI_ATOMIC does not match" bash -c '! fi_info -p gdrfab -c FI_ATOMIC >/dev/null 2>&1'
+if fi_info -p gdrfab -v | grep -A1 '^    caps:' | grep -q FI_TAGGED; then
+	check "-c FI_TAGGED matches (advertised)" fi_info -p gdrfab -c FI_TAGGED
+else
+	check "-c FI_TAGGED does not match (not advertised)" bash -c '! fi_info -p gdrfab -c FI_TAGGED >/dev/null 2>&1'
+fi
+FI_PROVIDER=gdrfab fi_info >"$out" 2>&1
+check "FI_PROVIDER=gdrfab selects it" grep -q "provider: gdrfab$" "$out"
+
+fi_info -e >"$out" 2>&1
+for p in DEVICE GID_INDEX TX_SIZE RX_SIZE CQ_SIZE; do
+	check "-e lists FI_GDRFAB_$p" grep -q "FI_GDRFAB_$p" "$out"
+done
+echo "fi_info: $pass passed, $fail failed"
+[ "$fail" = 0 ]
