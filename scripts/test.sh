@@ -15,7 +15,7 @@ for log in tests/unit/gdrfab_unit.log tests/vm/run-vm-tests.sh.log; do
 	[ -r "$log" ] && sed -e 's/\x1b\[[0-9;]*m//g' "$log"
 done
 # One total over every Criterion binary and the fi_info checks.
-sed -e 's/\x1b\[[0-9;]*m//g' tests/unit/gdrfab_unit.log tests/vm/run-vm-tests.sh.log 2>/dev/null |
+sed -e 's/\x1b\[[0-9;]*m//g; s/\r$//' tests/unit/gdrfab_unit.log tests/vm/run-vm-tests.sh.log 2>/dev/null |
 	awk '
 	/Synthesis: Tested:/ {
 		for (i = 1; i <= NF; i++) {
