@@ -12,7 +12,7 @@ show() {
 	echo "\$ fi_info -p gdrfab"
 	fi_info -p gdrfab
 	echo
-	echo "\$ fi_info -p gdrfab -v   (the first device's NIC attributes)"
+	echo "\$ fi_info -p gdrfab -v   (the NIC attributes)"
 	fi_info -p gdrfab -v | sed -n '/^    nic:/,/^---/p' | sed '/^---/d' | head -40
 }
 if grep -qs ACTIVE /sys/class/infiniband/*/ports/*/state; then
