@@ -10,11 +10,13 @@
 
 #include "gdrfab_verbs.h"
 
-/* Capabilities that work today. Primary data-transfer capabilities (FI_MSG,
- * FI_TAGGED, FI_RMA, FI_HMEM) join these as their data paths land: gdrfab
- * never advertises what does not work yet. */
-#define GDRFAB_PRIMARY_CAPS   0ULL
-#define GDRFAB_SECONDARY_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+/* Capabilities that work today (gdrfab never advertises what does not
+ * work yet: FI_HMEM joins with the CUDA memory domain). */
+#define GDRFAB_PRIMARY_CAPS                                                    \
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | FI_SEND |          \
+	 FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV)
+#define GDRFAB_SECONDARY_CAPS                                                  \
+	(FI_MULTI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define GDRFAB_CAPS	      (GDRFAB_PRIMARY_CAPS | GDRFAB_SECONDARY_CAPS)
 #define GDRFAB_DOMAIN_CAPS    (FI_LOCAL_COMM | FI_REMOTE_COMM)
 
@@ -26,6 +28,10 @@
 
 #define GDRFAB_IOV_LIMIT   4
 #define GDRFAB_MR_KEY_SIZE 4
+/* Remote CQ data travels as RDMA immediate data: 4 bytes. */
+#define GDRFAB_CQ_DATA_SIZE 4
+/* Rendezvous and RMA split messages into pieces the port accepts. */
+#define GDRFAB_MAX_MSG_SIZE (1ULL << 31)
 
 /* The fi_info gdrfab advertises for one port, hints not applied. NULL when
  * out of memory. */

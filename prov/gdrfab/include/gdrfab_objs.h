@@ -19,6 +19,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_addr.h"
+#include "gdrfab_addrmap.h"
 #include "gdrfab_signal.h"
 
 struct gdrfab_fabric {
@@ -37,6 +38,8 @@ struct gdrfab_domain {
 	uint8_t port_num;
 	int gid_index;
 	struct gdrfab_addr port_addr; /* the port's name (no endpoint) */
+	uint32_t max_msg_sz;	      /* per work request */
+	enum ibv_mtu active_mtu;
 	atomic_int ref;		      /* open AVs, CQs, counters, MRs, EPs */
 };
 
@@ -110,6 +113,11 @@ struct gdrfab_mr {
 	struct fid_mr fid;
 	struct gdrfab_domain *domain;
 	struct ibv_mr *ibv_mr;
+	/* What a peer reads a rendezvous message from: ibv_mr when the
+	 * application allowed FI_REMOTE_READ, else a second registration
+	 * whose rkey only gdrfab's own protocol ever hands out, so that
+	 * fi_mr_key() never grants more than the application asked. */
+	struct ibv_mr *rndv_mr;
 	uint64_t access;
 	enum fi_hmem_iface iface;
 };
@@ -126,7 +134,10 @@ struct gdrfab_av {
 	pthread_mutex_t lock;
 	struct gdrfab_av_entry *table;
 	size_t cap, used;
-	atomic_int ref; /* bound endpoints */
+	size_t free_hint;		 /* no free slot below this (MAP) */
+	struct gdrfab_addrmap by_name; /* name -> first slot holding it */
+	uint64_t generation;		 /* changes on every insert/remove */
+	atomic_int ref;			 /* bound endpoints */
 };
 
 enum gdrfab_cntr_slot {
@@ -157,6 +168,7 @@ struct gdrfab_ep {
 	struct ibv_qp *ud_qp;
 	struct gdrfab_addr name;
 	bool name_set; /* fi_setname before enable */
+	struct gdrfab_proto *proto; /* data path state, made by fi_enable */
 };
 
 /* Object constructors reached through fabric and domain ops. */
@@ -175,6 +187,9 @@ int gdrfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 int gdrfab_endpoint_open(struct fid_domain *domain, struct fi_info *info,
 			 struct fid_ep **ep, void *context);
 extern struct fi_ops_mr gdrfab_mr_ops;
+extern struct fi_ops_msg gdrfab_msg_ops;
+extern struct fi_ops_tagged gdrfab_tagged_ops;
+extern struct fi_ops_rma gdrfab_rma_ops;
 
 /* Completion producers (the data path) and the endpoint links. */
 int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
@@ -199,6 +214,8 @@ int gdrfab_cntr_trywait(struct gdrfab_cntr *cntr);
  * one that is not in the AV. */
 int gdrfab_av_get_addr(struct gdrfab_av *av, fi_addr_t fi_addr,
 		       struct gdrfab_addr *out);
+/* The fi_addr_t of a name (its first slot), or FI_ADDR_NOTAVAIL. */
+fi_addr_t gdrfab_av_find(struct gdrfab_av *av, const struct gdrfab_addr *addr);
 
 /* Operations that gdrfab does not provide (yet): -FI_ENOSYS, logged. */
 extern struct fi_ops_msg gdrfab_nosys_msg_ops;

@@ -22,6 +22,18 @@ struct gdrfab_params {
 	size_t tx_size;
 	size_t rx_size;
 	size_t cq_size;
+	/* FI_GDRFAB_EAGER_MAX: largest message sent eagerly (copied through
+	 * bounce buffers); larger ones use rendezvous (RDMA READ). */
+	size_t eager_max;
+	/* FI_GDRFAB_RX_BUFS / FI_GDRFAB_TX_BUFS: bounce buffers per
+	 * endpoint. */
+	size_t rx_bufs;
+	size_t tx_bufs;
+	/* FI_GDRFAB_CONN_TIMEOUT_MS: give up connecting after this long. */
+	int conn_timeout_ms;
+	/* FI_GDRFAB_PEER_TIMEOUT_MS: a peer that stops acknowledging is
+	 * declared dead (its operations fail) within about this long. */
+	int peer_timeout_ms;
 };
 
 extern struct gdrfab_params gdrfab_params;
@@ -29,6 +41,11 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_DEFAULT_TX_SIZE 1024
 #define GDRFAB_DEFAULT_RX_SIZE 1024
 #define GDRFAB_DEFAULT_CQ_SIZE 4096
+#define GDRFAB_DEFAULT_EAGER_MAX 8192
+#define GDRFAB_DEFAULT_RX_BUFS 256
+#define GDRFAB_DEFAULT_TX_BUFS 256
+#define GDRFAB_DEFAULT_CONN_TIMEOUT_MS 10000
+#define GDRFAB_DEFAULT_PEER_TIMEOUT_MS 4000
 
 /* Defines every parameter with libfabric and fills gdrfab_params. */
 void gdrfab_params_init(void);

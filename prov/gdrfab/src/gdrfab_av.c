@@ -33,27 +33,57 @@ static int grow_table(struct gdrfab_av *av)
 static int slot_for(struct gdrfab_av *av, const struct gdrfab_addr *addr,
 		    size_t *slot)
 {
-	if (av->type == FI_AV_MAP) {
-		size_t free_slot = SIZE_MAX;
+	uint64_t found;
 
-		for (size_t i = 0; i < av->used; i++) {
+	if (av->type == FI_AV_MAP &&
+	    !gdrfab_addrmap_get(&av->by_name, addr, &found)) {
+		*slot = (size_t)found;
+		return 0;
+	}
+	if (av->type == FI_AV_MAP && av->free_hint < av->used) {
+		for (size_t i = av->free_hint; i < av->used; i++) {
 			if (!av->table[i].refcnt) {
-				if (free_slot == SIZE_MAX)
-					free_slot = i;
-			} else if (gdrfab_addr_equal(&av->table[i].addr,
-						     addr)) {
 				*slot = i;
+				av->free_hint = i + 1;
 				return 0;
 			}
-		}
-		if (free_slot != SIZE_MAX) {
-			*slot = free_slot;
-			return 0;
 		}
 	}
 	if (av->used == av->cap && grow_table(av))
 		return -FI_ENOMEM;
 	*slot = av->used++;
+	av->free_hint = av->used;
+	return 0;
+}
+
+/* Validates and stores one name; the caller holds the lock. */
+static int insert_one(struct gdrfab_av *av, const struct gdrfab_addr *a,
+		      size_t index, size_t *slot)
+{
+	char why[128];
+	int ret = gdrfab_addr_validate(a, sizeof(*a), why, sizeof(why));
+
+	if (ret) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: address %zu: %s\n", index,
+			    why);
+		return ret;
+	}
+	ret = slot_for(av, a, slot);
+	if (ret)
+		return ret;
+	if (!av->table[*slot].refcnt) {
+		uint64_t first;
+
+		av->table[*slot].addr = *a;
+		/* The first slot of a name answers reverse lookups. */
+		if (gdrfab_addrmap_get(&av->by_name, a, &first)) {
+			ret = gdrfab_addrmap_put(&av->by_name, a, *slot);
+			if (ret)
+				return ret;
+		}
+	}
+	av->table[*slot].refcnt++;
+	av->generation++;
 	return 0;
 }
 
@@ -83,32 +113,16 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	}
 	pthread_mutex_lock(&av->lock);
 	for (size_t i = 0; i < count; i++) {
-		const struct gdrfab_addr *a =
-			(const struct gdrfab_addr *)addr + i;
-		char why[128];
 		size_t slot;
-		int ret = gdrfab_addr_validate(a, sizeof(*a), why, sizeof(why));
+		int ret = insert_one(av, (const struct gdrfab_addr *)addr + i,
+				     i, &slot);
 
-		if (ret)
-			GDRFAB_WARN(FI_LOG_AV,
-				    "fi_av_insert: address %zu: "
-				    "%s\n",
-				    i, why);
-		else
-			ret = slot_for(av, a, &slot);
 		if (errors)
 			errors[i] = -ret;
-		if (ret) {
-			if (fi_addr)
-				fi_addr[i] = FI_ADDR_NOTAVAIL;
-			continue;
-		}
-		if (!av->table[slot].refcnt)
-			av->table[slot].addr = *a;
-		av->table[slot].refcnt++;
 		if (fi_addr)
-			fi_addr[i] = (fi_addr_t)slot;
-		inserted++;
+			fi_addr[i] = ret ? FI_ADDR_NOTAVAIL : (fi_addr_t)slot;
+		if (!ret)
+			inserted++;
 	}
 	pthread_mutex_unlock(&av->lock);
 	return inserted;
@@ -162,7 +176,17 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 			ret = -FI_EINVAL;
 			continue;
 		}
-		av->table[fi_addr[i]].refcnt--;
+		if (!--av->table[fi_addr[i]].refcnt) {
+			uint64_t mapped;
+			const struct gdrfab_addr *a = &av->table[fi_addr[i]].addr;
+
+			if (!gdrfab_addrmap_get(&av->by_name, a, &mapped) &&
+			    mapped == fi_addr[i])
+				gdrfab_addrmap_del(&av->by_name, a);
+			if (fi_addr[i] < av->free_hint)
+				av->free_hint = fi_addr[i];
+		}
+		av->generation++;
 	}
 	pthread_mutex_unlock(&av->lock);
 	return ret;
@@ -233,6 +257,18 @@ int gdrfab_av_get_addr(struct gdrfab_av *av, fi_addr_t fi_addr,
 	return ret;
 }
 
+fi_addr_t gdrfab_av_find(struct gdrfab_av *av, const struct gdrfab_addr *addr)
+{
+	uint64_t slot;
+	fi_addr_t ret = FI_ADDR_NOTAVAIL;
+
+	pthread_mutex_lock(&av->lock);
+	if (!gdrfab_addrmap_get(&av->by_name, addr, &slot))
+		ret = (fi_addr_t)slot;
+	pthread_mutex_unlock(&av->lock);
+	return ret;
+}
+
 static int av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	(void)fid, (void)bfid, (void)flags;
@@ -254,6 +290,7 @@ static int av_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	pthread_mutex_destroy(&av->lock);
+	gdrfab_addrmap_fini(&av->by_name);
 	atomic_fetch_sub(&av->domain->ref, 1);
 	free(av->table);
 	free(av);
@@ -343,6 +380,11 @@ int gdrfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 			return -FI_ENOMEM;
 		}
 		av->cap = attr->count;
+	}
+	if (gdrfab_addrmap_init(&av->by_name)) {
+		free(av->table);
+		free(av);
+		return -FI_ENOMEM;
 	}
 	pthread_mutex_init(&av->lock, NULL);
 	atomic_init(&av->ref, 0);

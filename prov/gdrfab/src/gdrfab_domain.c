@@ -148,6 +148,12 @@ static int find_port(struct gdrfab_domain *domain, const struct fi_info *info)
 		    !p->active || (want && want->port_num != p->port_num))
 			continue;
 		domain->port_num = p->port_num;
+		domain->max_msg_sz = p->max_msg_sz;
+		domain->active_mtu = p->active_mtu >= 4096   ? IBV_MTU_4096
+				     : p->active_mtu >= 2048 ? IBV_MTU_2048
+				     : p->active_mtu >= 1024 ? IBV_MTU_1024
+				     : p->active_mtu >= 512  ? IBV_MTU_512
+							     : IBV_MTU_256;
 		domain->gid_index = p->gid_index;
 		domain->port_addr.version = GDRFAB_ADDR_VERSION;
 		domain->port_addr.port_num = p->port_num;

@@ -2,9 +2,9 @@
 /*
  * fid_ep (FI_EP_RDM): bindings, enable, names and options. Enabling creates
  * the endpoint's UD queue pair, whose number is part of the endpoint name:
- * peers will address connection requests to it, so no socket or
- * out-of-band channel is needed beyond the names the application
- * exchanges. The data operations live in the protocol layer.
+ * peers address connection requests to it, so no socket or out-of-band
+ * channel is needed beyond the names the application exchanges. The data
+ * operations live in the protocol layer (proto/).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,17 +17,21 @@
 #include "gdrfab.h"
 #include "gdrfab_info.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
 #include "gdrfab_ud.h"
 
 #define EP_CQ_FLAGS   (FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)
 #define EP_CNTR_FLAGS (FI_SEND | FI_RECV | FI_READ | FI_WRITE)
 
+/* Manual progress: reads of the endpoint's CQs and counters land here. */
 void gdrfab_ep_progress(struct gdrfab_ep *ep)
 {
-	/* Manual progress: the connection and data-transfer protocols are
-	 * driven from here once they exist; an endpoint with only its UD QP
-	 * has nothing in flight. */
-	(void)ep;
+	if (!ep->proto)
+		return;
+	pthread_mutex_lock(&ep->lock);
+	if (ep->proto)
+		gdrfab_proto_progress(ep->proto);
+	pthread_mutex_unlock(&ep->lock);
 }
 
 static struct gdrfab_ep *ep_of(struct fid *fid)
@@ -230,6 +234,13 @@ static int ep_enable_locked(struct gdrfab_ep *ep)
 		ep->name.ep_id_be = htonl(random_ep_id());
 	}
 	ep->name.qpn_be = htonl(ep->ud_qp->qp_num);
+	ret = gdrfab_proto_create(ep);
+	if (ret) {
+		gdrfab_ud_destroy(ep->ud_cq, ep->ud_qp);
+		ep->ud_cq = NULL;
+		ep->ud_qp = NULL;
+		return ret;
+	}
 	ep->enabled = true;
 	return 0;
 }
@@ -371,10 +382,17 @@ static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
 	}
 }
 
+/* Cancels a posted receive; sends and RMA run to completion. */
 static ssize_t ep_cancel(fid_t fid, void *context)
 {
-	(void)fid, (void)context;
-	return -FI_ENOENT; /* nothing is ever queued without a data path */
+	struct gdrfab_ep *ep = ep_of(fid);
+	ssize_t ret = -FI_ENOENT;
+
+	pthread_mutex_lock(&ep->lock);
+	if (ep->proto)
+		ret = gdrfab_recv_cancel(ep->proto, context);
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
 }
 
 static int ep_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
@@ -401,6 +419,9 @@ static int ep_close(struct fid *fid)
 {
 	struct gdrfab_ep *ep = ep_of(fid);
 
+	if (ep->proto)
+		gdrfab_proto_destroy(ep->proto);
+	ep->proto = NULL;
 	gdrfab_ud_destroy(ep->ud_cq, ep->ud_qp);
 	if (ep->tx_cq)
 		gdrfab_cq_detach_ep(ep->tx_cq, ep);
@@ -557,9 +578,9 @@ int gdrfab_endpoint_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->fid.fid.ops = &ep_fi_ops;
 	ep->fid.ops = &ep_ops;
 	ep->fid.cm = &ep_cm_ops;
-	ep->fid.msg = &gdrfab_nosys_msg_ops;
-	ep->fid.tagged = &gdrfab_nosys_tagged_ops;
-	ep->fid.rma = &gdrfab_nosys_rma_ops;
+	ep->fid.msg = &gdrfab_msg_ops;
+	ep->fid.tagged = &gdrfab_tagged_ops;
+	ep->fid.rma = &gdrfab_rma_ops;
 	ep->fid.atomic = &gdrfab_nosys_atomic_ops;
 	ep->fid.collective = &gdrfab_nosys_collective_ops;
 	atomic_fetch_add(&domain->ref, 1);

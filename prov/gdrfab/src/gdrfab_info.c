@@ -21,16 +21,17 @@ static void fill_tx_rx(struct fi_info *info,
 	size_t iov = (size_t)GDRFAB_MAX(
 		1, GDRFAB_MIN(port->max_sge, GDRFAB_IOV_LIMIT));
 
+	/* One RC QP per peer delivers sends in order. */
 	info->tx_attr->caps = GDRFAB_CAPS;
-	info->tx_attr->msg_order = FI_ORDER_NONE;
+	info->tx_attr->msg_order = FI_ORDER_SAS;
 	info->tx_attr->comp_order = FI_ORDER_NONE;
-	info->tx_attr->inject_size = 0;
+	info->tx_attr->inject_size = gdrfab_params.eager_max;
 	info->tx_attr->size =
 		queue_size(gdrfab_params.tx_size, port->max_qp_wr);
 	info->tx_attr->iov_limit = iov;
 	info->tx_attr->rma_iov_limit = 1;
 	info->rx_attr->caps = GDRFAB_CAPS;
-	info->rx_attr->msg_order = FI_ORDER_NONE;
+	info->rx_attr->msg_order = FI_ORDER_SAS;
 	info->rx_attr->comp_order = FI_ORDER_NONE;
 	info->rx_attr->size =
 		queue_size(gdrfab_params.rx_size, port->max_qp_wr);
@@ -49,7 +50,7 @@ static void fill_domain(struct fi_info *info,
 	d->av_type = FI_AV_UNSPEC;
 	d->mr_mode = GDRFAB_MR_MODE;
 	d->mr_key_size = GDRFAB_MR_KEY_SIZE;
-	d->cq_data_size = 0;
+	d->cq_data_size = GDRFAB_CQ_DATA_SIZE;
 	d->cq_cnt = (size_t)GDRFAB_MAX(port->max_cq, 1);
 	d->ep_cnt = (size_t)GDRFAB_MAX(port->max_qp, 1);
 	d->tx_ctx_cnt = d->ep_cnt;
@@ -95,7 +96,9 @@ struct fi_info *gdrfab_info_for_port(const struct gdrfab_port_desc *port)
 	info->ep_attr->type = FI_EP_RDM;
 	info->ep_attr->protocol = FI_PROTO_UNSPEC;
 	info->ep_attr->protocol_version = 1;
-	info->ep_attr->max_msg_size = port->max_msg_sz;
+	info->ep_attr->max_msg_size =
+		GDRFAB_MIN(GDRFAB_MAX_MSG_SIZE, port->max_mr_size ? port->max_mr_size
+								: GDRFAB_MAX_MSG_SIZE);
 	info->ep_attr->mem_tag_format = 0; /* all 64 tag bits are free */
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;

@@ -36,6 +36,12 @@ static int mr_close(struct fid *fid)
 		gdrfab_container_of(fid, struct gdrfab_mr, fid.fid);
 	int err;
 
+	if (mr->rndv_mr && mr->rndv_mr != mr->ibv_mr &&
+	    (err = ibv_dereg_mr(mr->rndv_mr))) {
+		GDRFAB_WARN(FI_LOG_MR, "ibv_dereg_mr: %s\n", strerror(err));
+		return gdrfab_errno_to_fi(err);
+	}
+	mr->rndv_mr = NULL;
 	if (mr->ibv_mr && (err = ibv_dereg_mr(mr->ibv_mr))) {
 		GDRFAB_WARN(FI_LOG_MR, "ibv_dereg_mr: %s\n", strerror(err));
 		return gdrfab_errno_to_fi(err);
@@ -147,6 +153,22 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 					  : "");
 		free(mr);
 		return gdrfab_errno_to_fi(err);
+	}
+	if ((attr->access & FI_REMOTE_READ) || !mr->ibv_mr->length) {
+		mr->rndv_mr = mr->ibv_mr;
+	} else if (!attr->access || (attr->access & FI_SEND)) {
+		mr->rndv_mr = ibv_reg_mr(domain->pd, attr->mr_iov[0].iov_base,
+					 attr->mr_iov[0].iov_len,
+					 IBV_ACCESS_REMOTE_READ);
+		if (!mr->rndv_mr) {
+			err = errno;
+			GDRFAB_WARN(FI_LOG_MR, "ibv_reg_mr (rendezvous source, "
+					       "%zu bytes): %s\n",
+				    attr->mr_iov[0].iov_len, strerror(err));
+			ibv_dereg_mr(mr->ibv_mr);
+			free(mr);
+			return gdrfab_errno_to_fi(err);
+		}
 	}
 	mr->fid.fid.fclass = FI_CLASS_MR;
 	mr->fid.fid.context = attr->context;

@@ -12,6 +12,11 @@ struct gdrfab_params gdrfab_params = {
 	.tx_size = GDRFAB_DEFAULT_TX_SIZE,
 	.rx_size = GDRFAB_DEFAULT_RX_SIZE,
 	.cq_size = GDRFAB_DEFAULT_CQ_SIZE,
+	.eager_max = GDRFAB_DEFAULT_EAGER_MAX,
+	.rx_bufs = GDRFAB_DEFAULT_RX_BUFS,
+	.tx_bufs = GDRFAB_DEFAULT_TX_BUFS,
+	.conn_timeout_ms = GDRFAB_DEFAULT_CONN_TIMEOUT_MS,
+	.peer_timeout_ms = GDRFAB_DEFAULT_PEER_TIMEOUT_MS,
 };
 
 #define GDRFAB_MAX_QUEUE_SIZE (1 << 24)
@@ -86,6 +91,23 @@ static void read_size(const char *name, size_t *out, size_t def)
 		*out = def;
 }
 
+/* Milliseconds in [min, max]; otherwise the default, with a warning. */
+static void read_ms(const char *name, int *out, int def, int min, int max)
+{
+	int value;
+
+	*out = def;
+	if (fi_param_get_int(&gdrfab_prov, name, &value) != FI_SUCCESS)
+		return;
+	if (value < min || value > max) {
+		GDRFAB_WARN(FI_LOG_CORE,
+			    "FI_GDRFAB_%s=%d is outside [%d, %d]: using %d\n",
+			    name, value, min, max, def);
+		return;
+	}
+	*out = value;
+}
+
 void gdrfab_params_init(void)
 {
 	char *devices = NULL;
@@ -131,6 +153,14 @@ void gdrfab_params_init(void)
 	read_size("TX_SIZE", &gdrfab_params.tx_size, GDRFAB_DEFAULT_TX_SIZE);
 	read_size("RX_SIZE", &gdrfab_params.rx_size, GDRFAB_DEFAULT_RX_SIZE);
 	read_size("CQ_SIZE", &gdrfab_params.cq_size, GDRFAB_DEFAULT_CQ_SIZE);
+	read_size("EAGER_MAX", &gdrfab_params.eager_max,
+		  GDRFAB_DEFAULT_EAGER_MAX);
+	read_size("RX_BUFS", &gdrfab_params.rx_bufs, GDRFAB_DEFAULT_RX_BUFS);
+	read_size("TX_BUFS", &gdrfab_params.tx_bufs, GDRFAB_DEFAULT_TX_BUFS);
+	read_ms("CONN_TIMEOUT_MS", &gdrfab_params.conn_timeout_ms,
+		GDRFAB_DEFAULT_CONN_TIMEOUT_MS, 10, 3600000);
+	read_ms("PEER_TIMEOUT_MS", &gdrfab_params.peer_timeout_ms,
+		GDRFAB_DEFAULT_PEER_TIMEOUT_MS, 100, 600000);
 }
 
 void gdrfab_params_fini(void)

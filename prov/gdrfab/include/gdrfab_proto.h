@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The protocol layer of an RDM endpoint: connections set up on demand over
+ * the endpoint's UD queue pair, then eager messages through pre-registered
+ * bounce buffers, rendezvous messages that the receiver pulls with RDMA
+ * READ straight into the posted buffer, and RMA, all over one RC queue pair
+ * per peer. Everything here runs under the endpoint's lock.
+ *
+ * Wire formats are little-endian (the byte order of every platform gdrfab
+ * builds for) and are validated field by field on arrival: a peer is never
+ * trusted with a length, a count or a cookie.
+ */
+#ifndef GDRFAB_PROTO_H
+#define GDRFAB_PROTO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/fi_eq.h>
+
+#include "gdrfab_addr.h"
+#include "gdrfab_addrmap.h"
+#include "gdrfab_info.h"
+#include "gdrfab_list.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "the wire format is little-endian");
+
+#define GDRFAB_WIRE_VERSION 1
+
+/* ---- messages on RC queue pairs ---- */
+enum gdrfab_pkt_type {
+	GDRFAB_PKT_EAGER = 1, /* header + payload */
+	GDRFAB_PKT_RNDV = 2,  /* header + segments the receiver reads */
+	GDRFAB_PKT_FIN = 3,   /* receiver -> sender: rendezvous data read */
+	GDRFAB_PKT_NOP = 4,   /* keepalive: proves the peer still acks */
+};
+
+#define GDRFAB_PKT_TAGGED 0x1  /* tagged message (fi_tsend) */
+#define GDRFAB_PKT_CQ_DATA 0x2 /* data carries remote CQ data */
+
+struct gdrfab_pkt_hdr {
+	uint8_t version;
+	uint8_t type;
+	uint16_t flags;
+	uint32_t seg_count; /* RNDV: segments that follow the header */
+	uint64_t tag;
+	uint64_t data;
+	uint64_t size;	 /* message length */
+	uint64_t msg_id; /* RNDV and FIN: the sender's cookie */
+};
+
+struct gdrfab_rndv_seg {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t rkey;
+	uint32_t reserved;
+};
+
+/* ---- connection setup on UD queue pairs ---- */
+enum gdrfab_cm_type {
+	GDRFAB_CM_REQ = 1, /* "connect your RC QP to mine" */
+	GDRFAB_CM_REP = 2, /* "done; connect yours to mine" */
+	GDRFAB_CM_RTU = 3, /* "connected: you may send" */
+};
+
+struct gdrfab_cm_msg {
+	uint8_t version;
+	uint8_t type;
+	uint8_t mtu; /* enum ibv_mtu of the sender's port */
+	uint8_t reserved;
+	uint32_t qpn; /* the sender's RC QP for this pair */
+	uint32_t psn;
+	uint32_t reserved2;
+	struct gdrfab_addr src; /* the sender's endpoint name */
+	struct gdrfab_addr dst; /* the endpoint it means to reach */
+};
+
+/* ---- what a work request id points at ---- */
+enum gdrfab_wr_kind {
+	GDRFAB_WR_REQ = 1, /* a gdrfab_req: send, RMA, READ or FIN */
+	GDRFAB_WR_RXBUF,   /* a receive bounce buffer (SRQ) */
+};
+
+struct gdrfab_wr_ctx {
+	uint8_t kind;
+};
+
+/* A receive bounce buffer posted to the endpoint's SRQ. */
+struct gdrfab_rxbuf {
+	struct gdrfab_wr_ctx wr;
+	uint8_t *data;
+};
+
+/* A transmit bounce buffer: header and eager payload, registered. */
+struct gdrfab_txbuf {
+	struct gdrfab_txbuf *next_free;
+	uint8_t *data;
+};
+
+enum gdrfab_conn_state {
+	GDRFAB_CONN_CONNECTING, /* REQ sent, QP in INIT */
+	GDRFAB_CONN_ACCEPTING,	/* REP sent, QP in RTS, waiting for RTU */
+	GDRFAB_CONN_CONNECTED,
+	GDRFAB_CONN_FAILED, /* QP in error or never connected */
+};
+
+struct gdrfab_conn {
+	struct gdrfab_proto *proto;
+	struct gdrfab_addr peer;
+	enum gdrfab_conn_state state;
+	struct ibv_qp *qp;
+	struct ibv_ah *ah; /* to the peer's UD QP */
+	uint32_t psn;
+	uint32_t remote_qpn;
+	enum ibv_mtu path_mtu;
+	int sq_avail; /* free send queue slots */
+	int wr_outstanding;
+	unsigned refs; /* the table, requests, unexpected messages */
+	/* Timers: REQ/REP resends and giving up. */
+	long long next_resend_ms, deadline_ms;
+	int resend_interval_ms;
+	/* Requests waiting to post (not connected, or no send slots). */
+	struct gdrfab_list pending;
+	/* Rendezvous sends waiting for the receiver's FIN. */
+	struct gdrfab_list rndv_wait;
+	/* The peer's fi_addr_t, cached against the AV's generation. */
+	fi_addr_t fi_addr;
+	uint64_t av_generation;
+	long long last_rx_ms, last_keepalive_ms;
+	struct gdrfab_list entry; /* proto->conns or proto->dead */
+};
+
+enum gdrfab_op {
+	GDRFAB_OP_SEND,	     /* fi_send/fi_tsend family */
+	GDRFAB_OP_WRITE,     /* fi_write family */
+	GDRFAB_OP_READ,	     /* fi_read family */
+	GDRFAB_OP_RNDV_READ, /* receiver pulling a rendezvous message */
+	GDRFAB_OP_CTRL,	     /* FIN or NOP: a header from the ctrl area */
+	GDRFAB_OP_RECV,	     /* a posted receive (not on a QP) */
+};
+
+/* Room in every request for a header and rendezvous segments, inside the
+ * registered request slab, so control messages need no bounce buffer. */
+#define GDRFAB_CTRL_SIZE                                                       \
+	(sizeof(struct gdrfab_pkt_hdr) +                                       \
+	 GDRFAB_IOV_LIMIT * sizeof(struct gdrfab_rndv_seg))
+
+#define GDRFAB_MAX_IOV GDRFAB_IOV_LIMIT
+
+struct gdrfab_req {
+	struct gdrfab_wr_ctx wr;
+	enum gdrfab_op op;
+	struct gdrfab_conn *conn;
+	void *context;
+	uint64_t cq_flags; /* FI_SEND|FI_TAGGED, FI_RECV|FI_MSG, ... */
+	uint64_t op_flags; /* the application's flags (FI_COMPLETION...) */
+	fi_addr_t addr;	   /* peer (send/RMA) or source filter (recv) */
+	struct iovec iov[GDRFAB_MAX_IOV];
+	void *desc[GDRFAB_MAX_IOV];
+	uint32_t lkey[GDRFAB_MAX_IOV];
+	struct ibv_mr *tmp_mr[GDRFAB_MAX_IOV]; /* registered for this op */
+	size_t iov_count;
+	size_t len;
+	uint64_t tag, ignore, data;
+	/* RMA target, or rendezvous source segments (RNDV_READ). */
+	struct gdrfab_rndv_seg rseg[GDRFAB_MAX_IOV];
+	size_t rseg_count;
+	/* Posting progress: bytes posted so far, cursors into iov/rseg. */
+	size_t posted, liov, loff, riov, roff;
+	bool fully_posted;
+	int wr_pending;
+	int error;	   /* FI_E* (positive) once failed */
+	int prov_errno;
+	struct gdrfab_txbuf *txbuf;
+	bool rndv;	   /* SEND: rendezvous; waiting for FIN */
+	bool silent;	   /* fi_inject*: no CQ entry */
+	bool fin_received;
+	uint64_t msg_id;   /* RNDV/FIN cookie */
+	size_t multi_off;  /* multi-receive: bytes consumed */
+	struct gdrfab_req *parent; /* RNDV_READ: the receive it fills */
+	size_t recv_len;	   /* RNDV_READ: bytes that fit */
+	size_t ctrl_len;	   /* bytes of ctrl to send (CTRL, RNDV) */
+	struct gdrfab_list entry;     /* pending, rndv_wait, posted lists */
+	struct gdrfab_list live;      /* proto->live: freed at close */
+	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
+};
+
+/* A message that arrived before its receive was posted. */
+struct gdrfab_unexp {
+	struct gdrfab_conn *conn;
+	struct gdrfab_pkt_hdr hdr;
+	struct gdrfab_rndv_seg seg[GDRFAB_MAX_IOV];
+	uint8_t *payload; /* eager: a copy */
+	bool claimed;	  /* FI_PEEK|FI_CLAIM: reserved for a context */
+	struct gdrfab_list entry;
+};
+
+struct gdrfab_ep;
+
+/* Per-endpoint protocol state, made by fi_enable. */
+struct gdrfab_proto {
+	struct gdrfab_ep *ep;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq; /* every RC QP's sends and receives */
+	struct ibv_srq *srq;
+	/* Receive bounce buffers. */
+	struct gdrfab_rxbuf *rxbufs;
+	size_t rxbuf_cnt, rxbuf_size;
+	uint8_t *rx_mem;
+	struct ibv_mr *rx_mr;
+	/* Transmit bounce buffers. */
+	struct gdrfab_txbuf *txbufs, *tx_free;
+	size_t txbuf_cnt, txbuf_size;
+	uint8_t *tx_mem;
+	struct ibv_mr *tx_mr;
+	/* Connection setup over the endpoint's UD QP. */
+	struct ibv_qp *ud_qp;
+	struct ibv_cq *ud_cq;
+	uint8_t *ud_mem;
+	struct ibv_mr *ud_mr;
+	unsigned ud_tx_next;
+	/* Connections by peer name, and their RC QP numbers. */
+	struct gdrfab_addrmap conn_by_name;
+	struct gdrfab_list conns, dead;
+	struct gdrfab_conn **qpn_table;
+	size_t qpn_table_size;
+	/* Matching. */
+	struct gdrfab_list posted_msg, posted_tag, unexp_msg, unexp_tag;
+	/* Limits. */
+	size_t eager_max, inject_max;
+	uint32_t max_wr_len; /* the port's max_msg_sz */
+	int max_sge, sq_depth, max_rd_atomic;
+	enum ibv_mtu port_mtu;
+	uint64_t next_msg_id;
+	/* Requests: a registered slab; the last few are kept for control
+	 * messages so that a FIN never waits for the application. */
+	struct gdrfab_req *reqs;
+	size_t req_cnt, req_free_cnt;
+	struct ibv_mr *req_mr;
+	struct gdrfab_list free_reqs, live;
+	/* Work requests the shared CQ can still take. */
+	int cq_credits;
+	long long last_timer_ms;
+	bool closing; /* no completions while the endpoint closes */
+};
+
+#define GDRFAB_CTRL_RESERVE 64
+
+/* ---- lifecycle (gdrfab_proto.c) ---- */
+int gdrfab_proto_create(struct gdrfab_ep *ep);
+void gdrfab_proto_destroy(struct gdrfab_proto *proto);
+void gdrfab_proto_progress(struct gdrfab_proto *proto);
+
+/* ---- connections (gdrfab_conn.c) ---- */
+/* The connection to a peer, set up on first use. NULL: out of resources
+ * (logged). */
+struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
+				    const struct gdrfab_addr *peer);
+struct gdrfab_conn *gdrfab_conn_by_qpn(struct gdrfab_proto *proto,
+				       uint32_t qpn);
+void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *msg,
+			   size_t len);
+void gdrfab_conn_timers(struct gdrfab_proto *proto);
+/* Posts what is pending on a connection, as far as slots allow. */
+void gdrfab_conn_kick(struct gdrfab_conn *conn);
+/* The QP failed: fails every request waiting on it and retires it. */
+void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno);
+void gdrfab_conn_put(struct gdrfab_conn *conn);
+fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn);
+void gdrfab_conn_destroy_all(struct gdrfab_proto *proto);
+int gdrfab_ud_post_recvs(struct gdrfab_proto *proto);
+size_t gdrfab_ud_mem_size(void);
+void gdrfab_conn_poll_ud(struct gdrfab_proto *proto);
+/* A message arrived from the peer: it is alive, and connected. */
+void gdrfab_conn_rx(struct gdrfab_conn *conn);
+/* Sends a NOP so that a dead peer is noticed by RC retries. */
+void gdrfab_conn_keepalive(struct gdrfab_conn *conn);
+/* Sends a FIN or NOP on a connection (from the control reserve). */
+void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		      uint8_t type, uint64_t msg_id);
+
+/* ---- requests and posting (gdrfab_post.c) ---- */
+/* A request for the application (NULL when only the control reserve is
+ * left) or for a control message (from the reserve). */
+struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl);
+struct gdrfab_txbuf *gdrfab_txbuf_alloc(struct gdrfab_proto *proto);
+void gdrfab_txbuf_free(struct gdrfab_proto *proto, struct gdrfab_txbuf *tb);
+void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
+/* Queues a request on its connection and posts what it can. */
+void gdrfab_req_submit(struct gdrfab_req *req);
+/* Posts as much of the request as slots and buffers allow; false when it
+ * must wait. */
+bool gdrfab_req_post(struct gdrfab_req *req);
+void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			const struct ibv_wc *wc);
+/* Ends a request: completion or error to the CQ and counters. */
+void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req);
+void gdrfab_req_fail(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		     int err, int prov_errno);
+/* Copies the local iovec and finds (or registers, for a NULL desc) the
+ * lkeys; with IBV_ACCESS_REMOTE_READ in access also the rkeys, into rseg. */
+int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			 const struct iovec *iov, void **desc, size_t count,
+			 int access);
+size_t gdrfab_iov_len(const struct iovec *iov, size_t count);
+/* Maps a failed work completion to an FI_E* code (positive). */
+int gdrfab_wc_to_fi(enum ibv_wc_status status);
+
+/* ---- matching and receive side (gdrfab_recv.c) ---- */
+void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
+		    const struct ibv_wc *wc);
+int gdrfab_recv_post(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		     uint64_t flags);
+int gdrfab_recv_cancel(struct gdrfab_proto *proto, void *context);
+void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd);
+void gdrfab_unexp_free(struct gdrfab_unexp *u);
+void gdrfab_recv_flush_all(struct gdrfab_proto *proto);
+
+/* ---- the application's calls (gdrfab_msg.c, gdrfab_rma.c) ---- */
+/* Checks common to every data call; 0 or the -FI_E* to return. */
+int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
+		     size_t count, const char *call);
+
+/* ---- completions (gdrfab_complete.c) ---- */
+void gdrfab_complete_tx(struct gdrfab_ep *ep, struct gdrfab_req *req);
+void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
+			size_t len, void *buf, uint64_t data, uint64_t tag,
+			fi_addr_t src);
+void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
+			   uint64_t flags, size_t len, size_t olen, void *buf,
+			   uint64_t data, uint64_t tag, int err,
+			   int prov_errno);
+
+#endif /* GDRFAB_PROTO_H */

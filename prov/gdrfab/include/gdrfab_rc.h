@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* RC queue pairs and address handles: the verbs side of a connection. */
+#ifndef GDRFAB_RC_H
+#define GDRFAB_RC_H
+
+#include <infiniband/verbs.h>
+
+#include "gdrfab_addr.h"
+
+struct gdrfab_rc_params {
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	uint8_t port_num;
+	int gid_index;
+	bool roce; /* Ethernet link layer: every packet carries a GRH */
+	int sq_depth, max_sge, max_rd_atomic;
+	uint8_t timeout; /* IB local ACK timeout exponent */
+};
+
+/* Creates an RC QP in INIT. NULL (logged) on failure. */
+struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p);
+/* Connects a QP in INIT to the peer's QP: RTR then RTS. 0 or errno. */
+int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
+		      const struct gdrfab_addr *peer, uint32_t remote_qpn,
+		      uint32_t remote_psn, uint32_t local_psn,
+		      enum ibv_mtu mtu);
+/* An address handle to the peer's port (for UD messages). */
+struct ibv_ah *gdrfab_rc_create_ah(const struct gdrfab_rc_params *p,
+				   const struct gdrfab_addr *peer);
+/* The IB timeout exponent whose retries (retry_cnt 7) add up to about
+ * the given milliseconds. */
+uint8_t gdrfab_rc_timeout_for_ms(int ms);
+
+#endif /* GDRFAB_RC_H */

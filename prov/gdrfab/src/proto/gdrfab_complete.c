@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Completions to the application: CQ entries (honouring
+ * FI_SELECTIVE_COMPLETION and FI_INJECT) and counters.
+ */
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+
+static void count(struct gdrfab_cntr *cntr, bool error)
+{
+	if (!cntr)
+		return;
+	if (error)
+		fi_cntr_adderr(&cntr->fid, 1);
+	else
+		fi_cntr_add(&cntr->fid, 1);
+}
+
+static struct gdrfab_cntr *tx_cntr(struct gdrfab_ep *ep, uint64_t cq_flags)
+{
+	if (cq_flags & FI_READ)
+		return ep->cntrs[GDRFAB_CNTR_READ];
+	if (cq_flags & FI_WRITE)
+		return ep->cntrs[GDRFAB_CNTR_WRITE];
+	return ep->cntrs[GDRFAB_CNTR_SEND];
+}
+
+/* Whether an operation asked for (or defaults to) a CQ entry. */
+static bool wants_entry(uint64_t bind_flags, uint64_t op_flags)
+{
+	return !(bind_flags & FI_SELECTIVE_COMPLETION) ||
+	       (op_flags & FI_COMPLETION);
+}
+
+void gdrfab_complete_tx(struct gdrfab_ep *ep, struct gdrfab_req *req)
+{
+	count(tx_cntr(ep, req->cq_flags), false);
+	if (ep->tx_cq && !req->silent &&
+	    wants_entry(ep->tx_cq_flags, req->op_flags)) {
+		struct fi_cq_tagged_entry e = {
+			.op_context = req->context,
+			.flags = req->cq_flags & ~(uint64_t)FI_REMOTE_CQ_DATA,
+		};
+
+		gdrfab_cq_write(ep->tx_cq, &e, FI_ADDR_NOTAVAIL);
+	}
+}
+
+void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
+			size_t len, void *buf, uint64_t data, uint64_t tag,
+			fi_addr_t src)
+{
+	struct fi_cq_tagged_entry e = {
+		.op_context = context,
+		.flags = flags,
+		.len = len,
+		.buf = buf,
+		.data = data,
+		.tag = tag,
+	};
+
+	if (!(flags & FI_REMOTE_WRITE))
+		count(ep->cntrs[GDRFAB_CNTR_RECV], false);
+	/* Remote CQ data always makes an entry; receives follow the
+	 * selective-completion rules (the flags carry FI_COMPLETION). */
+	if (ep->rx_cq && ((flags & FI_REMOTE_CQ_DATA) ||
+			  wants_entry(ep->rx_cq_flags, flags))) {
+		e.flags &= ~(uint64_t)FI_COMPLETION;
+		gdrfab_cq_write(ep->rx_cq, &e, src);
+	}
+}
+
+void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
+			   uint64_t flags, size_t len, size_t olen, void *buf,
+			   uint64_t data, uint64_t tag, int err,
+			   int prov_errno)
+{
+	struct gdrfab_cq *cq = rx ? ep->rx_cq : ep->tx_cq;
+	struct fi_cq_err_entry e;
+
+	count(rx ? ep->cntrs[GDRFAB_CNTR_RECV] : tx_cntr(ep, flags), true);
+	if (!cq)
+		return;
+	memset(&e, 0, sizeof(e));
+	e.op_context = context;
+	e.flags = flags & ~(uint64_t)FI_COMPLETION;
+	e.len = len;
+	e.buf = buf;
+	e.data = data;
+	e.tag = tag;
+	e.olen = olen;
+	e.err = err;
+	e.prov_errno = prov_errno;
+	gdrfab_cq_write_error(cq, &e);
+}

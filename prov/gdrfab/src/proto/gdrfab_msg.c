@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fi_ops_msg and fi_ops_tagged: argument checks, then a request that goes
+ * eager (copied into a bounce buffer, up to FI_GDRFAB_EAGER_MAX) or
+ * rendezvous (a header naming the source buffer; the receiver reads it).
+ */
+#include <string.h>
+
+#include <rdma/fi_tagged.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+
+static struct gdrfab_ep *ep_of(struct fid_ep *ep_fid)
+{
+	return gdrfab_container_of(ep_fid, struct gdrfab_ep, fid);
+}
+
+/* Checks common to every data call; 0 or the FI_E* to return. */
+int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
+		     size_t count, const char *call)
+{
+	if (!ep->proto) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "%s before fi_enable\n", call);
+		return -FI_EOPBADSTATE;
+	}
+	if (count > GDRFAB_MAX_IOV || (count && !iov)) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "%s: %zu iovecs (at most %d)\n",
+			    call, count, GDRFAB_MAX_IOV);
+		return -FI_EINVAL;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (!iov[i].iov_base && iov[i].iov_len) {
+			GDRFAB_WARN(FI_LOG_EP_DATA,
+				    "%s: NULL buffer of %zu bytes\n", call,
+				    iov[i].iov_len);
+			return -FI_EINVAL;
+		}
+	}
+	if (gdrfab_iov_len(iov, count) > ep->info->ep_attr->max_msg_size) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "%s: %zu bytes exceed max_msg_size\n",
+			    call, gdrfab_iov_len(iov, count));
+		return -FI_EMSGSIZE;
+	}
+	return 0;
+}
+
+/* Builds an eager message in a bounce buffer. */
+static int prepare_eager(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			 const struct iovec *iov, size_t count, uint16_t flags)
+{
+	struct gdrfab_pkt_hdr *hdr;
+	uint8_t *p;
+
+	req->txbuf = gdrfab_txbuf_alloc(proto);
+	if (!req->txbuf)
+		return -FI_EAGAIN;
+	hdr = (void *)req->txbuf->data;
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = GDRFAB_WIRE_VERSION;
+	hdr->type = GDRFAB_PKT_EAGER;
+	hdr->flags = flags;
+	hdr->tag = req->tag;
+	hdr->data = req->data;
+	p = (uint8_t *)(hdr + 1);
+	for (size_t i = 0; i < count; i++) {
+		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+	req->len = (size_t)(p - (uint8_t *)(hdr + 1));
+	hdr->size = req->len;
+	return 0;
+}
+
+/* Builds a rendezvous header naming the (registered) source buffers. */
+static int prepare_rndv(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			const struct iovec *iov, void **desc, size_t count,
+			uint16_t flags)
+{
+	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
+	int ret = gdrfab_req_set_local(proto, req, iov, desc, count,
+				       IBV_ACCESS_REMOTE_READ);
+
+	if (ret)
+		return ret;
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = GDRFAB_WIRE_VERSION;
+	hdr->type = GDRFAB_PKT_RNDV;
+	hdr->flags = flags;
+	hdr->seg_count = (uint32_t)count;
+	hdr->tag = req->tag;
+	hdr->data = req->data;
+	hdr->size = req->len;
+	hdr->msg_id = req->msg_id = ++proto->next_msg_id;
+	memcpy(hdr + 1, req->rseg, count * sizeof(req->rseg[0]));
+	req->ctrl_len = sizeof(*hdr) + count * sizeof(req->rseg[0]);
+	req->rndv = true;
+	return 0;
+}
+
+static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
+		       void **desc, size_t count, fi_addr_t dest, uint64_t tag,
+		       uint64_t data, uint64_t flags, void *context,
+		       bool tagged, bool silent)
+{
+	struct gdrfab_proto *proto = ep->proto;
+	struct gdrfab_addr peer;
+	struct gdrfab_conn *conn;
+	struct gdrfab_req *req;
+	uint16_t pkt_flags = (tagged ? GDRFAB_PKT_TAGGED : 0) |
+			     ((flags & FI_REMOTE_CQ_DATA) ? GDRFAB_PKT_CQ_DATA
+							  : 0);
+	size_t len;
+	int ret = gdrfab_check_iov(ep, iov, count, "send");
+
+	if (ret)
+		return ret;
+	len = gdrfab_iov_len(iov, count);
+	if (silent && len > proto->inject_max) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "inject of %zu bytes exceeds "
+					    "inject_size %zu\n",
+			    len, proto->inject_max);
+		return -FI_EMSGSIZE;
+	}
+	if (gdrfab_av_get_addr(ep->av, dest, &peer))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	req = gdrfab_req_alloc(proto, false);
+	if (!req) {
+		ret = -FI_EAGAIN;
+		goto out;
+	}
+	conn = gdrfab_conn_get(proto, &peer);
+	if (!conn) {
+		gdrfab_req_free(proto, req);
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	req->op = GDRFAB_OP_SEND;
+	req->context = context;
+	req->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+	req->op_flags = flags;
+	req->silent = silent;
+	req->addr = dest;
+	req->tag = tag;
+	req->data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
+	if (len <= proto->eager_max)
+		ret = prepare_eager(proto, req, iov, count, pkt_flags);
+	else
+		ret = prepare_rndv(proto, req, iov, desc, count, pkt_flags);
+	if (ret) {
+		gdrfab_req_free(proto, req);
+		goto out;
+	}
+	req->conn = conn;
+	conn->refs++;
+	gdrfab_req_submit(req);
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
+		       void **desc, size_t count, fi_addr_t src, uint64_t tag,
+		       uint64_t ignore, uint64_t flags, void *context,
+		       bool tagged)
+{
+	struct gdrfab_proto *proto = ep->proto;
+	struct gdrfab_addr peer;
+	struct gdrfab_req *req;
+	int ret = gdrfab_check_iov(ep, iov, count, "recv");
+
+	if (ret)
+		return ret;
+	if ((flags & FI_MULTI_RECV) && (tagged || count != 1)) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "FI_MULTI_RECV takes one buffer of "
+					    "an untagged receive\n");
+		return -FI_EINVAL;
+	}
+	if ((flags & (FI_PEEK | FI_CLAIM)) && !tagged)
+		return -FI_EINVAL;
+	if ((flags & FI_CLAIM) && !context) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "FI_CLAIM needs a struct "
+					    "fi_context as context\n");
+		return -FI_EINVAL;
+	}
+	if (src != FI_ADDR_UNSPEC && (ep->info->caps & FI_DIRECTED_RECV) &&
+	    gdrfab_av_get_addr(ep->av, src, &peer))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	req = gdrfab_req_alloc(proto, false);
+	if (!req) {
+		pthread_mutex_unlock(&ep->lock);
+		return -FI_EAGAIN;
+	}
+	req->op = GDRFAB_OP_RECV;
+	req->context = context;
+	req->cq_flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	req->op_flags = flags;
+	req->addr = src;
+	req->tag = tag;
+	req->ignore = ignore;
+	req->iov_count = count;
+	for (size_t i = 0; i < count; i++) {
+		req->iov[i] = iov[i];
+		req->desc[i] = desc ? desc[i] : NULL;
+	}
+	req->len = gdrfab_iov_len(iov, count);
+	ret = gdrfab_recv_post(proto, req, flags);
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static ssize_t msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			fi_addr_t src, void *context)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+
+	return do_recv(ep_of(ep), &iov, &desc, 1, src, 0, 0,
+		       ep_of(ep)->rx_op_flags, context, false);
+}
+
+static ssize_t msg_recvv(struct fid_ep *ep, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t src,
+			 void *context)
+{
+	return do_recv(ep_of(ep), iov, desc, count, src, 0, 0,
+		       ep_of(ep)->rx_op_flags, context, false);
+}
+
+static ssize_t msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			   uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return do_recv(ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
+		       msg->addr, 0, 0, flags, msg->context, false);
+}
+
+static ssize_t msg_send(struct fid_ep *ep, const void *buf, size_t len,
+			void *desc, fi_addr_t dest, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_send(ep_of(ep), &iov, &desc, 1, dest, 0, 0,
+		       ep_of(ep)->tx_op_flags, context, false, false);
+}
+
+static ssize_t msg_sendv(struct fid_ep *ep, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t dest,
+			 void *context)
+{
+	return do_send(ep_of(ep), iov, desc, count, dest, 0, 0,
+		       ep_of(ep)->tx_op_flags, context, false, false);
+}
+
+static ssize_t msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			   uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return do_send(ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
+		       msg->addr, 0, msg->data, flags, msg->context, false,
+		       false);
+}
+
+static ssize_t msg_inject(struct fid_ep *ep, const void *buf, size_t len,
+			  fi_addr_t dest)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_send(ep_of(ep), &iov, NULL, 1, dest, 0, 0, FI_INJECT, NULL,
+		       false, true);
+}
+
+static ssize_t msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
+			    void *desc, uint64_t data, fi_addr_t dest,
+			    void *context)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_send(ep_of(ep), &iov, &desc, 1, dest, 0, data,
+		       ep_of(ep)->tx_op_flags | FI_REMOTE_CQ_DATA, context,
+		       false, false);
+}
+
+static ssize_t msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+			      uint64_t data, fi_addr_t dest)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_send(ep_of(ep), &iov, NULL, 1, dest, 0, data,
+		       FI_INJECT | FI_REMOTE_CQ_DATA, NULL, false, true);
+}
+
+struct fi_ops_msg gdrfab_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = msg_recv,
+	.recvv = msg_recvv,
+	.recvmsg = msg_recvmsg,
+	.send = msg_send,
+	.sendv = msg_sendv,
+	.sendmsg = msg_sendmsg,
+	.inject = msg_inject,
+	.senddata = msg_senddata,
+	.injectdata = msg_injectdata,
+};
+
+static ssize_t tag_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			fi_addr_t src, uint64_t tag, uint64_t ignore,
+			void *context)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+
+	return do_recv(ep_of(ep), &iov, &desc, 1, src, tag, ignore,
+		       ep_of(ep)->rx_op_flags, context, true);
+}
+
+static ssize_t tag_recvv(struct fid_ep *ep, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t src, uint64_t tag,
+			 uint64_t ignore, void *context)
+{
+	return do_recv(ep_of(ep), iov, desc, count, src, tag, ignore,
+		       ep_of(ep)->rx_op_flags, context, true);
+}
+
+static ssize_t tag_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			   uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return do_recv(ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
+		       msg->addr, msg->tag, msg->ignore, flags, msg->context,
+		       true);
+}
+
+static ssize_t tag_send(struct fid_ep *ep, const void *buf, size_t len,
+			void *desc, fi_addr_t dest, uint64_t tag,
+			void *context)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_send(ep_of(ep), &iov, &desc, 1, dest, tag, 0,
+		       ep_of(ep)->tx_op_flags, context, true, false);
+}
+
+static ssize_t tag_sendv(struct fid_ep *ep, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t dest,
+			 uint64_t tag, void *context)
+{
+	return do_send(ep_of(ep), iov, desc, count, dest, tag, 0,
+		       ep_of(ep)->tx_op_flags, context, true, false);
+}
+
+static ssize_t tag_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			   uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return do_send(ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
+		       msg->addr, msg->tag, msg->data, flags, msg->context,
+		       true, false);
+}
+
+static ssize_t tag_inject(struct fid_ep *ep, const void *buf, size_t len,
+			  fi_addr_t dest, uint64_t tag)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_send(ep_of(ep), &iov, NULL, 1, dest, tag, 0, FI_INJECT, NULL,
+		       true, true);
+}
+
+static ssize_t tag_senddata(struct fid_ep *ep, const void *buf, size_t len,
+			    void *desc, uint64_t data, fi_addr_t dest,
+			    uint64_t tag, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_send(ep_of(ep), &iov, &desc, 1, dest, tag, data,
+		       ep_of(ep)->tx_op_flags | FI_REMOTE_CQ_DATA, context,
+		       true, false);
+}
+
+static ssize_t tag_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+			      uint64_t data, fi_addr_t dest, uint64_t tag)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_send(ep_of(ep), &iov, NULL, 1, dest, tag, data,
+		       FI_INJECT | FI_REMOTE_CQ_DATA, NULL, true, true);
+}
+
+struct fi_ops_tagged gdrfab_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = tag_recv,
+	.recvv = tag_recvv,
+	.recvmsg = tag_recvmsg,
+	.send = tag_send,
+	.sendv = tag_sendv,
+	.sendmsg = tag_sendmsg,
+	.inject = tag_inject,
+	.senddata = tag_senddata,
+	.injectdata = tag_injectdata,
+};

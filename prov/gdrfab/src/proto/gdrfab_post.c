@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Requests and their work requests: allocation from the registered slab,
+ * memory keys, posting in pieces as send-queue slots and CQ room allow,
+ * and what their work completions mean.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+#include "gdrfab_strerror.h"
+
+struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl)
+{
+	struct gdrfab_req *req;
+
+	if (gdrfab_list_empty(&proto->free_reqs) ||
+	    (!ctrl && proto->req_free_cnt <= GDRFAB_CTRL_RESERVE))
+		return NULL;
+	req = gdrfab_list_entry(proto->free_reqs.next, struct gdrfab_req,
+				entry);
+	gdrfab_list_remove(&req->entry);
+	proto->req_free_cnt--;
+	memset(req, 0, offsetof(struct gdrfab_req, ctrl));
+	req->wr.kind = GDRFAB_WR_REQ;
+	req->addr = FI_ADDR_UNSPEC;
+	gdrfab_list_init(&req->entry);
+	gdrfab_list_push_tail(&proto->live, &req->live);
+	return req;
+}
+
+void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	for (size_t i = 0; i < GDRFAB_MAX_IOV; i++) {
+		if (req->tmp_mr[i])
+			ibv_dereg_mr(req->tmp_mr[i]);
+	}
+	if (req->txbuf)
+		gdrfab_txbuf_free(proto, req->txbuf);
+	if (req->conn)
+		gdrfab_conn_put(req->conn);
+	gdrfab_list_remove(&req->entry);
+	gdrfab_list_remove(&req->live);
+	gdrfab_list_push_tail(&proto->free_reqs, &req->entry);
+	proto->req_free_cnt++;
+}
+
+struct gdrfab_txbuf *gdrfab_txbuf_alloc(struct gdrfab_proto *proto)
+{
+	struct gdrfab_txbuf *tb = proto->tx_free;
+
+	if (tb)
+		proto->tx_free = tb->next_free;
+	return tb;
+}
+
+void gdrfab_txbuf_free(struct gdrfab_proto *proto, struct gdrfab_txbuf *tb)
+{
+	tb->next_free = proto->tx_free;
+	proto->tx_free = tb;
+}
+
+size_t gdrfab_iov_len(const struct iovec *iov, size_t count)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			 const struct iovec *iov, void **desc, size_t count,
+			 int access)
+{
+	bool remote = access & IBV_ACCESS_REMOTE_READ;
+
+	req->iov_count = count;
+	for (size_t i = 0; i < count; i++) {
+		struct gdrfab_mr *mr = desc ? desc[i] : NULL;
+		struct ibv_mr *ibv_mr = NULL;
+
+		req->iov[i] = iov[i];
+		req->desc[i] = mr;
+		if (!iov[i].iov_len)
+			continue;
+		if (mr)
+			ibv_mr = remote ? mr->rndv_mr : mr->ibv_mr;
+		if (!ibv_mr) {
+			/* No usable registration from the application:
+			 * register for this operation only. */
+			ibv_mr = ibv_reg_mr(proto->pd, iov[i].iov_base,
+					    iov[i].iov_len, access);
+			if (!ibv_mr) {
+				int err = errno;
+
+				GDRFAB_WARN(FI_LOG_EP_DATA,
+					    "registering %zu bytes at %p for "
+					    "an operation without a usable "
+					    "descriptor: %s\n",
+					    iov[i].iov_len, iov[i].iov_base,
+					    strerror(err));
+				return gdrfab_errno_to_fi(err);
+			}
+			req->tmp_mr[i] = ibv_mr;
+		}
+		req->lkey[i] = ibv_mr->lkey;
+		if (remote) {
+			req->rseg[i].addr = (uintptr_t)iov[i].iov_base;
+			req->rseg[i].len = iov[i].iov_len;
+			req->rseg[i].rkey = ibv_mr->rkey;
+		}
+	}
+	if (remote)
+		req->rseg_count = count;
+	req->len = gdrfab_iov_len(iov, count);
+	return 0;
+}
+
+int gdrfab_wc_to_fi(enum ibv_wc_status status)
+{
+	switch (status) {
+	case IBV_WC_SUCCESS: return 0;
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_LOC_PROT_ERR:
+	case IBV_WC_LOC_ACCESS_ERR: return FI_EACCES;
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_LOC_LEN_ERR: return FI_EINVAL;
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR: return FI_EHOSTUNREACH;
+	case IBV_WC_WR_FLUSH_ERR: return FI_ECANCELED;
+	default: return FI_EIO;
+	}
+}
+
+/* The next RDMA READ/WRITE piece: one remote segment range, local SGEs
+ * up to max_sge, at most max_wr_len bytes. */
+static uint32_t next_chunk(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			   struct ibv_sge *sge, int *nsge, uint64_t *raddr,
+			   uint32_t *rkey)
+{
+	const struct gdrfab_rndv_seg *rs = &req->rseg[req->riov];
+	uint64_t want = GDRFAB_MIN(rs->len - req->roff,
+				   (uint64_t)proto->max_wr_len);
+	uint32_t len = 0;
+
+	*raddr = rs->addr + req->roff;
+	*rkey = rs->rkey;
+	*nsge = 0;
+	while (len < want && *nsge < proto->max_sge &&
+	       req->liov < req->iov_count) {
+		size_t avail = req->iov[req->liov].iov_len - req->loff;
+		uint32_t take = (uint32_t)GDRFAB_MIN((uint64_t)avail,
+						     want - len);
+
+		if (!avail) {
+			req->liov++;
+			req->loff = 0;
+			continue;
+		}
+		sge[*nsge].addr =
+			(uintptr_t)req->iov[req->liov].iov_base + req->loff;
+		sge[*nsge].length = take;
+		sge[*nsge].lkey = req->lkey[req->liov];
+		(*nsge)++;
+		len += take;
+		req->loff += take;
+		if (req->loff == req->iov[req->liov].iov_len) {
+			req->liov++;
+			req->loff = 0;
+		}
+	}
+	req->roff += len;
+	if (req->roff == rs->len) {
+		req->riov++;
+		req->roff = 0;
+	}
+	return len;
+}
+
+static int post_wr(struct gdrfab_req *req, struct ibv_send_wr *wr)
+{
+	struct gdrfab_conn *conn = req->conn;
+	struct ibv_send_wr *bad;
+	int err;
+
+	wr->wr_id = (uintptr_t)req;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	err = ibv_post_send(conn->qp, wr, &bad);
+	if (err) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "ibv_post_send: %s\n",
+			    strerror(err));
+		return err;
+	}
+	conn->sq_avail--;
+	conn->wr_outstanding++;
+	conn->proto->cq_credits--;
+	req->wr_pending++;
+	return 0;
+}
+
+static bool can_post(struct gdrfab_req *req)
+{
+	return req->conn->sq_avail > 0 && req->conn->proto->cq_credits > 0;
+}
+
+/* SEND (eager or rendezvous header) and control messages: one WR. */
+static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1,
+				 .opcode = IBV_WR_SEND};
+
+	if (!can_post(req))
+		return false;
+	if (req->txbuf) {
+		sge.addr = (uintptr_t)req->txbuf->data;
+		sge.length = (uint32_t)(sizeof(struct gdrfab_pkt_hdr) +
+					req->len);
+		sge.lkey = proto->tx_mr->lkey;
+	} else {
+		sge.addr = (uintptr_t)req->ctrl;
+		sge.length = (uint32_t)req->ctrl_len;
+		sge.lkey = proto->req_mr->lkey;
+	}
+	if (post_wr(req, &wr)) {
+		req->error = FI_EIO;
+		return true;
+	}
+	req->fully_posted = true;
+	return true;
+}
+
+/* RDMA READ or WRITE pieces until done or out of slots. */
+static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	bool is_read = req->op != GDRFAB_OP_WRITE;
+
+	while (!req->fully_posted) {
+		struct ibv_sge sge[GDRFAB_MAX_IOV];
+		struct ibv_send_wr wr = {.sg_list = sge};
+		uint32_t len;
+
+		if (!can_post(req))
+			return false;
+		len = next_chunk(proto, req, sge, &wr.num_sge,
+				 &wr.wr.rdma.remote_addr, &wr.wr.rdma.rkey);
+		req->posted += len;
+		req->fully_posted = req->posted >= req->len;
+		wr.opcode = is_read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
+		if (!is_read && req->fully_posted &&
+		    (req->cq_flags & FI_REMOTE_CQ_DATA)) {
+			wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+			wr.imm_data = htonl((uint32_t)req->data);
+		}
+		if (post_wr(req, &wr)) {
+			req->error = FI_EIO;
+			req->fully_posted = true;
+		}
+	}
+	return true;
+}
+
+bool gdrfab_req_post(struct gdrfab_req *req)
+{
+	struct gdrfab_proto *proto = req->conn->proto;
+
+	switch (req->op) {
+	case GDRFAB_OP_SEND:
+	case GDRFAB_OP_CTRL:
+		return post_send(proto, req);
+	case GDRFAB_OP_WRITE:
+	case GDRFAB_OP_READ:
+	case GDRFAB_OP_RNDV_READ:
+		return post_rdma(proto, req);
+	default:
+		return true;
+	}
+}
+
+/* Called when the request's last work completion is in. */
+static void req_settle(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	if (req->wr_pending || (!req->fully_posted && !req->error))
+		return;
+	if (req->op == GDRFAB_OP_SEND && req->rndv && !req->error &&
+	    !req->fin_received)
+		return; /* in conn->rndv_wait until the FIN */
+	if (req->op == GDRFAB_OP_RNDV_READ && !req->error) {
+		gdrfab_rndv_read_done(proto, req);
+		return;
+	}
+	gdrfab_req_finish(proto, req);
+}
+
+void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			const struct ibv_wc *wc)
+{
+	struct gdrfab_conn *conn = req->conn;
+
+	conn->sq_avail++;
+	conn->wr_outstanding--;
+	proto->cq_credits++;
+	req->wr_pending--;
+	if (wc->status != IBV_WC_SUCCESS) {
+		if (!req->error) {
+			req->error = gdrfab_wc_to_fi(wc->status);
+			req->prov_errno = wc->status;
+		}
+		if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			gdrfab_conn_fail(conn, req->error, wc->status);
+	} else {
+		conn->last_rx_ms = gdrfab_now_ms(); /* acked: alive */
+	}
+	/* The connection may be freed with the request: kick it first. */
+	if (conn->state == GDRFAB_CONN_CONNECTED)
+		gdrfab_conn_kick(conn);
+	req_settle(proto, req);
+}
+
+void gdrfab_req_submit(struct gdrfab_req *req)
+{
+	struct gdrfab_conn *conn = req->conn;
+
+	if (conn->state == GDRFAB_CONN_FAILED) {
+		gdrfab_req_fail(conn->proto, req, FI_EHOSTUNREACH,
+				GDRFAB_PERR_PEER_UNREACHABLE);
+		return;
+	}
+	if (req->op == GDRFAB_OP_SEND && req->rndv)
+		gdrfab_list_push_tail(&conn->rndv_wait, &req->entry);
+	else
+		gdrfab_list_push_tail(&conn->pending, &req->entry);
+	gdrfab_conn_kick(conn);
+}
+
+void gdrfab_conn_kick(struct gdrfab_conn *conn)
+{
+	struct gdrfab_list *it, *tmp;
+
+	if (conn->state != GDRFAB_CONN_CONNECTED)
+		return;
+	/* Rendezvous headers wait in rndv_wait from the start (the FIN may
+	 * beat the send completion); post those not yet posted, in order
+	 * with the rest. */
+	gdrfab_list_for_each_safe(&conn->rndv_wait, it, tmp)
+	{
+		struct gdrfab_req *req =
+			gdrfab_list_entry(it, struct gdrfab_req, entry);
+
+		if (req->fully_posted)
+			continue;
+		if (!gdrfab_req_post(req))
+			return;
+		if (req->error && !req->wr_pending)
+			gdrfab_req_finish(conn->proto, req);
+	}
+	gdrfab_list_for_each_safe(&conn->pending, it, tmp)
+	{
+		struct gdrfab_req *req =
+			gdrfab_list_entry(it, struct gdrfab_req, entry);
+
+		if (!gdrfab_req_post(req))
+			return;
+		gdrfab_list_remove(&req->entry);
+		if (req->error && !req->wr_pending)
+			gdrfab_req_finish(conn->proto, req);
+	}
+}
+
+void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	struct gdrfab_ep *ep = proto->ep;
+
+	if (!proto->closing) {
+		if (req->error && req->op != GDRFAB_OP_CTRL) {
+			/* A rendezvous READ carries its receive's context,
+			 * flags and tag. */
+			gdrfab_complete_error(ep, req->op == GDRFAB_OP_RNDV_READ,
+					      req->context, req->cq_flags, 0, 0,
+					      NULL, 0, req->tag, req->error,
+					      req->prov_errno);
+		} else if (req->op != GDRFAB_OP_CTRL &&
+			   req->op != GDRFAB_OP_RNDV_READ) {
+			gdrfab_complete_tx(ep, req);
+		}
+	}
+	if (req->op == GDRFAB_OP_RNDV_READ && req->parent)
+		gdrfab_req_free(proto, req->parent);
+	gdrfab_req_free(proto, req);
+}
+
+void gdrfab_req_fail(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		     int err, int prov_errno)
+{
+	if (!req->error) {
+		req->error = err;
+		req->prov_errno = prov_errno;
+	}
+	req->fully_posted = true;
+	if (!req->wr_pending)
+		gdrfab_req_finish(proto, req);
+}
+
+void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		      uint8_t type, uint64_t msg_id)
+{
+	struct gdrfab_req *req = gdrfab_req_alloc(proto, true);
+	struct gdrfab_pkt_hdr *hdr;
+
+	if (!req) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "no request left for a control "
+					    "message: the peer will time "
+					    "out\n");
+		return;
+	}
+	hdr = (void *)req->ctrl;
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = GDRFAB_WIRE_VERSION;
+	hdr->type = type;
+	hdr->msg_id = msg_id;
+	req->op = GDRFAB_OP_CTRL;
+	req->ctrl_len = sizeof(*hdr);
+	req->conn = conn;
+	conn->refs++;
+	gdrfab_req_submit(req);
+}
+
+void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
+{
+	long long now = gdrfab_now_ms();
+
+	if (now - conn->last_keepalive_ms < 100)
+		return;
+	conn->last_keepalive_ms = now;
+	gdrfab_send_ctrl(conn->proto, conn, GDRFAB_PKT_NOP, 0);
+}

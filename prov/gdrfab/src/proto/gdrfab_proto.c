@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * An endpoint's protocol state: its shared RC completion queue and SRQ,
+ * bounce buffers, request slab and connection table; made by fi_enable,
+ * driven by progress (reads of its CQs and counters), torn down by close.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_params.h"
+#include "gdrfab_proto.h"
+
+#define POLL_BATCH 32
+#define POLL_ROUNDS 4 /* bound one progress call */
+#define CQ_MARGIN 16
+
+static void *alloc_region(size_t len)
+{
+	void *p = NULL;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (posix_memalign(&p, page, (len + page - 1) / page * page))
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+static struct ibv_mr *reg(struct gdrfab_proto *proto, void *p, size_t len,
+			  int access, const char *what)
+{
+	struct ibv_mr *mr = ibv_reg_mr(proto->pd, p, len, access);
+
+	if (!mr)
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "registering %s (%zu bytes): %s%s\n",
+			    what, len, strerror(errno),
+			    errno == ENOMEM ? " (ulimit -l too low?)" : "");
+	return mr;
+}
+
+static void set_limits(struct gdrfab_proto *proto)
+{
+	struct gdrfab_domain *d = proto->ep->domain;
+	const struct ibv_device_attr *a = &d->dev_attr;
+
+	proto->eager_max = gdrfab_params.eager_max;
+	proto->inject_max = proto->eager_max;
+	proto->max_wr_len = d->max_msg_sz ? d->max_msg_sz : 1u << 30;
+	proto->max_sge = GDRFAB_MAX(1, GDRFAB_MIN(a->max_sge, GDRFAB_MAX_IOV));
+	proto->sq_depth = (int)GDRFAB_MIN(proto->ep->info->tx_attr->size,
+					  (size_t)a->max_qp_wr);
+	proto->sq_depth = GDRFAB_MAX(proto->sq_depth, 8);
+	proto->max_rd_atomic = GDRFAB_MAX(
+		1, GDRFAB_MIN(16, GDRFAB_MIN(a->max_qp_rd_atom,
+					     a->max_qp_init_rd_atom)));
+	proto->port_mtu = d->active_mtu;
+}
+
+static int create_queues(struct gdrfab_proto *proto)
+{
+	const struct ibv_device_attr *a = &proto->ep->domain->dev_attr;
+	struct ibv_srq_init_attr srq_attr = {
+		.attr = {.max_wr = (uint32_t)proto->rxbuf_cnt, .max_sge = 1}};
+	int cqe = (int)GDRFAB_MIN((size_t)a->max_cqe,
+				  proto->rxbuf_cnt + 8192);
+
+	proto->cq = ibv_create_cq(proto->ctx, cqe, NULL, NULL, 0);
+	if (!proto->cq) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_create_cq(%d): %s\n", cqe,
+			    strerror(errno));
+		return -FI_ENOMEM;
+	}
+	/* The CQ is shared by every QP: never let more work requests be
+	 * outstanding than it has room for. */
+	proto->cq_credits = cqe - (int)proto->rxbuf_cnt - CQ_MARGIN;
+	if (proto->cq_credits < 8) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "a CQ of %d entries leaves no room "
+					    "for sends beside %zu receive "
+					    "buffers: lower FI_GDRFAB_RX_BUFS\n",
+			    cqe, proto->rxbuf_cnt);
+		return -FI_EINVAL;
+	}
+	proto->srq = ibv_create_srq(proto->pd, &srq_attr);
+	if (!proto->srq) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_create_srq(%zu): %s\n",
+			    proto->rxbuf_cnt, strerror(errno));
+		return -FI_ENOMEM;
+	}
+	return 0;
+}
+
+static int create_buffers(struct gdrfab_proto *proto)
+{
+	size_t hdr = sizeof(struct gdrfab_pkt_hdr);
+
+	proto->rxbuf_size = hdr + GDRFAB_MAX(proto->eager_max,
+					     (size_t)GDRFAB_CTRL_SIZE);
+	proto->rx_mem = alloc_region(proto->rxbuf_cnt * proto->rxbuf_size);
+	proto->rxbufs = calloc(proto->rxbuf_cnt, sizeof(*proto->rxbufs));
+	proto->txbuf_size = hdr + proto->eager_max;
+	proto->tx_mem = alloc_region(proto->txbuf_cnt * proto->txbuf_size);
+	proto->txbufs = calloc(proto->txbuf_cnt, sizeof(*proto->txbufs));
+	proto->reqs = alloc_region(proto->req_cnt * sizeof(*proto->reqs));
+	proto->ud_mem = alloc_region(gdrfab_ud_mem_size());
+	if (!proto->rx_mem || !proto->rxbufs || !proto->tx_mem ||
+	    !proto->txbufs || !proto->reqs || !proto->ud_mem)
+		return -FI_ENOMEM;
+	proto->rx_mr = reg(proto, proto->rx_mem,
+			   proto->rxbuf_cnt * proto->rxbuf_size,
+			   IBV_ACCESS_LOCAL_WRITE, "receive buffers");
+	proto->tx_mr = reg(proto, proto->tx_mem,
+			   proto->txbuf_cnt * proto->txbuf_size, 0,
+			   "transmit buffers");
+	proto->req_mr = reg(proto, proto->reqs,
+			    proto->req_cnt * sizeof(*proto->reqs), 0,
+			    "requests");
+	proto->ud_mr = reg(proto, proto->ud_mem, gdrfab_ud_mem_size(),
+			   IBV_ACCESS_LOCAL_WRITE, "connection messages");
+	if (!proto->rx_mr || !proto->tx_mr || !proto->req_mr || !proto->ud_mr)
+		return -FI_ENOMEM;
+	for (size_t i = 0; i < proto->txbuf_cnt; i++) {
+		proto->txbufs[i].data = proto->tx_mem + i * proto->txbuf_size;
+		gdrfab_txbuf_free(proto, &proto->txbufs[i]);
+	}
+	for (size_t i = 0; i < proto->req_cnt; i++) {
+		gdrfab_list_init(&proto->reqs[i].live);
+		gdrfab_list_push_tail(&proto->free_reqs,
+				      &proto->reqs[i].entry);
+	}
+	proto->req_free_cnt = proto->req_cnt;
+	return 0;
+}
+
+static int post_receives(struct gdrfab_proto *proto)
+{
+	for (size_t i = 0; i < proto->rxbuf_cnt; i++) {
+		struct gdrfab_rxbuf *rb = &proto->rxbufs[i];
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)(proto->rx_mem +
+					    i * proto->rxbuf_size),
+			.length = (uint32_t)proto->rxbuf_size,
+			.lkey = proto->rx_mr->lkey,
+		};
+		struct ibv_recv_wr wr = {.wr_id = (uintptr_t)rb,
+					 .sg_list = &sge,
+					 .num_sge = 1};
+		struct ibv_recv_wr *bad;
+		int err;
+
+		rb->wr.kind = GDRFAB_WR_RXBUF;
+		rb->data = (uint8_t *)(uintptr_t)sge.addr;
+		err = ibv_post_srq_recv(proto->srq, &wr, &bad);
+		if (err) {
+			GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_post_srq_recv: %s\n",
+				    strerror(err));
+			return gdrfab_errno_to_fi(err);
+		}
+	}
+	return gdrfab_ud_post_recvs(proto);
+}
+
+int gdrfab_proto_create(struct gdrfab_ep *ep)
+{
+	struct gdrfab_proto *proto = calloc(1, sizeof(*proto));
+	int ret;
+
+	if (!proto)
+		return -FI_ENOMEM;
+	proto->ep = ep;
+	proto->ctx = ep->domain->ctx;
+	proto->pd = ep->domain->pd;
+	proto->ud_qp = ep->ud_qp;
+	proto->ud_cq = ep->ud_cq;
+	gdrfab_list_init(&proto->conns);
+	gdrfab_list_init(&proto->dead);
+	gdrfab_list_init(&proto->posted_msg);
+	gdrfab_list_init(&proto->posted_tag);
+	gdrfab_list_init(&proto->unexp_msg);
+	gdrfab_list_init(&proto->unexp_tag);
+	gdrfab_list_init(&proto->free_reqs);
+	gdrfab_list_init(&proto->live);
+	set_limits(proto);
+	proto->rxbuf_cnt = GDRFAB_MIN(gdrfab_params.rx_bufs,
+				      (size_t)ep->domain->dev_attr.max_srq_wr);
+	proto->txbuf_cnt = gdrfab_params.tx_bufs;
+	proto->req_cnt = ep->info->tx_attr->size + ep->info->rx_attr->size +
+			 GDRFAB_CTRL_RESERVE;
+	ep->proto = proto;
+	ret = gdrfab_addrmap_init(&proto->conn_by_name);
+	if (!ret)
+		ret = create_queues(proto);
+	if (!ret)
+		ret = create_buffers(proto);
+	if (!ret)
+		ret = post_receives(proto);
+	if (ret) {
+		gdrfab_proto_destroy(proto);
+		ep->proto = NULL;
+	}
+	return ret;
+}
+
+static void free_conns(struct gdrfab_list *list)
+{
+	while (!gdrfab_list_empty(list)) {
+		struct gdrfab_conn *conn = gdrfab_list_entry(
+			list->next, struct gdrfab_conn, entry);
+
+		/* Every reference goes with the endpoint. */
+		conn->refs = 1;
+		gdrfab_conn_put(conn);
+	}
+}
+
+void gdrfab_proto_destroy(struct gdrfab_proto *proto)
+{
+	proto->closing = true;
+	/* Unexpected messages and requests hold connections: free them
+	 * first (requests still in flight hold temporary registrations),
+	 * then every connection, whatever its count. */
+	gdrfab_recv_flush_all(proto);
+	while (!gdrfab_list_empty(&proto->live)) {
+		struct gdrfab_req *req = gdrfab_list_entry(
+			proto->live.next, struct gdrfab_req, live);
+
+		req->conn = NULL;
+		gdrfab_req_free(proto, req);
+	}
+	free_conns(&proto->conns);
+	free_conns(&proto->dead);
+	gdrfab_addrmap_fini(&proto->conn_by_name);
+	if (proto->srq)
+		ibv_destroy_srq(proto->srq);
+	if (proto->cq)
+		ibv_destroy_cq(proto->cq);
+	if (proto->rx_mr)
+		ibv_dereg_mr(proto->rx_mr);
+	if (proto->tx_mr)
+		ibv_dereg_mr(proto->tx_mr);
+	if (proto->req_mr)
+		ibv_dereg_mr(proto->req_mr);
+	if (proto->ud_mr)
+		ibv_dereg_mr(proto->ud_mr);
+	free(proto->qpn_table);
+	free(proto->rx_mem);
+	free(proto->rxbufs);
+	free(proto->tx_mem);
+	free(proto->txbufs);
+	free(proto->reqs);
+	free(proto->ud_mem);
+	free(proto);
+}
+
+void gdrfab_proto_progress(struct gdrfab_proto *proto)
+{
+	struct ibv_wc wc[POLL_BATCH];
+	long long now;
+	int n;
+
+	gdrfab_conn_poll_ud(proto);
+	for (int round = 0; round < POLL_ROUNDS; round++) {
+		n = ibv_poll_cq(proto->cq, POLL_BATCH, wc);
+		if (n <= 0)
+			break;
+		for (int i = 0; i < n; i++) {
+			struct gdrfab_wr_ctx *ctx =
+				(void *)(uintptr_t)wc[i].wr_id;
+
+			if (ctx->kind == GDRFAB_WR_RXBUF)
+				gdrfab_recv_wc(proto, (void *)ctx, &wc[i]);
+			else
+				gdrfab_req_send_wc(proto, (void *)ctx, &wc[i]);
+		}
+		if (n < POLL_BATCH)
+			break;
+	}
+	now = gdrfab_now_ms();
+	if (now != proto->last_timer_ms) {
+		proto->last_timer_ms = now;
+		gdrfab_conn_timers(proto);
+	}
+}

@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The receive side: headers from the wire (validated before anything is
+ * believed), matching against posted receives in order (tag, ignore bits,
+ * directed source), unexpected messages, FI_PEEK/FI_CLAIM/FI_DISCARD,
+ * FI_MULTI_RECV, truncation, and the rendezvous READs and FIN.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_tagged.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+#include "gdrfab_strerror.h"
+
+static void repost(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)rxbuf->data,
+			      .length = (uint32_t)proto->rxbuf_size,
+			      .lkey = proto->rx_mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = (uintptr_t)rxbuf,
+				 .sg_list = &sge,
+				 .num_sge = 1};
+	struct ibv_recv_wr *bad;
+	int err = ibv_post_srq_recv(proto->srq, &wr, &bad);
+
+	if (err)
+		GDRFAB_WARN(FI_LOG_EP_DATA, "ibv_post_srq_recv: %s\n",
+			    strerror(err));
+}
+
+/* Checks a header against the bytes that carried it. 0 or a reason. */
+static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
+				size_t max_msg)
+{
+	uint64_t sum = 0;
+	const struct gdrfab_rndv_seg *seg = (const void *)(h + 1);
+
+	if (len < sizeof(*h))
+		return "shorter than a header";
+	if (h->version != GDRFAB_WIRE_VERSION)
+		return "unknown wire version";
+	if (h->flags & ~(GDRFAB_PKT_TAGGED | GDRFAB_PKT_CQ_DATA))
+		return "unknown flags";
+	switch (h->type) {
+	case GDRFAB_PKT_EAGER:
+		if (h->seg_count || h->size != len - sizeof(*h))
+			return "eager length does not match the bytes sent";
+		return NULL;
+	case GDRFAB_PKT_RNDV:
+		if (!h->seg_count || h->seg_count > GDRFAB_MAX_IOV ||
+		    len != sizeof(*h) + h->seg_count * sizeof(*seg))
+			return "bad rendezvous segment count";
+		for (uint32_t i = 0; i < h->seg_count; i++) {
+			if (seg[i].reserved || seg[i].len > max_msg ||
+			    seg[i].addr + seg[i].len < seg[i].addr)
+				return "bad rendezvous segment";
+			sum += seg[i].len;
+		}
+		if (sum != h->size || h->size > max_msg)
+			return "rendezvous segments do not add up";
+		return NULL;
+	case GDRFAB_PKT_FIN:
+	case GDRFAB_PKT_NOP:
+		if (len != sizeof(*h) || h->flags || h->size)
+			return "bad control message";
+		return NULL;
+	default:
+		return "unknown message type";
+	}
+}
+
+static bool source_matches(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			   struct gdrfab_conn *conn)
+{
+	if (req->addr == FI_ADDR_UNSPEC ||
+	    !(proto->ep->info->caps & FI_DIRECTED_RECV))
+		return true;
+	return gdrfab_conn_fi_addr(conn) == req->addr;
+}
+
+static bool matches(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		    const struct gdrfab_pkt_hdr *h, struct gdrfab_conn *conn)
+{
+	if ((h->flags & GDRFAB_PKT_TAGGED) &&
+	    ((h->tag ^ req->tag) & ~req->ignore))
+		return false;
+	return source_matches(proto, req, conn);
+}
+
+/* Bytes of a receive still free (multi-receive buffers shrink). */
+static size_t capacity(const struct gdrfab_req *req)
+{
+	return req->len - req->multi_off;
+}
+
+/* Copies bytes into the receive's iovec from offset off. */
+static void scatter(struct gdrfab_req *req, size_t off, const uint8_t *src,
+		    size_t n)
+{
+	for (size_t i = 0; i < req->iov_count && n; i++) {
+		size_t l = req->iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		l = GDRFAB_MIN(l - off, n);
+		memcpy((uint8_t *)req->iov[i].iov_base + off, src, l);
+		src += l;
+		n -= l;
+		off = 0;
+	}
+}
+
+static uint64_t rx_flags(const struct gdrfab_req *req,
+			 const struct gdrfab_pkt_hdr *h)
+{
+	uint64_t flags = req->cq_flags | (req->op_flags & FI_COMPLETION);
+
+	if (h->flags & GDRFAB_PKT_CQ_DATA)
+		flags |= FI_REMOTE_CQ_DATA;
+	return flags;
+}
+
+static void *buf_at(const struct gdrfab_req *req, size_t off)
+{
+	return req->iov_count ? (uint8_t *)req->iov[0].iov_base + off : NULL;
+}
+
+/* A multi-receive buffer is released once too little of it is left. */
+static bool multi_exhausted(struct gdrfab_proto *proto,
+			    const struct gdrfab_req *req)
+{
+	return capacity(req) < GDRFAB_MAX(proto->ep->min_multi_recv,
+					   (size_t)1);
+}
+
+static void finish_recv(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			const struct gdrfab_pkt_hdr *h,
+			struct gdrfab_conn *conn, size_t off, size_t got,
+			bool last)
+{
+	uint64_t flags = rx_flags(req, h);
+	fi_addr_t src = conn ? gdrfab_conn_fi_addr(conn) : FI_ADDR_NOTAVAIL;
+
+	if (last && (req->op_flags & FI_MULTI_RECV))
+		flags |= FI_MULTI_RECV;
+	if (got < h->size)
+		gdrfab_complete_error(proto->ep, true, req->context, flags,
+				      got, h->size - got, buf_at(req, off),
+				      h->data, h->tag, FI_ETRUNC,
+				      GDRFAB_PERR_TRUNCATED);
+	else
+		gdrfab_complete_rx(proto->ep, req->context, flags, got,
+				   buf_at(req, off), h->data, h->tag, src);
+}
+
+/* Takes the space for one message from a receive. Returns the offset;
+ * *done says whether the receive leaves its posted list. */
+static size_t take_space(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			 size_t size, size_t *got, bool *done)
+{
+	size_t off = req->multi_off;
+
+	*got = GDRFAB_MIN(size, capacity(req));
+	if (req->op_flags & FI_MULTI_RECV) {
+		req->multi_off += *got;
+		*done = multi_exhausted(proto, req);
+	} else {
+		*done = true;
+	}
+	return off;
+}
+
+static void start_rndv_read(struct gdrfab_proto *proto,
+			    struct gdrfab_req *recv,
+			    const struct gdrfab_pkt_hdr *h,
+			    const struct gdrfab_rndv_seg *seg,
+			    struct gdrfab_conn *conn);
+
+static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		    const struct gdrfab_pkt_hdr *h,
+		    const struct gdrfab_rndv_seg *seg, const uint8_t *payload,
+		    struct gdrfab_conn *conn)
+{
+	size_t got;
+	bool done;
+	size_t off;
+
+	if (h->type == GDRFAB_PKT_RNDV) {
+		start_rndv_read(proto, req, h, seg, conn);
+		return;
+	}
+	off = take_space(proto, req, h->size, &got, &done);
+	scatter(req, off, payload, got);
+	finish_recv(proto, req, h, conn, off, got, done);
+	if (done)
+		gdrfab_req_free(proto, req);
+}
+
+/* The rendezvous READ request for one message into a receive. */
+static void start_rndv_read(struct gdrfab_proto *proto,
+			    struct gdrfab_req *recv,
+			    const struct gdrfab_pkt_hdr *h,
+			    const struct gdrfab_rndv_seg *seg,
+			    struct gdrfab_conn *conn)
+{
+	struct gdrfab_req *rd = gdrfab_req_alloc(proto, true);
+	size_t got, off, skip;
+	bool done;
+	struct iovec iov[GDRFAB_MAX_IOV];
+	void *desc[GDRFAB_MAX_IOV];
+	size_t n = 0;
+	int ret;
+
+	off = take_space(proto, recv, h->size, &got, &done);
+	if (done)
+		gdrfab_list_remove(&recv->entry);
+	if (!rd) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "no request for a rendezvous "
+					    "read\n");
+		gdrfab_complete_error(proto->ep, true, recv->context,
+				      rx_flags(recv, h), 0, h->size, NULL,
+				      h->data, h->tag, FI_ENOMEM, 0);
+		if (done)
+			gdrfab_req_free(proto, recv);
+		return;
+	}
+	/* The part of the receive's iovec this message lands in. */
+	skip = off;
+	for (size_t i = 0; i < recv->iov_count && n < GDRFAB_MAX_IOV; i++) {
+		size_t l = recv->iov[i].iov_len;
+
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		iov[n].iov_base = (uint8_t *)recv->iov[i].iov_base + skip;
+		iov[n].iov_len = l - skip;
+		desc[n] = recv->desc[i];
+		skip = 0;
+		n++;
+	}
+	rd->op = GDRFAB_OP_RNDV_READ;
+	rd->parent = done ? recv : NULL;
+	rd->context = recv->context;
+	rd->cq_flags = rx_flags(recv, h);
+	if (done && (recv->op_flags & FI_MULTI_RECV))
+		rd->cq_flags |= FI_MULTI_RECV;
+	rd->tag = h->tag;
+	rd->data = h->data;
+	rd->msg_id = h->msg_id;
+	rd->recv_len = got;
+	rd->multi_off = off;
+	rd->conn = conn;
+	conn->refs++;
+	ret = gdrfab_req_set_local(proto, rd, iov, desc, n,
+				   IBV_ACCESS_LOCAL_WRITE);
+	/* Read only what fits; the rest is reported truncated. */
+	rd->len = got;
+	memcpy(rd->rseg, seg, h->seg_count * sizeof(*seg));
+	rd->rseg_count = h->seg_count;
+	rd->ctrl_len = h->size; /* the message's full size */
+	if (ret) {
+		gdrfab_req_fail(proto, rd, -ret, 0);
+		return;
+	}
+	if (!got) {
+		/* Nothing to read (0 bytes, or no room): still FIN. */
+		rd->fully_posted = true;
+		gdrfab_rndv_read_done(proto, rd);
+		return;
+	}
+	gdrfab_req_submit(rd);
+}
+
+void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd)
+{
+	struct gdrfab_pkt_hdr h = {
+		.size = rd->ctrl_len,
+		.tag = rd->tag,
+		.data = rd->data,
+		.flags = (rd->cq_flags & FI_REMOTE_CQ_DATA) ? GDRFAB_PKT_CQ_DATA
+							    : 0,
+	};
+	void *buf = rd->iov_count ? rd->iov[0].iov_base : NULL;
+	fi_addr_t src = gdrfab_conn_fi_addr(rd->conn);
+
+	gdrfab_send_ctrl(proto, rd->conn, GDRFAB_PKT_FIN, rd->msg_id);
+	if (proto->closing)
+		;
+	else if (rd->recv_len < h.size)
+		gdrfab_complete_error(proto->ep, true, rd->context,
+				      rd->cq_flags, rd->recv_len,
+				      h.size - rd->recv_len, buf, h.data, h.tag,
+				      FI_ETRUNC, GDRFAB_PERR_TRUNCATED);
+	else
+		gdrfab_complete_rx(proto->ep, rd->context, rd->cq_flags,
+				   rd->recv_len, buf, h.data, h.tag, src);
+	if (rd->parent)
+		gdrfab_req_free(proto, rd->parent);
+	rd->parent = NULL;
+	gdrfab_req_free(proto, rd);
+}
+
+static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		       const struct gdrfab_pkt_hdr *h)
+{
+	struct gdrfab_list *it, *tmp;
+
+	gdrfab_list_for_each_safe(&conn->rndv_wait, it, tmp)
+	{
+		struct gdrfab_req *req =
+			gdrfab_list_entry(it, struct gdrfab_req, entry);
+
+		if (req->msg_id != h->msg_id || !req->fully_posted)
+			continue;
+		req->fin_received = true;
+		if (!req->wr_pending)
+			gdrfab_req_finish(proto, req);
+		return;
+	}
+	GDRFAB_WARN(FI_LOG_EP_DATA, "FIN for unknown message %llu dropped\n",
+		    (unsigned long long)h->msg_id);
+}
+
+static void add_unexpected(struct gdrfab_proto *proto,
+			   struct gdrfab_conn *conn,
+			   const struct gdrfab_pkt_hdr *h,
+			   const struct gdrfab_rndv_seg *seg,
+			   const uint8_t *payload)
+{
+	struct gdrfab_unexp *u = calloc(1, sizeof(*u));
+
+	if (!u || (h->type == GDRFAB_PKT_EAGER && h->size &&
+		   !(u->payload = malloc(h->size)))) {
+		free(u);
+		GDRFAB_WARN(FI_LOG_EP_DATA, "out of memory for an unexpected "
+					    "message: dropped\n");
+		return;
+	}
+	u->conn = conn;
+	conn->refs++;
+	u->hdr = *h;
+	if (h->type == GDRFAB_PKT_RNDV)
+		memcpy(u->seg, seg, h->seg_count * sizeof(*seg));
+	else if (h->size)
+		memcpy(u->payload, payload, h->size);
+	gdrfab_list_push_tail((h->flags & GDRFAB_PKT_TAGGED) ? &proto->unexp_tag
+							     : &proto->unexp_msg,
+			      &u->entry);
+}
+
+void gdrfab_unexp_free(struct gdrfab_unexp *u)
+{
+	gdrfab_list_remove(&u->entry);
+	gdrfab_conn_put(u->conn);
+	free(u->payload);
+	free(u);
+}
+
+static void handle_message(struct gdrfab_proto *proto,
+			   struct gdrfab_conn *conn,
+			   const struct gdrfab_pkt_hdr *h)
+{
+	const struct gdrfab_rndv_seg *seg = (const void *)(h + 1);
+	const uint8_t *payload = (const uint8_t *)(h + 1);
+	struct gdrfab_list *posted = (h->flags & GDRFAB_PKT_TAGGED)
+					     ? &proto->posted_tag
+					     : &proto->posted_msg;
+	struct gdrfab_list *it, *tmp;
+
+	gdrfab_list_for_each_safe(posted, it, tmp)
+	{
+		struct gdrfab_req *req =
+			gdrfab_list_entry(it, struct gdrfab_req, entry);
+
+		if (matches(proto, req, h, conn)) {
+			deliver(proto, req, h, seg, payload, conn);
+			return;
+		}
+	}
+	add_unexpected(proto, conn, h, seg, payload);
+}
+
+void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
+		    const struct ibv_wc *wc)
+{
+	struct gdrfab_conn *conn;
+	const struct gdrfab_pkt_hdr *h = (const void *)rxbuf->data;
+	const char *why;
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+			GDRFAB_WARN(FI_LOG_EP_DATA, "receive: %s\n",
+				    ibv_wc_status_str(wc->status));
+			repost(proto, rxbuf);
+		}
+		return;
+	}
+	conn = gdrfab_conn_by_qpn(proto, wc->qp_num);
+	if (!conn || conn->state == GDRFAB_CONN_FAILED) {
+		repost(proto, rxbuf);
+		return;
+	}
+	gdrfab_conn_rx(conn);
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		/* fi_writedata: the data landed; its CQ data is here. */
+		if (!proto->closing)
+			gdrfab_complete_rx(proto->ep, NULL,
+					   FI_RMA | FI_REMOTE_WRITE |
+						   FI_REMOTE_CQ_DATA,
+					   wc->byte_len, NULL,
+					   ntohl(wc->imm_data), 0,
+					   gdrfab_conn_fi_addr(conn));
+		repost(proto, rxbuf);
+		return;
+	}
+	why = check_header(h, wc->byte_len, proto->ep->info->ep_attr->max_msg_size);
+	if (why) {
+		char peer[128];
+
+		gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "message from %s dropped: %s (type %u, %u bytes)\n",
+			    peer, why, h->type, wc->byte_len);
+	} else if (h->type == GDRFAB_PKT_FIN) {
+		handle_fin(proto, conn, h);
+	} else if (h->type != GDRFAB_PKT_NOP) {
+		handle_message(proto, conn, h);
+	}
+	repost(proto, rxbuf);
+}
+
+/* ---- posting receives ---- */
+
+static struct gdrfab_unexp *find_unexpected(struct gdrfab_proto *proto,
+					    struct gdrfab_req *req,
+					    bool tagged)
+{
+	struct gdrfab_list *list = tagged ? &proto->unexp_tag
+					  : &proto->unexp_msg;
+	struct gdrfab_list *it, *tmp;
+
+	gdrfab_list_for_each_safe(list, it, tmp)
+	{
+		struct gdrfab_unexp *u =
+			gdrfab_list_entry(it, struct gdrfab_unexp, entry);
+
+		if (!u->claimed && matches(proto, req, &u->hdr, u->conn))
+			return u;
+	}
+	return NULL;
+}
+
+/* Delivers an unexpected message into a receive, then forgets it. */
+static void take_unexpected(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			    struct gdrfab_unexp *u)
+{
+	gdrfab_list_remove(&u->entry);
+	gdrfab_list_init(&u->entry);
+	if (u->hdr.type == GDRFAB_PKT_RNDV)
+		start_rndv_read(proto, req, &u->hdr, u->seg, u->conn);
+	else
+		deliver(proto, req, &u->hdr, NULL, u->payload, u->conn);
+	gdrfab_unexp_free(u);
+}
+
+static int peek(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		uint64_t flags)
+{
+	struct gdrfab_unexp *u = find_unexpected(proto, req, true);
+	uint64_t cq_flags = req->cq_flags | (req->op_flags & FI_COMPLETION);
+
+	if (!u) {
+		gdrfab_complete_error(proto->ep, true, req->context, cq_flags,
+				      0, 0, NULL, 0, req->tag, FI_ENOMSG, 0);
+		gdrfab_req_free(proto, req);
+		return 0;
+	}
+	if (u->hdr.flags & GDRFAB_PKT_CQ_DATA)
+		cq_flags |= FI_REMOTE_CQ_DATA;
+	gdrfab_complete_rx(proto->ep, req->context, cq_flags, u->hdr.size,
+			   NULL, u->hdr.data, u->hdr.tag,
+			   gdrfab_conn_fi_addr(u->conn));
+	if (flags & FI_CLAIM) {
+		u->claimed = true;
+		((struct fi_context *)req->context)->internal[0] = u;
+	} else if (flags & FI_DISCARD) {
+		gdrfab_unexp_free(u);
+	}
+	gdrfab_req_free(proto, req);
+	return 0;
+}
+
+static int claim(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		 uint64_t flags)
+{
+	struct fi_context *ctx = req->context;
+	struct gdrfab_unexp *u = ctx ? ctx->internal[0] : NULL;
+	struct gdrfab_list *it, *tmp;
+	bool known = false;
+
+	/* The context must hold a message this endpoint claimed: the
+	 * pointer is the application's, so look it up, never trust it. */
+	gdrfab_list_for_each_safe(&proto->unexp_tag, it, tmp)
+	{
+		if (gdrfab_list_entry(it, struct gdrfab_unexp, entry) == u)
+			known = u->claimed;
+	}
+	if (!known) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "FI_CLAIM: the context holds no "
+					    "message claimed with FI_PEEK\n");
+		gdrfab_req_free(proto, req);
+		return -FI_EINVAL;
+	}
+	ctx->internal[0] = NULL;
+	if (flags & FI_DISCARD) {
+		gdrfab_complete_rx(proto->ep, req->context,
+				   req->cq_flags |
+					   (req->op_flags & FI_COMPLETION),
+				   0, NULL, u->hdr.data, u->hdr.tag,
+				   gdrfab_conn_fi_addr(u->conn));
+		gdrfab_unexp_free(u);
+		gdrfab_req_free(proto, req);
+		return 0;
+	}
+	take_unexpected(proto, req, u);
+	return 0;
+}
+
+int gdrfab_recv_post(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		     uint64_t flags)
+{
+	bool tagged = req->cq_flags & FI_TAGGED;
+	struct gdrfab_unexp *u;
+
+	if (tagged && (flags & FI_PEEK))
+		return peek(proto, req, flags);
+	if (tagged && (flags & FI_CLAIM))
+		return claim(proto, req, flags);
+	gdrfab_list_push_tail(tagged ? &proto->posted_tag : &proto->posted_msg,
+			      &req->entry);
+	/* Unexpected messages first, in arrival order; a multi-receive
+	 * may take several. */
+	while ((u = find_unexpected(proto, req, tagged))) {
+		bool last = !(req->op_flags & FI_MULTI_RECV);
+
+		take_unexpected(proto, req, u);
+		if (last)
+			break;
+		/* Released when exhausted: stop if it left the list. */
+		if (!(req->op_flags & FI_MULTI_RECV) ||
+		    multi_exhausted(proto, req))
+			break;
+	}
+	return 0;
+}
+
+int gdrfab_recv_cancel(struct gdrfab_proto *proto, void *context)
+{
+	struct gdrfab_list *lists[] = {&proto->posted_tag, &proto->posted_msg};
+
+	for (size_t l = 0; l < 2; l++) {
+		struct gdrfab_list *it, *tmp;
+
+		gdrfab_list_for_each_safe(lists[l], it, tmp)
+		{
+			struct gdrfab_req *req = gdrfab_list_entry(
+				it, struct gdrfab_req, entry);
+
+			if (req->context != context)
+				continue;
+			gdrfab_list_remove(&req->entry);
+			gdrfab_complete_error(proto->ep, true, req->context,
+					      req->cq_flags, 0, 0, NULL, 0,
+					      req->tag, FI_ECANCELED,
+					      GDRFAB_PERR_CANCELED);
+			if (!req->wr_pending)
+				gdrfab_req_free(proto, req);
+			return 0;
+		}
+	}
+	return -FI_ENOENT;
+}
+
+void gdrfab_recv_flush_all(struct gdrfab_proto *proto)
+{
+	struct gdrfab_list *lists[] = {&proto->unexp_tag, &proto->unexp_msg};
+
+	for (size_t l = 0; l < 2; l++) {
+		while (!gdrfab_list_empty(lists[l]))
+			gdrfab_unexp_free(gdrfab_list_entry(
+				lists[l]->next, struct gdrfab_unexp, entry));
+	}
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fi_ops_rma: RDMA READ and WRITE on the peer's connection, split into
+ * pieces the port accepts; fi_writedata's 4 bytes of CQ data travel as the
+ * last WRITE's immediate data. The target NIC enforces the MR's access: a
+ * forbidden access comes back as an error completion.
+ */
+#include <string.h>
+
+#include <rdma/fi_rma.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+
+static struct gdrfab_ep *ep_of(struct fid_ep *ep_fid)
+{
+	return gdrfab_container_of(ep_fid, struct gdrfab_ep, fid);
+}
+
+static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			 const struct iovec *iov, size_t count)
+{
+	struct iovec copy;
+	uint8_t *p;
+
+	req->txbuf = gdrfab_txbuf_alloc(proto);
+	if (!req->txbuf)
+		return -FI_EAGAIN;
+	p = req->txbuf->data;
+	for (size_t i = 0; i < count; i++) {
+		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+	copy.iov_base = req->txbuf->data;
+	copy.iov_len = (size_t)(p - req->txbuf->data);
+	req->iov[0] = copy;
+	req->iov_count = 1;
+	req->lkey[0] = proto->tx_mr->lkey;
+	req->len = copy.iov_len;
+	return 0;
+}
+
+static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
+		      const struct iovec *iov, void **desc, size_t count,
+		      fi_addr_t peer_addr, uint64_t raddr, uint64_t key,
+		      uint64_t data, uint64_t flags, void *context,
+		      bool silent)
+{
+	struct gdrfab_proto *proto = ep->proto;
+	struct gdrfab_addr peer;
+	struct gdrfab_conn *conn;
+	struct gdrfab_req *req;
+	size_t len;
+	int ret = gdrfab_check_iov(ep, iov, count,
+				   op == GDRFAB_OP_READ ? "fi_read"
+							: "fi_write");
+
+	if (ret)
+		return ret;
+	len = gdrfab_iov_len(iov, count);
+	if (silent && len > proto->inject_max)
+		return -FI_EMSGSIZE;
+	if (key > UINT32_MAX) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "RMA key 0x%llx is not a gdrfab "
+					    "key (4 bytes)\n",
+			    (unsigned long long)key);
+		return -FI_EINVAL;
+	}
+	if (gdrfab_av_get_addr(ep->av, peer_addr, &peer))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	req = gdrfab_req_alloc(proto, false);
+	if (!req) {
+		ret = -FI_EAGAIN;
+		goto out;
+	}
+	conn = gdrfab_conn_get(proto, &peer);
+	if (!conn) {
+		gdrfab_req_free(proto, req);
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	req->op = op;
+	req->context = context;
+	req->cq_flags = FI_RMA | (op == GDRFAB_OP_READ ? FI_READ : FI_WRITE);
+	if (flags & FI_REMOTE_CQ_DATA)
+		req->cq_flags |= FI_REMOTE_CQ_DATA;
+	req->op_flags = flags;
+	req->silent = silent;
+	req->data = data;
+	if (silent)
+		ret = copy_to_txbuf(proto, req, iov, count);
+	else
+		ret = gdrfab_req_set_local(proto, req, iov, desc, count,
+					   op == GDRFAB_OP_READ
+						   ? IBV_ACCESS_LOCAL_WRITE
+						   : 0);
+	if (ret) {
+		gdrfab_req_free(proto, req);
+		goto out;
+	}
+	req->rseg[0].addr = raddr;
+	req->rseg[0].len = len;
+	req->rseg[0].rkey = (uint32_t)key;
+	req->rseg_count = 1;
+	req->conn = conn;
+	conn->refs++;
+	gdrfab_req_submit(req);
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static ssize_t rma_read(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			fi_addr_t src, uint64_t addr, uint64_t key,
+			void *context)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+
+	return do_rma(ep_of(ep), GDRFAB_OP_READ, &iov, &desc, 1, src, addr,
+		      key, 0, ep_of(ep)->tx_op_flags, context, false);
+}
+
+static ssize_t rma_readv(struct fid_ep *ep, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t src,
+			 uint64_t addr, uint64_t key, void *context)
+{
+	return do_rma(ep_of(ep), GDRFAB_OP_READ, iov, desc, count, src, addr,
+		      key, 0, ep_of(ep)->tx_op_flags, context, false);
+}
+
+/* fi_readmsg/fi_writemsg: one remote segment (rma_iov_limit is 1). */
+static int check_msg(const struct fi_msg_rma *msg)
+{
+	if (!msg || msg->rma_iov_count != 1 || !msg->rma_iov) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "RMA message needs exactly one "
+					    "remote segment\n");
+		return -FI_EINVAL;
+	}
+	if (gdrfab_iov_len(msg->msg_iov, msg->iov_count) !=
+	    msg->rma_iov[0].len) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "RMA local and remote lengths "
+					    "differ\n");
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+static ssize_t rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
+			   uint64_t flags)
+{
+	int ret = check_msg(msg);
+
+	if (ret)
+		return ret;
+	return do_rma(ep_of(ep), GDRFAB_OP_READ, msg->msg_iov, msg->desc,
+		      msg->iov_count, msg->addr, msg->rma_iov[0].addr,
+		      msg->rma_iov[0].key, 0, flags, msg->context, false);
+}
+
+static ssize_t rma_write(struct fid_ep *ep, const void *buf, size_t len,
+			 void *desc, fi_addr_t dest, uint64_t addr,
+			 uint64_t key, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_rma(ep_of(ep), GDRFAB_OP_WRITE, &iov, &desc, 1, dest, addr,
+		      key, 0, ep_of(ep)->tx_op_flags, context, false);
+}
+
+static ssize_t rma_writev(struct fid_ep *ep, const struct iovec *iov,
+			  void **desc, size_t count, fi_addr_t dest,
+			  uint64_t addr, uint64_t key, void *context)
+{
+	return do_rma(ep_of(ep), GDRFAB_OP_WRITE, iov, desc, count, dest, addr,
+		      key, 0, ep_of(ep)->tx_op_flags, context, false);
+}
+
+static ssize_t rma_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
+			    uint64_t flags)
+{
+	int ret = check_msg(msg);
+
+	if (ret)
+		return ret;
+	return do_rma(ep_of(ep), GDRFAB_OP_WRITE, msg->msg_iov, msg->desc,
+		      msg->iov_count, msg->addr, msg->rma_iov[0].addr,
+		      msg->rma_iov[0].key, msg->data, flags, msg->context,
+		      false);
+}
+
+static ssize_t rma_inject(struct fid_ep *ep, const void *buf, size_t len,
+			  fi_addr_t dest, uint64_t addr, uint64_t key)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_rma(ep_of(ep), GDRFAB_OP_WRITE, &iov, NULL, 1, dest, addr,
+		      key, 0, FI_INJECT, NULL, true);
+}
+
+static ssize_t rma_writedata(struct fid_ep *ep, const void *buf, size_t len,
+			     void *desc, uint64_t data, fi_addr_t dest,
+			     uint64_t addr, uint64_t key, void *context)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_rma(ep_of(ep), GDRFAB_OP_WRITE, &iov, &desc, 1, dest, addr,
+		      key, data, ep_of(ep)->tx_op_flags | FI_REMOTE_CQ_DATA,
+		      context, false);
+}
+
+static ssize_t rma_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+			      uint64_t data, fi_addr_t dest, uint64_t addr,
+			      uint64_t key)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+
+	return do_rma(ep_of(ep), GDRFAB_OP_WRITE, &iov, NULL, 1, dest, addr,
+		      key, data, FI_INJECT | FI_REMOTE_CQ_DATA, NULL, true);
+}
+
+struct fi_ops_rma gdrfab_rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = rma_read,
+	.readv = rma_readv,
+	.readmsg = rma_readmsg,
+	.write = rma_write,
+	.writev = rma_writev,
+	.writemsg = rma_writemsg,
+	.inject = rma_inject,
+	.writedata = rma_writedata,
+	.injectdata = rma_injectdata,
+};
