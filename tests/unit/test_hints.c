@@ -54,12 +54,15 @@ Test(hints, port_info_describes_the_port)
 	cr_assert_eq(a->port_num, 1);
 	cr_assert_eq(a->qpn_be, 0);
 	cr_assert_eq(a->gid[15], 1);
-	cr_assert_eq(prov->ep_attr->max_msg_size, 1u << 23);
+	cr_assert_eq(prov->ep_attr->max_msg_size, GDRFAB_MAX_MSG_SIZE,
+		     "larger than the port's 8 MiB: messages are split");
 	cr_assert_eq(prov->tx_attr->iov_limit, GDRFAB_IOV_LIMIT);
 	cr_assert_eq(prov->domain_attr->mr_mode, GDRFAB_MR_MODE);
-	cr_assert_eq(prov->caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC |
-				   FI_HMEM),
-		     GDRFAB_PRIMARY_CAPS);
+	cr_assert_eq(prov->caps & (FI_MSG | FI_TAGGED | FI_RMA),
+		     FI_MSG | FI_TAGGED | FI_RMA);
+	cr_assert_eq(prov->caps & (FI_ATOMIC | FI_HMEM), 0);
+	cr_assert_eq(prov->tx_attr->msg_order, FI_ORDER_SAS);
+	cr_assert_eq(prov->domain_attr->cq_data_size, 4);
 	cr_assert_not_null(prov->nic);
 }
 

@@ -17,8 +17,8 @@
 	 FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV)
 #define GDRFAB_SECONDARY_CAPS                                                  \
 	(FI_MULTI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
-#define GDRFAB_CAPS	      (GDRFAB_PRIMARY_CAPS | GDRFAB_SECONDARY_CAPS)
-#define GDRFAB_DOMAIN_CAPS    (FI_LOCAL_COMM | FI_REMOTE_COMM)
+#define GDRFAB_CAPS	   (GDRFAB_PRIMARY_CAPS | GDRFAB_SECONDARY_CAPS)
+#define GDRFAB_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
 
 /* Memory registration modes the application must support (API >= 1.5). */
 #define GDRFAB_MR_MODE                                                         \

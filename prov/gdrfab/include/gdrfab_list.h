@@ -49,7 +49,7 @@ static inline void gdrfab_list_remove(struct gdrfab_list *item)
 }
 
 #define gdrfab_list_entry(ptr, type, field)                                    \
-	((type *)((char *)(ptr) - offsetof(type, field)))
+	((type *)((char *)(ptr)-offsetof(type, field)))
 
 /* Iterates safely against removal of the current item. */
 #define gdrfab_list_for_each_safe(head, it, tmp)                               \

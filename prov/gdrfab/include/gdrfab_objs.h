@@ -40,7 +40,7 @@ struct gdrfab_domain {
 	struct gdrfab_addr port_addr; /* the port's name (no endpoint) */
 	uint32_t max_msg_sz;	      /* per work request */
 	enum ibv_mtu active_mtu;
-	atomic_int ref;		      /* open AVs, CQs, counters, MRs, EPs */
+	atomic_int ref; /* open AVs, CQs, counters, MRs, EPs */
 };
 
 /* A completion queue entry before it is formatted for the application. */
@@ -134,10 +134,10 @@ struct gdrfab_av {
 	pthread_mutex_t lock;
 	struct gdrfab_av_entry *table;
 	size_t cap, used;
-	size_t free_hint;		 /* no free slot below this (MAP) */
+	size_t free_hint;	       /* no free slot below this (MAP) */
 	struct gdrfab_addrmap by_name; /* name -> first slot holding it */
-	uint64_t generation;		 /* changes on every insert/remove */
-	atomic_int ref;			 /* bound endpoints */
+	uint64_t generation;	       /* changes on every insert/remove */
+	atomic_int ref;		       /* bound endpoints */
 };
 
 enum gdrfab_cntr_slot {
@@ -167,7 +167,7 @@ struct gdrfab_ep {
 	struct ibv_cq *ud_cq;
 	struct ibv_qp *ud_qp;
 	struct gdrfab_addr name;
-	bool name_set; /* fi_setname before enable */
+	bool name_set;		    /* fi_setname before enable */
 	struct gdrfab_proto *proto; /* data path state, made by fi_enable */
 };
 

@@ -38,7 +38,7 @@ enum gdrfab_pkt_type {
 	GDRFAB_PKT_NOP = 4,   /* keepalive: proves the peer still acks */
 };
 
-#define GDRFAB_PKT_TAGGED 0x1  /* tagged message (fi_tsend) */
+#define GDRFAB_PKT_TAGGED  0x1 /* tagged message (fi_tsend) */
 #define GDRFAB_PKT_CQ_DATA 0x2 /* data carries remote CQ data */
 
 struct gdrfab_pkt_hdr {
@@ -172,19 +172,19 @@ struct gdrfab_req {
 	size_t posted, liov, loff, riov, roff;
 	bool fully_posted;
 	int wr_pending;
-	int error;	   /* FI_E* (positive) once failed */
+	int error; /* FI_E* (positive) once failed */
 	int prov_errno;
 	struct gdrfab_txbuf *txbuf;
-	bool rndv;	   /* SEND: rendezvous; waiting for FIN */
-	bool silent;	   /* fi_inject*: no CQ entry */
+	bool rndv;   /* SEND: rendezvous; waiting for FIN */
+	bool silent; /* fi_inject*: no CQ entry */
 	bool fin_received;
-	uint64_t msg_id;   /* RNDV/FIN cookie */
-	size_t multi_off;  /* multi-receive: bytes consumed */
+	uint64_t msg_id;	   /* RNDV/FIN cookie */
+	size_t multi_off;	   /* multi-receive: bytes consumed */
 	struct gdrfab_req *parent; /* RNDV_READ: the receive it fills */
 	size_t recv_len;	   /* RNDV_READ: bytes that fit */
 	size_t ctrl_len;	   /* bytes of ctrl to send (CTRL, RNDV) */
-	struct gdrfab_list entry;     /* pending, rndv_wait, posted lists */
-	struct gdrfab_list live;      /* proto->live: freed at close */
+	struct gdrfab_list entry;  /* pending, rndv_wait, posted lists */
+	struct gdrfab_list live;   /* proto->live: freed at close */
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
 };
 

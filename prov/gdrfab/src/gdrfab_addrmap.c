@@ -50,11 +50,10 @@ void gdrfab_addrmap_fini(struct gdrfab_addrmap *map)
 	map->count = 0;
 }
 
-static struct gdrfab_addrmap_node *
-find(const struct gdrfab_addrmap *map, const struct gdrfab_addr *key)
+static struct gdrfab_addrmap_node *find(const struct gdrfab_addrmap *map,
+					const struct gdrfab_addr *key)
 {
-	struct gdrfab_addrmap_node *n =
-		map->buckets[hash(key, map->nbuckets)];
+	struct gdrfab_addrmap_node *n = map->buckets[hash(key, map->nbuckets)];
 
 	for (; n; n = n->next) {
 		if (gdrfab_addr_equal(&n->key, key))
@@ -123,8 +122,8 @@ int gdrfab_addrmap_put(struct gdrfab_addrmap *map,
 void gdrfab_addrmap_del(struct gdrfab_addrmap *map,
 			const struct gdrfab_addr *key)
 {
-	struct gdrfab_addrmap_node **pp = &map->buckets[hash(key,
-							     map->nbuckets)];
+	struct gdrfab_addrmap_node **pp =
+		&map->buckets[hash(key, map->nbuckets)];
 
 	for (; *pp; pp = &(*pp)->next) {
 		if (gdrfab_addr_equal(&(*pp)->key, key)) {

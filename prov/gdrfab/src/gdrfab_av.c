@@ -178,7 +178,8 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 		}
 		if (!--av->table[fi_addr[i]].refcnt) {
 			uint64_t mapped;
-			const struct gdrfab_addr *a = &av->table[fi_addr[i]].addr;
+			const struct gdrfab_addr *a =
+				&av->table[fi_addr[i]].addr;
 
 			if (!gdrfab_addrmap_get(&av->by_name, a, &mapped) &&
 			    mapped == fi_addr[i])

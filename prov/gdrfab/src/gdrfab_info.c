@@ -96,9 +96,9 @@ struct fi_info *gdrfab_info_for_port(const struct gdrfab_port_desc *port)
 	info->ep_attr->type = FI_EP_RDM;
 	info->ep_attr->protocol = FI_PROTO_UNSPEC;
 	info->ep_attr->protocol_version = 1;
-	info->ep_attr->max_msg_size =
-		GDRFAB_MIN(GDRFAB_MAX_MSG_SIZE, port->max_mr_size ? port->max_mr_size
-								: GDRFAB_MAX_MSG_SIZE);
+	info->ep_attr->max_msg_size = GDRFAB_MIN(
+		GDRFAB_MAX_MSG_SIZE,
+		port->max_mr_size ? port->max_mr_size : GDRFAB_MAX_MSG_SIZE);
 	info->ep_attr->mem_tag_format = 0; /* all 64 tag bits are free */
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;

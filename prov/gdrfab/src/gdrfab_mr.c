@@ -120,12 +120,60 @@ static int check_regattr(const struct fi_mr_attr *attr, uint64_t flags)
 	return 0;
 }
 
+static struct ibv_mr *reg_logged(struct gdrfab_domain *domain,
+				 const struct iovec *iov, int access,
+				 const char *what, int *err)
+{
+	struct ibv_mr *mr =
+		ibv_reg_mr(domain->pd, iov->iov_base, iov->iov_len, access);
+
+	if (!mr) {
+		*err = errno;
+		GDRFAB_WARN(FI_LOG_MR,
+			    "ibv_reg_mr(%p, %zu bytes%s) on %s: %s%s\n",
+			    iov->iov_base, iov->iov_len, what,
+			    domain->info->domain_attr->name, strerror(*err),
+			    *err == ENOMEM ? " (is the locked-memory limit, "
+					     "ulimit -l, too low?)"
+					   : "");
+	}
+	return mr;
+}
+
+/* The verbs registrations behind an MR; 0 or a negative FI_E* code. */
+static int register_region(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
+			   const struct fi_mr_attr *attr)
+{
+	const struct iovec *iov = &attr->mr_iov[0];
+	int err = 0;
+
+	/* Verbs cannot register nothing; a zero-length region needs no key
+	 * (zero-length transfers use none). */
+	if (!iov->iov_len)
+		return 0;
+	mr->ibv_mr =
+		reg_logged(domain, iov, verbs_access(attr->access), "", &err);
+	if (!mr->ibv_mr)
+		return gdrfab_errno_to_fi(err);
+	if (attr->access & FI_REMOTE_READ) {
+		mr->rndv_mr = mr->ibv_mr;
+	} else if (!attr->access || (attr->access & FI_SEND)) {
+		mr->rndv_mr = reg_logged(domain, iov, IBV_ACCESS_REMOTE_READ,
+					 ", rendezvous source", &err);
+		if (!mr->rndv_mr) {
+			ibv_dereg_mr(mr->ibv_mr);
+			return gdrfab_errno_to_fi(err);
+		}
+	}
+	return 0;
+}
+
 static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		      uint64_t flags, struct fid_mr **out)
 {
 	struct gdrfab_domain *domain;
 	struct gdrfab_mr *mr;
-	int ret, err;
+	int ret;
 
 	if (!gdrfab_fid_is(fid, FI_CLASS_DOMAIN) || !out)
 		return -FI_EINVAL;
@@ -139,42 +187,16 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr->domain = domain;
 	mr->access = attr->access;
 	mr->iface = attr->iface;
-	mr->ibv_mr =
-		ibv_reg_mr(domain->pd, attr->mr_iov[0].iov_base,
-			   attr->mr_iov[0].iov_len, verbs_access(attr->access));
-	if (!mr->ibv_mr) {
-		err = errno;
-		GDRFAB_WARN(FI_LOG_MR,
-			    "ibv_reg_mr(%p, %zu bytes) on %s: %s%s\n",
-			    attr->mr_iov[0].iov_base, attr->mr_iov[0].iov_len,
-			    domain->info->domain_attr->name, strerror(err),
-			    err == ENOMEM ? " (is the locked-memory limit, "
-					    "ulimit -l, too low?)"
-					  : "");
+	ret = register_region(domain, mr, attr);
+	if (ret) {
 		free(mr);
-		return gdrfab_errno_to_fi(err);
-	}
-	if ((attr->access & FI_REMOTE_READ) || !mr->ibv_mr->length) {
-		mr->rndv_mr = mr->ibv_mr;
-	} else if (!attr->access || (attr->access & FI_SEND)) {
-		mr->rndv_mr = ibv_reg_mr(domain->pd, attr->mr_iov[0].iov_base,
-					 attr->mr_iov[0].iov_len,
-					 IBV_ACCESS_REMOTE_READ);
-		if (!mr->rndv_mr) {
-			err = errno;
-			GDRFAB_WARN(FI_LOG_MR, "ibv_reg_mr (rendezvous source, "
-					       "%zu bytes): %s\n",
-				    attr->mr_iov[0].iov_len, strerror(err));
-			ibv_dereg_mr(mr->ibv_mr);
-			free(mr);
-			return gdrfab_errno_to_fi(err);
-		}
+		return ret;
 	}
 	mr->fid.fid.fclass = FI_CLASS_MR;
 	mr->fid.fid.context = attr->context;
 	mr->fid.fid.ops = &mr_fi_ops;
 	mr->fid.mem_desc = mr;
-	mr->fid.key = mr->ibv_mr->rkey;
+	mr->fid.key = mr->ibv_mr ? mr->ibv_mr->rkey : 0;
 	atomic_fetch_add(&domain->ref, 1);
 	*out = &mr->fid;
 	return 0;

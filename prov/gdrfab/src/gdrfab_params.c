@@ -133,6 +133,24 @@ void gdrfab_params_init(void)
 		&gdrfab_prov, "CQ_SIZE", FI_PARAM_INT,
 		"Default completion queue size when fi_cq_open asks for "
 		"0 (default: 4096)");
+	fi_param_define(&gdrfab_prov, "EAGER_MAX", FI_PARAM_INT,
+			"Largest message sent eagerly through bounce buffers; "
+			"larger messages are pulled by the receiver with RDMA "
+			"READ (default: 8192)");
+	fi_param_define(
+		&gdrfab_prov, "RX_BUFS", FI_PARAM_INT,
+		"Receive bounce buffers per endpoint, shared by all its "
+		"peers (default: 256)");
+	fi_param_define(&gdrfab_prov, "TX_BUFS", FI_PARAM_INT,
+			"Transmit bounce buffers per endpoint (default: 256)");
+	fi_param_define(
+		&gdrfab_prov, "CONN_TIMEOUT_MS", FI_PARAM_INT,
+		"Milliseconds to keep trying to reach a peer before its "
+		"operations fail (default: 10000)");
+	fi_param_define(&gdrfab_prov, "PEER_TIMEOUT_MS", FI_PARAM_INT,
+			"Milliseconds after which a peer that stopped "
+			"answering is declared dead and its operations fail "
+			"(default: 4000)");
 
 	if (fi_param_get_str(&gdrfab_prov, "DEVICE", &devices) == FI_SUCCESS &&
 	    gdrfab_parse_device_filter(&gdrfab_params, devices))

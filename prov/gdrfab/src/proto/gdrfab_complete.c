@@ -75,8 +75,7 @@ void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
 
 void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 			   uint64_t flags, size_t len, size_t olen, void *buf,
-			   uint64_t data, uint64_t tag, int err,
-			   int prov_errno)
+			   uint64_t data, uint64_t tag, int err, int prov_errno)
 {
 	struct gdrfab_cq *cq = rx ? ep->rx_cq : ep->tx_cq;
 	struct fi_cq_err_entry e;

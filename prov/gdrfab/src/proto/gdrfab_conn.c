@@ -24,13 +24,13 @@
 #include "gdrfab_strerror.h"
 #include "gdrfab_ud.h"
 
-#define GRH_LEN 40
-#define UD_RX_SLOTS 32
-#define UD_TX_SLOTS 16
-#define UD_SLOT_SIZE (GRH_LEN + sizeof(struct gdrfab_cm_msg))
-#define UD_SEND_FLAG (1ULL << 63)
+#define GRH_LEN		40
+#define UD_RX_SLOTS	32
+#define UD_TX_SLOTS	16
+#define UD_SLOT_SIZE	(GRH_LEN + sizeof(struct gdrfab_cm_msg))
+#define UD_SEND_FLAG	(1ULL << 63)
 #define RESEND_FIRST_MS 20
-#define RESEND_MAX_MS 1000
+#define RESEND_MAX_MS	1000
 
 static void rc_params(struct gdrfab_proto *proto, struct gdrfab_rc_params *p)
 {
@@ -114,8 +114,7 @@ static void qpn_remove(struct gdrfab_proto *proto, struct gdrfab_conn *conn)
 	}
 }
 
-struct gdrfab_conn *gdrfab_conn_by_qpn(struct gdrfab_proto *proto,
-				       uint32_t qpn)
+struct gdrfab_conn *gdrfab_conn_by_qpn(struct gdrfab_proto *proto, uint32_t qpn)
 {
 	size_t mask = proto->qpn_table_size - 1, i;
 
@@ -139,8 +138,8 @@ int gdrfab_ud_post_recvs(struct gdrfab_proto *proto)
 			.length = UD_SLOT_SIZE,
 			.lkey = proto->ud_mr->lkey,
 		};
-		struct ibv_recv_wr wr = {.wr_id = i, .sg_list = &sge,
-					 .num_sge = 1};
+		struct ibv_recv_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1};
 		struct ibv_recv_wr *bad;
 		int err = ibv_post_recv(proto->ud_qp, &wr, &bad);
 
@@ -417,8 +416,7 @@ static void handle_req(struct gdrfab_proto *proto,
 		return;
 	}
 	if (conn) /* the peer has a new QP: its old connection is gone */
-		gdrfab_conn_fail(conn, FI_ECONNRESET,
-				 GDRFAB_PERR_PEER_CLOSED);
+		gdrfab_conn_fail(conn, FI_ECONNRESET, GDRFAB_PERR_PEER_CLOSED);
 	conn = conn_new(proto, &msg->src);
 	if (!conn)
 		return;
@@ -474,12 +472,13 @@ void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *buf,
 
 	if (len != sizeof(*msg) || msg->version != GDRFAB_WIRE_VERSION ||
 	    msg->type < GDRFAB_CM_REQ || msg->type > GDRFAB_CM_RTU ||
-	    msg->mtu < IBV_MTU_256 || msg->mtu > IBV_MTU_4096 ||
-	    !msg->qpn || msg->qpn > 0xffffff ||
+	    msg->mtu < IBV_MTU_256 || msg->mtu > IBV_MTU_4096 || !msg->qpn ||
+	    msg->qpn > 0xffffff ||
 	    gdrfab_addr_validate(&msg->src, sizeof(msg->src), why,
 				 sizeof(why))) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "malformed connection message (%zu "
-					    "bytes) dropped\n",
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "malformed connection message (%zu "
+			    "bytes) dropped\n",
 			    len);
 		return;
 	}
@@ -559,8 +558,7 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 		}
 		if (conn->state == GDRFAB_CONN_CONNECTED &&
 		    !gdrfab_list_empty(&conn->rndv_wait) &&
-		    now - conn->last_rx_ms >
-			    gdrfab_params.peer_timeout_ms / 2)
+		    now - conn->last_rx_ms > gdrfab_params.peer_timeout_ms / 2)
 			gdrfab_conn_keepalive(conn);
 	}
 }
@@ -569,8 +567,7 @@ void gdrfab_conn_destroy_all(struct gdrfab_proto *proto)
 {
 	struct gdrfab_list *it, *tmp;
 
-	gdrfab_list_for_each_safe(&proto->conns, it, tmp)
-		gdrfab_conn_fail(gdrfab_list_entry(it, struct gdrfab_conn,
-						   entry),
-				 FI_ECANCELED, GDRFAB_PERR_CANCELED);
+	gdrfab_list_for_each_safe(&proto->conns, it, tmp) gdrfab_conn_fail(
+		gdrfab_list_entry(it, struct gdrfab_conn, entry), FI_ECANCELED,
+		GDRFAB_PERR_CANCELED);
 }

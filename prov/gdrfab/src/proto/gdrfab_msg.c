@@ -39,8 +39,9 @@ int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
 		}
 	}
 	if (gdrfab_iov_len(iov, count) > ep->info->ep_attr->max_msg_size) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "%s: %zu bytes exceed max_msg_size\n",
-			    call, gdrfab_iov_len(iov, count));
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "%s: %zu bytes exceed max_msg_size\n", call,
+			    gdrfab_iov_len(iov, count));
 		return -FI_EMSGSIZE;
 	}
 	return 0;
@@ -108,9 +109,9 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	struct gdrfab_addr peer;
 	struct gdrfab_conn *conn;
 	struct gdrfab_req *req;
-	uint16_t pkt_flags = (tagged ? GDRFAB_PKT_TAGGED : 0) |
-			     ((flags & FI_REMOTE_CQ_DATA) ? GDRFAB_PKT_CQ_DATA
-							  : 0);
+	uint16_t pkt_flags =
+		(tagged ? GDRFAB_PKT_TAGGED : 0) |
+		((flags & FI_REMOTE_CQ_DATA) ? GDRFAB_PKT_CQ_DATA : 0);
 	size_t len;
 	int ret = gdrfab_check_iov(ep, iov, count, "send");
 
@@ -118,8 +119,9 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 		return ret;
 	len = gdrfab_iov_len(iov, count);
 	if (silent && len > proto->inject_max) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "inject of %zu bytes exceeds "
-					    "inject_size %zu\n",
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "inject of %zu bytes exceeds "
+			    "inject_size %zu\n",
 			    len, proto->inject_max);
 		return -FI_EMSGSIZE;
 	}
@@ -336,8 +338,7 @@ static ssize_t tag_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
 }
 
 static ssize_t tag_send(struct fid_ep *ep, const void *buf, size_t len,
-			void *desc, fi_addr_t dest, uint64_t tag,
-			void *context)
+			void *desc, fi_addr_t dest, uint64_t tag, void *context)
 {
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
 

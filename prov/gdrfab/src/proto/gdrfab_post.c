@@ -144,8 +144,8 @@ static uint32_t next_chunk(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			   uint32_t *rkey)
 {
 	const struct gdrfab_rndv_seg *rs = &req->rseg[req->riov];
-	uint64_t want = GDRFAB_MIN(rs->len - req->roff,
-				   (uint64_t)proto->max_wr_len);
+	uint64_t want =
+		GDRFAB_MIN(rs->len - req->roff, (uint64_t)proto->max_wr_len);
 	uint32_t len = 0;
 
 	*raddr = rs->addr + req->roff;
@@ -154,8 +154,8 @@ static uint32_t next_chunk(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	while (len < want && *nsge < proto->max_sge &&
 	       req->liov < req->iov_count) {
 		size_t avail = req->iov[req->liov].iov_len - req->loff;
-		uint32_t take = (uint32_t)GDRFAB_MIN((uint64_t)avail,
-						     want - len);
+		uint32_t take =
+			(uint32_t)GDRFAB_MIN((uint64_t)avail, want - len);
 
 		if (!avail) {
 			req->liov++;
@@ -212,15 +212,15 @@ static bool can_post(struct gdrfab_req *req)
 static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	struct ibv_sge sge;
-	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1,
-				 .opcode = IBV_WR_SEND};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND};
 
 	if (!can_post(req))
 		return false;
 	if (req->txbuf) {
 		sge.addr = (uintptr_t)req->txbuf->data;
-		sge.length = (uint32_t)(sizeof(struct gdrfab_pkt_hdr) +
-					req->len);
+		sge.length =
+			(uint32_t)(sizeof(struct gdrfab_pkt_hdr) + req->len);
 		sge.lkey = proto->tx_mr->lkey;
 	} else {
 		sge.addr = (uintptr_t)req->ctrl;
@@ -271,14 +271,11 @@ bool gdrfab_req_post(struct gdrfab_req *req)
 
 	switch (req->op) {
 	case GDRFAB_OP_SEND:
-	case GDRFAB_OP_CTRL:
-		return post_send(proto, req);
+	case GDRFAB_OP_CTRL: return post_send(proto, req);
 	case GDRFAB_OP_WRITE:
 	case GDRFAB_OP_READ:
-	case GDRFAB_OP_RNDV_READ:
-		return post_rdma(proto, req);
-	default:
-		return true;
+	case GDRFAB_OP_RNDV_READ: return post_rdma(proto, req);
+	default: return true;
 	}
 }
 
@@ -331,34 +328,17 @@ void gdrfab_req_submit(struct gdrfab_req *req)
 				GDRFAB_PERR_PEER_UNREACHABLE);
 		return;
 	}
-	if (req->op == GDRFAB_OP_SEND && req->rndv)
-		gdrfab_list_push_tail(&conn->rndv_wait, &req->entry);
-	else
-		gdrfab_list_push_tail(&conn->pending, &req->entry);
+	gdrfab_list_push_tail(&conn->pending, &req->entry);
 	gdrfab_conn_kick(conn);
 }
 
+/* Posts pending requests in order (FI_ORDER_SAS) while slots last. */
 void gdrfab_conn_kick(struct gdrfab_conn *conn)
 {
 	struct gdrfab_list *it, *tmp;
 
 	if (conn->state != GDRFAB_CONN_CONNECTED)
 		return;
-	/* Rendezvous headers wait in rndv_wait from the start (the FIN may
-	 * beat the send completion); post those not yet posted, in order
-	 * with the rest. */
-	gdrfab_list_for_each_safe(&conn->rndv_wait, it, tmp)
-	{
-		struct gdrfab_req *req =
-			gdrfab_list_entry(it, struct gdrfab_req, entry);
-
-		if (req->fully_posted)
-			continue;
-		if (!gdrfab_req_post(req))
-			return;
-		if (req->error && !req->wr_pending)
-			gdrfab_req_finish(conn->proto, req);
-	}
 	gdrfab_list_for_each_safe(&conn->pending, it, tmp)
 	{
 		struct gdrfab_req *req =
@@ -367,8 +347,13 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn)
 		if (!gdrfab_req_post(req))
 			return;
 		gdrfab_list_remove(&req->entry);
-		if (req->error && !req->wr_pending)
+		if (req->error && !req->wr_pending) {
 			gdrfab_req_finish(conn->proto, req);
+		} else if (req->op == GDRFAB_OP_SEND && req->rndv &&
+			   !req->error) {
+			/* Until the receiver's FIN says it read the data. */
+			gdrfab_list_push_tail(&conn->rndv_wait, &req->entry);
+		}
 	}
 }
 
@@ -380,10 +365,10 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		if (req->error && req->op != GDRFAB_OP_CTRL) {
 			/* A rendezvous READ carries its receive's context,
 			 * flags and tag. */
-			gdrfab_complete_error(ep, req->op == GDRFAB_OP_RNDV_READ,
-					      req->context, req->cq_flags, 0, 0,
-					      NULL, 0, req->tag, req->error,
-					      req->prov_errno);
+			gdrfab_complete_error(
+				ep, req->op == GDRFAB_OP_RNDV_READ,
+				req->context, req->cq_flags, 0, 0, NULL, 0,
+				req->tag, req->error, req->prov_errno);
 		} else if (req->op != GDRFAB_OP_CTRL &&
 			   req->op != GDRFAB_OP_RNDV_READ) {
 			gdrfab_complete_tx(ep, req);
@@ -437,5 +422,7 @@ void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
 	if (now - conn->last_keepalive_ms < 100)
 		return;
 	conn->last_keepalive_ms = now;
+	GDRFAB_INFO(FI_LOG_EP_DATA, "keepalive to QP %u: silent for %lld ms\n",
+		    conn->remote_qpn, now - conn->last_rx_ms);
 	gdrfab_send_ctrl(conn->proto, conn, GDRFAB_PKT_NOP, 0);
 }

@@ -14,9 +14,9 @@
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 
-#define POLL_BATCH 32
+#define POLL_BATCH  32
 #define POLL_ROUNDS 4 /* bound one progress call */
-#define CQ_MARGIN 16
+#define CQ_MARGIN   16
 
 static void *alloc_region(size_t len)
 {
@@ -35,8 +35,9 @@ static struct ibv_mr *reg(struct gdrfab_proto *proto, void *p, size_t len,
 	struct ibv_mr *mr = ibv_reg_mr(proto->pd, p, len, access);
 
 	if (!mr)
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "registering %s (%zu bytes): %s%s\n",
-			    what, len, strerror(errno),
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "registering %s (%zu bytes): %s%s\n", what, len,
+			    strerror(errno),
 			    errno == ENOMEM ? " (ulimit -l too low?)" : "");
 	return mr;
 }
@@ -64,8 +65,7 @@ static int create_queues(struct gdrfab_proto *proto)
 	const struct ibv_device_attr *a = &proto->ep->domain->dev_attr;
 	struct ibv_srq_init_attr srq_attr = {
 		.attr = {.max_wr = (uint32_t)proto->rxbuf_cnt, .max_sge = 1}};
-	int cqe = (int)GDRFAB_MIN((size_t)a->max_cqe,
-				  proto->rxbuf_cnt + 8192);
+	int cqe = (int)GDRFAB_MIN((size_t)a->max_cqe, proto->rxbuf_cnt + 8192);
 
 	proto->cq = ibv_create_cq(proto->ctx, cqe, NULL, NULL, 0);
 	if (!proto->cq) {
@@ -77,9 +77,10 @@ static int create_queues(struct gdrfab_proto *proto)
 	 * outstanding than it has room for. */
 	proto->cq_credits = cqe - (int)proto->rxbuf_cnt - CQ_MARGIN;
 	if (proto->cq_credits < 8) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "a CQ of %d entries leaves no room "
-					    "for sends beside %zu receive "
-					    "buffers: lower FI_GDRFAB_RX_BUFS\n",
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "a CQ of %d entries leaves no room "
+			    "for sends beside %zu receive "
+			    "buffers: lower FI_GDRFAB_RX_BUFS\n",
 			    cqe, proto->rxbuf_cnt);
 		return -FI_EINVAL;
 	}
@@ -96,8 +97,8 @@ static int create_buffers(struct gdrfab_proto *proto)
 {
 	size_t hdr = sizeof(struct gdrfab_pkt_hdr);
 
-	proto->rxbuf_size = hdr + GDRFAB_MAX(proto->eager_max,
-					     (size_t)GDRFAB_CTRL_SIZE);
+	proto->rxbuf_size =
+		hdr + GDRFAB_MAX(proto->eager_max, (size_t)GDRFAB_CTRL_SIZE);
 	proto->rx_mem = alloc_region(proto->rxbuf_cnt * proto->rxbuf_size);
 	proto->rxbufs = calloc(proto->rxbuf_cnt, sizeof(*proto->rxbufs));
 	proto->txbuf_size = hdr + proto->eager_max;
@@ -108,15 +109,15 @@ static int create_buffers(struct gdrfab_proto *proto)
 	if (!proto->rx_mem || !proto->rxbufs || !proto->tx_mem ||
 	    !proto->txbufs || !proto->reqs || !proto->ud_mem)
 		return -FI_ENOMEM;
-	proto->rx_mr = reg(proto, proto->rx_mem,
-			   proto->rxbuf_cnt * proto->rxbuf_size,
-			   IBV_ACCESS_LOCAL_WRITE, "receive buffers");
-	proto->tx_mr = reg(proto, proto->tx_mem,
-			   proto->txbuf_cnt * proto->txbuf_size, 0,
-			   "transmit buffers");
-	proto->req_mr = reg(proto, proto->reqs,
-			    proto->req_cnt * sizeof(*proto->reqs), 0,
-			    "requests");
+	proto->rx_mr =
+		reg(proto, proto->rx_mem, proto->rxbuf_cnt * proto->rxbuf_size,
+		    IBV_ACCESS_LOCAL_WRITE, "receive buffers");
+	proto->tx_mr =
+		reg(proto, proto->tx_mem, proto->txbuf_cnt * proto->txbuf_size,
+		    0, "transmit buffers");
+	proto->req_mr =
+		reg(proto, proto->reqs, proto->req_cnt * sizeof(*proto->reqs),
+		    0, "requests");
 	proto->ud_mr = reg(proto, proto->ud_mem, gdrfab_ud_mem_size(),
 			   IBV_ACCESS_LOCAL_WRITE, "connection messages");
 	if (!proto->rx_mr || !proto->tx_mr || !proto->req_mr || !proto->ud_mr)
@@ -127,8 +128,7 @@ static int create_buffers(struct gdrfab_proto *proto)
 	}
 	for (size_t i = 0; i < proto->req_cnt; i++) {
 		gdrfab_list_init(&proto->reqs[i].live);
-		gdrfab_list_push_tail(&proto->free_reqs,
-				      &proto->reqs[i].entry);
+		gdrfab_list_push_tail(&proto->free_reqs, &proto->reqs[i].entry);
 	}
 	proto->req_free_cnt = proto->req_cnt;
 	return 0;
@@ -144,9 +144,8 @@ static int post_receives(struct gdrfab_proto *proto)
 			.length = (uint32_t)proto->rxbuf_size,
 			.lkey = proto->rx_mr->lkey,
 		};
-		struct ibv_recv_wr wr = {.wr_id = (uintptr_t)rb,
-					 .sg_list = &sge,
-					 .num_sge = 1};
+		struct ibv_recv_wr wr = {
+			.wr_id = (uintptr_t)rb, .sg_list = &sge, .num_sge = 1};
 		struct ibv_recv_wr *bad;
 		int err;
 

@@ -21,9 +21,8 @@ static void repost(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf)
 	struct ibv_sge sge = {.addr = (uintptr_t)rxbuf->data,
 			      .length = (uint32_t)proto->rxbuf_size,
 			      .lkey = proto->rx_mr->lkey};
-	struct ibv_recv_wr wr = {.wr_id = (uintptr_t)rxbuf,
-				 .sg_list = &sge,
-				 .num_sge = 1};
+	struct ibv_recv_wr wr = {
+		.wr_id = (uintptr_t)rxbuf, .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
 	int err = ibv_post_srq_recv(proto->srq, &wr, &bad);
 
@@ -68,8 +67,7 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 		if (len != sizeof(*h) || h->flags || h->size)
 			return "bad control message";
 		return NULL;
-	default:
-		return "unknown message type";
+	default: return "unknown message type";
 	}
 }
 
@@ -135,8 +133,7 @@ static void *buf_at(const struct gdrfab_req *req, size_t off)
 static bool multi_exhausted(struct gdrfab_proto *proto,
 			    const struct gdrfab_req *req)
 {
-	return capacity(req) < GDRFAB_MAX(proto->ep->min_multi_recv,
-					   (size_t)1);
+	return capacity(req) < GDRFAB_MAX(proto->ep->min_multi_recv, (size_t)1);
 }
 
 static void finish_recv(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -150,10 +147,9 @@ static void finish_recv(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	if (last && (req->op_flags & FI_MULTI_RECV))
 		flags |= FI_MULTI_RECV;
 	if (got < h->size)
-		gdrfab_complete_error(proto->ep, true, req->context, flags,
-				      got, h->size - got, buf_at(req, off),
-				      h->data, h->tag, FI_ETRUNC,
-				      GDRFAB_PERR_TRUNCATED);
+		gdrfab_complete_error(proto->ep, true, req->context, flags, got,
+				      h->size - got, buf_at(req, off), h->data,
+				      h->tag, FI_ETRUNC, GDRFAB_PERR_TRUNCATED);
 	else
 		gdrfab_complete_rx(proto->ep, req->context, flags, got,
 				   buf_at(req, off), h->data, h->tag, src);
@@ -176,8 +172,7 @@ static size_t take_space(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return off;
 }
 
-static void start_rndv_read(struct gdrfab_proto *proto,
-			    struct gdrfab_req *recv,
+static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 			    const struct gdrfab_pkt_hdr *h,
 			    const struct gdrfab_rndv_seg *seg,
 			    struct gdrfab_conn *conn);
@@ -203,8 +198,7 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 }
 
 /* The rendezvous READ request for one message into a receive. */
-static void start_rndv_read(struct gdrfab_proto *proto,
-			    struct gdrfab_req *recv,
+static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 			    const struct gdrfab_pkt_hdr *h,
 			    const struct gdrfab_rndv_seg *seg,
 			    struct gdrfab_conn *conn)
@@ -328,8 +322,7 @@ static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		    (unsigned long long)h->msg_id);
 }
 
-static void add_unexpected(struct gdrfab_proto *proto,
-			   struct gdrfab_conn *conn,
+static void add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			   const struct gdrfab_pkt_hdr *h,
 			   const struct gdrfab_rndv_seg *seg,
 			   const uint8_t *payload)
@@ -350,8 +343,9 @@ static void add_unexpected(struct gdrfab_proto *proto,
 		memcpy(u->seg, seg, h->seg_count * sizeof(*seg));
 	else if (h->size)
 		memcpy(u->payload, payload, h->size);
-	gdrfab_list_push_tail((h->flags & GDRFAB_PKT_TAGGED) ? &proto->unexp_tag
-							     : &proto->unexp_msg,
+	gdrfab_list_push_tail((h->flags & GDRFAB_PKT_TAGGED)
+				      ? &proto->unexp_tag
+				      : &proto->unexp_msg,
 			      &u->entry);
 }
 
@@ -363,8 +357,7 @@ void gdrfab_unexp_free(struct gdrfab_unexp *u)
 	free(u);
 }
 
-static void handle_message(struct gdrfab_proto *proto,
-			   struct gdrfab_conn *conn,
+static void handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			   const struct gdrfab_pkt_hdr *h)
 {
 	const struct gdrfab_rndv_seg *seg = (const void *)(h + 1);
@@ -411,16 +404,16 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 		/* fi_writedata: the data landed; its CQ data is here. */
 		if (!proto->closing)
-			gdrfab_complete_rx(proto->ep, NULL,
-					   FI_RMA | FI_REMOTE_WRITE |
-						   FI_REMOTE_CQ_DATA,
-					   wc->byte_len, NULL,
-					   ntohl(wc->imm_data), 0,
-					   gdrfab_conn_fi_addr(conn));
+			gdrfab_complete_rx(
+				proto->ep, NULL,
+				FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+				wc->byte_len, NULL, ntohl(wc->imm_data), 0,
+				gdrfab_conn_fi_addr(conn));
 		repost(proto, rxbuf);
 		return;
 	}
-	why = check_header(h, wc->byte_len, proto->ep->info->ep_attr->max_msg_size);
+	why = check_header(h, wc->byte_len,
+			   proto->ep->info->ep_attr->max_msg_size);
 	if (why) {
 		char peer[128];
 
@@ -439,11 +432,10 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 /* ---- posting receives ---- */
 
 static struct gdrfab_unexp *find_unexpected(struct gdrfab_proto *proto,
-					    struct gdrfab_req *req,
-					    bool tagged)
+					    struct gdrfab_req *req, bool tagged)
 {
-	struct gdrfab_list *list = tagged ? &proto->unexp_tag
-					  : &proto->unexp_msg;
+	struct gdrfab_list *list =
+		tagged ? &proto->unexp_tag : &proto->unexp_msg;
 	struct gdrfab_list *it, *tmp;
 
 	gdrfab_list_for_each_safe(list, it, tmp)
@@ -484,8 +476,8 @@ static int peek(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	}
 	if (u->hdr.flags & GDRFAB_PKT_CQ_DATA)
 		cq_flags |= FI_REMOTE_CQ_DATA;
-	gdrfab_complete_rx(proto->ep, req->context, cq_flags, u->hdr.size,
-			   NULL, u->hdr.data, u->hdr.tag,
+	gdrfab_complete_rx(proto->ep, req->context, cq_flags, u->hdr.size, NULL,
+			   u->hdr.data, u->hdr.tag,
 			   gdrfab_conn_fi_addr(u->conn));
 	if (flags & FI_CLAIM) {
 		u->claimed = true;
@@ -570,8 +562,8 @@ int gdrfab_recv_cancel(struct gdrfab_proto *proto, void *context)
 
 		gdrfab_list_for_each_safe(lists[l], it, tmp)
 		{
-			struct gdrfab_req *req = gdrfab_list_entry(
-				it, struct gdrfab_req, entry);
+			struct gdrfab_req *req =
+				gdrfab_list_entry(it, struct gdrfab_req, entry);
 
 			if (req->context != context)
 				continue;

@@ -44,17 +44,15 @@ static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
 static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 		      const struct iovec *iov, void **desc, size_t count,
 		      fi_addr_t peer_addr, uint64_t raddr, uint64_t key,
-		      uint64_t data, uint64_t flags, void *context,
-		      bool silent)
+		      uint64_t data, uint64_t flags, void *context, bool silent)
 {
 	struct gdrfab_proto *proto = ep->proto;
 	struct gdrfab_addr peer;
 	struct gdrfab_conn *conn;
 	struct gdrfab_req *req;
 	size_t len;
-	int ret = gdrfab_check_iov(ep, iov, count,
-				   op == GDRFAB_OP_READ ? "fi_read"
-							: "fi_write");
+	int ret = gdrfab_check_iov(
+		ep, iov, count, op == GDRFAB_OP_READ ? "fi_read" : "fi_write");
 
 	if (ret)
 		return ret;
@@ -62,8 +60,9 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	if (silent && len > proto->inject_max)
 		return -FI_EMSGSIZE;
 	if (key > UINT32_MAX) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "RMA key 0x%llx is not a gdrfab "
-					    "key (4 bytes)\n",
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "RMA key 0x%llx is not a gdrfab "
+			    "key (4 bytes)\n",
 			    (unsigned long long)key);
 		return -FI_EINVAL;
 	}
@@ -92,10 +91,9 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	if (silent)
 		ret = copy_to_txbuf(proto, req, iov, count);
 	else
-		ret = gdrfab_req_set_local(proto, req, iov, desc, count,
-					   op == GDRFAB_OP_READ
-						   ? IBV_ACCESS_LOCAL_WRITE
-						   : 0);
+		ret = gdrfab_req_set_local(
+			proto, req, iov, desc, count,
+			op == GDRFAB_OP_READ ? IBV_ACCESS_LOCAL_WRITE : 0);
 	if (ret) {
 		gdrfab_req_free(proto, req);
 		goto out;
@@ -118,8 +116,8 @@ static ssize_t rma_read(struct fid_ep *ep, void *buf, size_t len, void *desc,
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
 
-	return do_rma(ep_of(ep), GDRFAB_OP_READ, &iov, &desc, 1, src, addr,
-		      key, 0, ep_of(ep)->tx_op_flags, context, false);
+	return do_rma(ep_of(ep), GDRFAB_OP_READ, &iov, &desc, 1, src, addr, key,
+		      0, ep_of(ep)->tx_op_flags, context, false);
 }
 
 static ssize_t rma_readv(struct fid_ep *ep, const struct iovec *iov,

@@ -7,10 +7,10 @@
 #include "gdrfab.h"
 #include "gdrfab_rc.h"
 
-#define RC_RETRY_CNT 7
-#define RC_RNR_RETRY 7	  /* 7: retry for ever; the SRQ refills */
+#define RC_RETRY_CNT	 6 /* 7 means "for ever" to some devices (rxe) */
+#define RC_RNR_RETRY	 7 /* 7: retry for ever; the SRQ refills */
 #define RC_MIN_RNR_TIMER 1 /* 0.01 ms */
-#define HOP_LIMIT 64
+#define HOP_LIMIT	 64
 
 struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p)
 {
@@ -19,17 +19,18 @@ struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p)
 		.recv_cq = p->cq,
 		.srq = p->srq,
 		.qp_type = IBV_QPT_RC,
-		.cap = {
-			.max_send_wr = (uint32_t)p->sq_depth,
-			.max_send_sge = (uint32_t)p->max_sge,
-		},
+		.cap =
+			{
+				.max_send_wr = (uint32_t)p->sq_depth,
+				.max_send_sge = (uint32_t)p->max_sge,
+			},
 	};
 	struct ibv_qp_attr attr = {
 		.qp_state = IBV_QPS_INIT,
 		.pkey_index = 0,
 		.port_num = p->port_num,
-		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_WRITE,
+		.qp_access_flags =
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
 	};
 	struct ibv_qp *qp = ibv_create_qp(p->pd, &init);
 
@@ -67,8 +68,7 @@ static void fill_ah(struct ibv_ah_attr *ah, const struct gdrfab_rc_params *p,
 
 int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
 		      const struct gdrfab_addr *peer, uint32_t remote_qpn,
-		      uint32_t remote_psn, uint32_t local_psn,
-		      enum ibv_mtu mtu)
+		      uint32_t remote_psn, uint32_t local_psn, enum ibv_mtu mtu)
 {
 	struct ibv_qp_attr attr;
 	int err;
@@ -96,9 +96,9 @@ int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
 	attr.sq_psn = local_psn;
 	attr.max_rd_atomic = (uint8_t)p->max_rd_atomic;
 	return ibv_modify_qp(qp, &attr,
-			     IBV_QP_STATE | IBV_QP_TIMEOUT |
-				     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				     IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 struct ibv_ah *gdrfab_rc_create_ah(const struct gdrfab_rc_params *p,

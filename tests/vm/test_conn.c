@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Connections: both sides at once, a peer that is not there, many peers,
+ * an endpoint closed while its peer still sends, a peer process killed in
+ * the middle of transfers. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dp_helpers.h"
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+TestSuite(conn, .init = require_vm, .timeout = 300);
+
+Test(conn, both_sides_connect_at_once)
+{
+	struct dp_ep p[2];
+	char a[8] = "to b", b[8] = "to a", ra[8], rb[8];
+	struct fi_cq_tagged_entry e;
+
+	dp_pair(&p[0], &p[1], NULL);
+	/* Both post before either progresses: two REQs cross. */
+	DP_POST(p, 2, fi_recv(p[0].ep, ra, 8, NULL, FI_ADDR_UNSPEC, NULL));
+	DP_POST(p, 2, fi_recv(p[1].ep, rb, 8, NULL, FI_ADDR_UNSPEC, NULL));
+	cr_assert_eq(fi_send(p[0].ep, a, 5, NULL, p[0].peer[1], NULL), 0);
+	cr_assert_eq(fi_send(p[1].ep, b, 5, NULL, p[1].peer[0], NULL), 0);
+	dp_expect(p[0].rxcq, &e, NULL, p, 2);
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_str_eq(ra, "to a");
+	cr_assert_str_eq(rb, "to b");
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	dp_expect(p[1].txcq, &e, NULL, p, 2);
+	dp_close(&p[1]);
+	dp_close(&p[0]);
+}
+
+Test(conn, a_peer_that_is_not_there_fails_in_bounded_time)
+{
+	struct dp_ep p[2];
+	struct fi_cq_err_entry err;
+	char buf[8] = "hello";
+	long long start;
+	int ctx;
+
+	setenv("FI_GDRFAB_CONN_TIMEOUT_MS", "1000", 1);
+	dp_pair(&p[0], &p[1], NULL);
+	/* The name stays in 0's AV after 1 closes. */
+	dp_close(&p[1]);
+	start = now_ms();
+	cr_assert_eq(fi_send(p[0].ep, buf, 6, NULL, p[0].peer[1], &ctx), 0);
+	cr_assert_eq(dp_wait(p[0].txcq, NULL, NULL, &err, p, 1, 20000),
+		     -FI_EAVAIL);
+	cr_assert_eq(err.err, FI_EHOSTUNREACH);
+	cr_assert_eq(err.op_context, &ctx);
+	cr_assert_lt(now_ms() - start, 10000, "gave up after %lld ms",
+		     now_ms() - start);
+	cr_assert(
+		strstr(fi_cq_strerror(p[0].txcq, err.prov_errno, NULL, NULL, 0),
+		       "unreachable"));
+	dp_close(&p[0]);
+}
+
+Test(conn, sixty_four_endpoints_all_to_all)
+{
+	enum { N = 64 };
+	static struct dp_ep p[N];
+	char out[N][8], in[N][N][8];
+	struct fi_cq_tagged_entry e;
+
+	setenv("FI_GDRFAB_RX_BUFS", "64", 1);
+	setenv("FI_GDRFAB_TX_BUFS", "64", 1);
+	setenv("FI_GDRFAB_TX_SIZE", "128", 1);
+	setenv("FI_GDRFAB_RX_SIZE", "128", 1);
+	for (int i = 0; i < N; i++)
+		dp_open(&p[i], i % 2 ? "rxe1" : "rxe0", NULL);
+	dp_connect_all(p, N);
+	for (int i = 0; i < N; i++) {
+		snprintf(out[i], 8, "m%d", i);
+		for (int j = 0; j < N; j++) {
+			if (j != i)
+				DP_POST(p, N,
+					fi_trecv(p[i].ep, in[i][j], 8, NULL,
+						 p[i].peer[j], (uint64_t)j, 0,
+						 NULL));
+		}
+	}
+	for (int i = 0; i < N; i++) {
+		for (int j = 0; j < N; j++) {
+			if (j != i)
+				DP_POST(p, N,
+					fi_tsend(p[i].ep, out[i], 8, NULL,
+						 p[i].peer[j], (uint64_t)i,
+						 NULL));
+		}
+	}
+	for (int i = 0; i < N; i++) {
+		for (int k = 0; k < N - 1; k++) {
+			dp_expect(p[i].rxcq, &e, NULL, p, N);
+			dp_expect(p[i].txcq, &e, NULL, p, N);
+		}
+	}
+	for (int i = 0; i < N; i++) {
+		for (int j = 0; j < N; j++) {
+			if (j != i)
+				cr_assert_str_eq(in[i][j], out[j]);
+		}
+	}
+	for (int i = N - 1; i >= 0; i--)
+		dp_close(&p[i]);
+}
+
+Test(conn, closing_an_endpoint_while_its_peer_sends)
+{
+	struct dp_ep p[3];
+	uint8_t *big = dp_alloc(200000);
+	char small[64] = "small", got[64];
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	int errors = 0, done = 0;
+	long long start;
+
+	setenv("FI_GDRFAB_PEER_TIMEOUT_MS", "1000", 1);
+	dp_open(&p[0], "rxe0", NULL);
+	dp_open(&p[1], "rxe1", NULL);
+	dp_open(&p[2], "rxe1", NULL);
+	dp_connect_all(p, 3);
+	/* Connect, then leave sends (eager and rendezvous) unreceived. */
+	DP_POST(p, 3, fi_recv(p[1].ep, got, 64, NULL, FI_ADDR_UNSPEC, NULL));
+	DP_POST(p, 3, fi_send(p[0].ep, small, 6, NULL, p[0].peer[1], NULL));
+	dp_expect(p[1].rxcq, &e, NULL, p, 3);
+	dp_expect(p[0].txcq, &e, NULL, p, 3);
+	for (int i = 0; i < 4; i++) {
+		DP_POST(p, 3,
+			fi_send(p[0].ep, big, 200000, NULL, p[0].peer[1],
+				NULL));
+		DP_POST(p, 3,
+			fi_send(p[0].ep, small, 64, NULL, p[0].peer[1], NULL));
+	}
+	dp_progress(p, 3);
+	dp_close(&p[1]);
+	/* Every send ends, each with a completion or an error, in bounded
+	 * time; none hangs. */
+	start = now_ms();
+	while (done + errors < 8) {
+		int ret = dp_wait(p[0].txcq, &e, NULL, &err, &p[0], 1, 30000);
+
+		cr_assert_neq(ret, -FI_ETIMEDOUT, "a send never ended");
+		if (ret == 1)
+			done++;
+		else
+			errors++;
+	}
+	cr_assert_geq(errors, 4, "the rendezvous sends cannot complete");
+	cr_assert_lt(now_ms() - start, 30000);
+	/* The survivor still talks to its other peer. */
+	DP_POST(p, 3, fi_recv(p[2].ep, got, 64, NULL, FI_ADDR_UNSPEC, NULL));
+	DP_POST(p, 3, fi_send(p[0].ep, small, 6, NULL, p[0].peer[2], NULL));
+	dp_expect(p[2].rxcq, &e, NULL, &p[0], 1);
+	dp_expect(p[0].txcq, &e, NULL, &p[0], 1);
+	dp_close(&p[2]);
+	dp_close(&p[0]);
+	free(big);
+}
+
+/* The killed peer: connects, sends eagerly and by rendezvous, and keeps
+ * reading the parent's rendezvous message until it is killed. */
+static void child(int to_parent, int from_parent)
+{
+	struct dp_ep c;
+	uint8_t name[32];
+	uint8_t *big = dp_alloc(4 << 20), *sink = dp_alloc(4 << 20);
+	char small[64] = "from child";
+	fi_addr_t parent;
+	struct fi_cq_tagged_entry e;
+
+	dp_open(&c, "rxe1", NULL);
+	if (write(to_parent, c.name, 32) != 32 ||
+	    read(from_parent, name, 32) != 32)
+		_exit(2);
+	fi_av_insert(c.av, name, 1, &parent, 0, NULL);
+	/* Receives the parent's large messages, slowly. */
+	fi_recv(c.ep, sink, 4 << 20, NULL, FI_ADDR_UNSPEC, NULL);
+	for (int i = 0;; i++) {
+		if (fi_send(c.ep, i % 2 ? (void *)big : (void *)small,
+			    i % 2 ? 4 << 20 : 64, NULL, parent, NULL) == 0 &&
+		    i == 2 && write(to_parent, "!", 1) != 1)
+			_exit(3);
+		fi_cq_read(c.txcq, &e, 1);
+		fi_cq_read(c.rxcq, &e, 1);
+		usleep(1000);
+	}
+}
+
+Test(conn, a_peer_killed_mid_transfer_leaves_errors_not_hangs)
+{
+	int up[2], down[2], status;
+	struct dp_ep p[2];
+	uint8_t child_name[32], *big, *sink;
+	fi_addr_t kid;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	char ready, small[16] = "still here", got[16];
+	pid_t pid;
+	int tx_errors = 0, rx_errors = 0, tx_done = 0;
+	long long start;
+
+	cr_assert_eq(pipe(up), 0);
+	cr_assert_eq(pipe(down), 0);
+	/* Fork before either side touches verbs. */
+	pid = fork();
+	if (!pid) {
+		child(up[1], down[0]);
+		_exit(0);
+	}
+	setenv("FI_GDRFAB_PEER_TIMEOUT_MS", "1500", 1);
+	big = dp_alloc(4 << 20);
+	sink = dp_alloc(4 << 20);
+	dp_open(&p[0], "rxe0", NULL);
+	dp_open(&p[1], "rxe0", NULL);
+	dp_connect_all(p, 2);
+	cr_assert_eq(read(up[0], child_name, 32), 32);
+	cr_assert_eq(write(down[1], p[0].name, 32), 32);
+	cr_assert_eq(fi_av_insert(p[0].av, child_name, 1, &kid, 0, NULL), 1);
+	/* Receives for the child's eager and rendezvous messages, and two
+	 * rendezvous sends to it that it will never finish reading. */
+	for (int i = 0; i < 4; i++)
+		DP_POST(p, 2,
+			fi_recv(p[0].ep, sink, 4 << 20, NULL, FI_ADDR_UNSPEC,
+				NULL));
+	DP_POST(p, 2, fi_send(p[0].ep, big, 4 << 20, NULL, kid, NULL));
+	DP_POST(p, 2, fi_send(p[0].ep, big, 4 << 20, NULL, kid, NULL));
+	/* Progress until the child says it is mid-stream, then kill it. */
+	while (read(up[0], &ready, 1) != 1)
+		;
+	for (int i = 0; i < 200; i++)
+		dp_progress(p, 2);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	start = now_ms();
+	/* The sends to the dead child end with errors (or completed before
+	 * it died); nothing hangs. */
+	while (tx_done + tx_errors < 2) {
+		int ret = dp_wait(p[0].txcq, &e, NULL, &err, p, 2, 30000);
+
+		cr_assert_neq(ret, -FI_ETIMEDOUT,
+			      "a send to the dead peer "
+			      "hangs");
+		if (ret == 1)
+			tx_done++;
+		else
+			tx_errors++;
+	}
+	cr_assert_geq(tx_errors, 1);
+	/* Receives that were mid-read from the child fail too; the others
+	 * stay posted for other peers. */
+	while (dp_wait(p[0].rxcq, &e, NULL, &err, p, 2, 3000) != -FI_ETIMEDOUT)
+		rx_errors += e.flags == 0;
+	cr_assert_lt(now_ms() - start, 30000);
+	/* And the survivor keeps working with its other peer. */
+	DP_POST(p, 2, fi_recv(p[1].ep, got, 16, NULL, FI_ADDR_UNSPEC, NULL));
+	DP_POST(p, 2, fi_send(p[0].ep, small, 11, NULL, p[0].peer[1], NULL));
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_str_eq(got, "still here");
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	(void)rx_errors;
+	dp_close(&p[1]);
+	dp_close(&p[0]);
+	free(big);
+	free(sink);
+}

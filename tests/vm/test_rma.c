@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* RMA over rxe: read, write, writedata, inject, to a peer and to the
+ * endpoint's own address; MR access enforced by the target. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_helpers.h"
+
+static struct dp_ep p[2];
+
+static void setup(void)
+{
+	struct dp_opts o = {.counters = true};
+
+	require_vm();
+	dp_pair(&p[0], &p[1], &o);
+}
+
+static void teardown(void)
+{
+	dp_close(&p[1]);
+	dp_close(&p[0]);
+}
+
+TestSuite(rma, .init = setup, .fini = teardown, .timeout = 240);
+
+static void write_then_read(int target, size_t len)
+{
+	uint8_t *local = dp_alloc(len), *back = dp_alloc(len);
+	uint8_t *remote = dp_alloc(len);
+	struct fid_mr *lmr = dp_reg(&p[0], local, len, FI_WRITE);
+	struct fid_mr *bmr = dp_reg(&p[0], back, len, FI_READ);
+	struct fid_mr *rmr = dp_reg(&p[target], remote, len,
+				    FI_REMOTE_READ | FI_REMOTE_WRITE);
+	struct fi_cq_tagged_entry e;
+	uint64_t writes = fi_cntr_read(p[0].txcntr);
+
+	dp_fill(local, len, 11);
+	DP_POST(p, 2,
+		fi_write(p[0].ep, local, len, fi_mr_desc(lmr),
+			 p[0].peer[target], (uintptr_t)remote, fi_mr_key(rmr),
+			 local));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert_eq(e.op_context, local);
+	cr_assert_eq(e.flags, FI_RMA | FI_WRITE);
+	cr_assert(dp_check(remote, len, 11), "written %zu bytes", len);
+	DP_POST(p, 2,
+		fi_read(p[0].ep, back, len, fi_mr_desc(bmr), p[0].peer[target],
+			(uintptr_t)remote, fi_mr_key(rmr), back));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert_eq(e.flags, FI_RMA | FI_READ);
+	cr_assert(dp_check(back, len, 11), "read back %zu bytes", len);
+	cr_assert_eq(fi_cntr_read(p[0].txcntr), writes + 2);
+	dp_expect_none(p[target].rxcq, p, 2, 10);
+	fi_close(&lmr->fid);
+	fi_close(&bmr->fid);
+	fi_close(&rmr->fid);
+	free(local);
+	free(back);
+	free(remote);
+}
+
+Test(rma, write_and_read_a_peer)
+{
+	write_then_read(1, 4096);
+	write_then_read(1, 0);
+	write_then_read(1, 1 << 20);
+}
+
+Test(rma, in_pieces_beyond_the_ports_limit)
+{
+	write_then_read(1, (20u << 20) + 3);
+}
+
+Test(rma, to_the_endpoints_own_address)
+{
+	/* As NCCL's plugin does to flush: a read from itself. */
+	write_then_read(0, 65536);
+}
+
+Test(rma, writedata_completes_at_the_target_with_its_data)
+{
+	uint8_t *src = dp_alloc(5000), *dst = dp_alloc(5000);
+	struct fid_mr *rmr = dp_reg(&p[1], dst, 5000, FI_REMOTE_WRITE);
+	struct fi_cq_tagged_entry e;
+	fi_addr_t from;
+
+	dp_fill(src, 5000, 4);
+	DP_POST(p, 2,
+		fi_writedata(p[0].ep, src, 5000, NULL, 0xcafe, p[0].peer[1],
+			     (uintptr_t)dst, fi_mr_key(rmr), NULL));
+	dp_expect(p[1].rxcq, &e, &from, p, 2);
+	cr_assert_eq(e.flags, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
+	cr_assert_eq(e.data, 0xcafe);
+	cr_assert_eq(e.len, 5000);
+	cr_assert_eq(from, p[1].peer[0]);
+	cr_assert(dp_check(dst, 5000, 4), "data there before the completion");
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert_eq(e.flags, FI_RMA | FI_WRITE);
+	/* Zero bytes with data. */
+	DP_POST(p, 2,
+		fi_writedata(p[0].ep, src, 0, NULL, 7, p[0].peer[1],
+			     (uintptr_t)dst, fi_mr_key(rmr), NULL));
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_eq(e.data, 7);
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	fi_close(&rmr->fid);
+	free(src);
+	free(dst);
+}
+
+Test(rma, inject_write_and_msg_variants)
+{
+	char src[16] = "injected", back[16];
+	uint8_t *dst = dp_alloc(64);
+	struct fid_mr *rmr =
+		dp_reg(&p[1], dst, 64, FI_REMOTE_WRITE | FI_REMOTE_READ);
+	struct iovec iov = {.iov_base = back, .iov_len = 9};
+	struct fi_rma_iov rma = {
+		.addr = (uintptr_t)dst, .len = 9, .key = fi_mr_key(rmr)};
+	struct fi_msg_rma msg = {.msg_iov = &iov,
+				 .iov_count = 1,
+				 .addr = p[0].peer[1],
+				 .rma_iov = &rma,
+				 .rma_iov_count = 1,
+				 .context = back};
+	struct fi_cq_tagged_entry e;
+	uint64_t before = fi_cntr_read(p[0].txcntr);
+
+	DP_POST(p, 2,
+		fi_inject_write(p[0].ep, src, 9, p[0].peer[1], (uintptr_t)dst,
+				fi_mr_key(rmr)));
+	memset(src, 0, sizeof(src));
+	/* No completion, but the write counter moves once it is done. */
+	while (fi_cntr_read(p[0].txcntr) == before)
+		dp_progress(p, 2);
+	dp_expect_none(p[0].txcq, p, 2, 20);
+	cr_assert_str_eq((char *)dst, "injected");
+	DP_POST(p, 2, fi_readmsg(p[0].ep, &msg, 0));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert_eq(e.op_context, back);
+	cr_assert_str_eq(back, "injected");
+	rma.len = 3;
+	cr_assert_eq(fi_readmsg(p[0].ep, &msg, 0), -FI_EINVAL,
+		     "lengths differ");
+	cr_assert_eq(fi_read(p[0].ep, back, 1, NULL, p[0].peer[1], 0,
+			     1ULL << 40, NULL),
+		     -FI_EINVAL, "not a 4-byte key");
+	fi_close(&rmr->fid);
+	free(dst);
+}
+
+static void expect_access_error(int err)
+{
+	struct fi_cq_err_entry e;
+
+	cr_assert_eq(dp_wait(p[0].txcq, NULL, NULL, &e, p, 2, DP_TIMEOUT_MS),
+		     -FI_EAVAIL, "a forbidden access must not succeed");
+	cr_assert_eq(e.err, err, "got %s", fi_strerror(e.err));
+	cr_assert(e.prov_errno > 0);
+}
+
+Test(rma, access_the_mr_does_not_allow_fails_and_the_peer_recovers)
+{
+	uint8_t *ro = dp_alloc(4096), *wo = dp_alloc(4096);
+	uint8_t *buf = dp_alloc(4096);
+	struct fid_mr *ro_mr = dp_reg(&p[1], ro, 4096, FI_REMOTE_READ);
+	struct fid_mr *wo_mr = dp_reg(&p[1], wo, 4096, FI_REMOTE_WRITE);
+	struct fid_mr *send_only = dp_reg(&p[1], buf, 4096, FI_SEND);
+	struct fi_cq_tagged_entry e;
+
+	memset(ro, 0x5a, 4096);
+	DP_POST(p, 2,
+		fi_write(p[0].ep, buf, 64, NULL, p[0].peer[1], (uintptr_t)ro,
+			 fi_mr_key(ro_mr), NULL));
+	expect_access_error(FI_EACCES);
+	cr_assert_eq(ro[0], 0x5a, "read-only memory untouched");
+	DP_POST(p, 2,
+		fi_read(p[0].ep, buf, 64, NULL, p[0].peer[1], (uintptr_t)wo,
+			fi_mr_key(wo_mr), NULL));
+	expect_access_error(FI_EACCES);
+	/* A send buffer's key grants no remote access either, even though
+	 * gdrfab itself reads such buffers for rendezvous. */
+	DP_POST(p, 2,
+		fi_read(p[0].ep, buf, 64, NULL, p[0].peer[1], (uintptr_t)buf,
+			fi_mr_key(send_only), NULL));
+	expect_access_error(FI_EACCES);
+	/* The connection is rebuilt: allowed accesses work again. */
+	DP_POST(p, 2,
+		fi_read(p[0].ep, buf, 64, NULL, p[0].peer[1], (uintptr_t)ro,
+			fi_mr_key(ro_mr), NULL));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert_eq(buf[0], 0x5a);
+	cr_assert_geq(fi_cntr_readerr(p[0].txcntr), 3);
+	fi_close(&ro_mr->fid);
+	fi_close(&wo_mr->fid);
+	fi_close(&send_only->fid);
+	free(ro);
+	free(wo);
+	free(buf);
+}
