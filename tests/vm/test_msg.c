@@ -87,6 +87,44 @@ Test(msg, larger_than_the_ports_message_limit)
 	exchange((16u << 20) + 12345, true, true);
 }
 
+/* 1 GiB: every 4 KiB page carries its index at both ends (writing and
+ * checking every byte would take minutes under emulation). */
+Test(msg, one_gibibyte, .timeout = 900)
+{
+	size_t len = (size_t)1 << 30, pages = len / 4096;
+	uint8_t *src = dp_alloc(len), *dst = dp_alloc(len);
+	struct fid_mr *smr = dp_reg(&p[0], src, len, FI_SEND);
+	struct fid_mr *rmr = dp_reg(&p[1], dst, len, FI_RECV);
+	struct fi_cq_tagged_entry e;
+
+	for (size_t i = 0; i < pages; i++) {
+		memcpy(src + i * 4096, &i, sizeof(i));
+		memcpy(src + i * 4096 + 4096 - sizeof(i), &i, sizeof(i));
+	}
+	DP_POST(p, 2,
+		fi_trecv(p[1].ep, dst, len, fi_mr_desc(rmr), FI_ADDR_UNSPEC, 1,
+			 0, NULL));
+	DP_POST(p, 2,
+		fi_tsend(p[0].ep, src, len, fi_mr_desc(smr), p[0].peer[1], 1,
+			 NULL));
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_eq(e.len, len);
+	for (size_t i = 0; i < pages; i++) {
+		size_t head, tail;
+
+		memcpy(&head, dst + i * 4096, sizeof(head));
+		memcpy(&tail, dst + i * 4096 + 4096 - sizeof(tail),
+		       sizeof(tail));
+		cr_assert(head == i && tail == i, "page %zu holds %zu/%zu", i,
+			  head, tail);
+	}
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	fi_close(&smr->fid);
+	fi_close(&rmr->fid);
+	free(src);
+	free(dst);
+}
+
 Test(msg, unexpected_eager_and_rendezvous)
 {
 	exchange(100, false, true);

@@ -464,21 +464,35 @@ static void handle_rtu(struct gdrfab_proto *proto,
 		established(conn);
 }
 
+/* What is wrong with a connection message, or NULL. */
+static const char *check_cm(const struct gdrfab_cm_msg *msg, size_t len)
+{
+	char why[128];
+
+	if (len != sizeof(*msg))
+		return "wrong length";
+	if (msg->version != GDRFAB_WIRE_VERSION)
+		return "unknown wire version";
+	if (msg->type < GDRFAB_CM_REQ || msg->type > GDRFAB_CM_RTU)
+		return "unknown type";
+	if (msg->mtu < IBV_MTU_256 || msg->mtu > IBV_MTU_4096)
+		return "bad MTU";
+	if (!msg->qpn || msg->qpn > 0xffffff)
+		return "bad QP number";
+	if (gdrfab_addr_validate(&msg->src, sizeof(msg->src), why, sizeof(why)))
+		return "bad source name";
+	return NULL;
+}
+
 void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *buf,
 			   size_t len)
 {
 	const struct gdrfab_cm_msg *msg = buf;
-	char why[128];
+	const char *why = check_cm(msg, len);
 
-	if (len != sizeof(*msg) || msg->version != GDRFAB_WIRE_VERSION ||
-	    msg->type < GDRFAB_CM_REQ || msg->type > GDRFAB_CM_RTU ||
-	    msg->mtu < IBV_MTU_256 || msg->mtu > IBV_MTU_4096 || !msg->qpn ||
-	    msg->qpn > 0xffffff ||
-	    gdrfab_addr_validate(&msg->src, sizeof(msg->src), why,
-				 sizeof(why))) {
+	if (why) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "malformed connection message (%zu "
-			    "bytes) dropped\n",
+			    "connection message dropped: %s (%zu bytes)\n", why,
 			    len);
 		return;
 	}
