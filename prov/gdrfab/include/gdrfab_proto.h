@@ -116,7 +116,8 @@ struct gdrfab_conn {
 	uint32_t psn;
 	uint32_t remote_qpn;
 	enum ibv_mtu path_mtu;
-	int sq_avail; /* free send queue slots */
+	uint32_t max_inline; /* bytes a send may carry inline */
+	int sq_avail;	     /* free send queue slots */
 	int wr_outstanding;
 	unsigned refs; /* the table, requests, unexpected messages */
 	/* Timers: REQ/REP resends and giving up. */
@@ -177,6 +178,7 @@ struct gdrfab_req {
 	struct gdrfab_txbuf *txbuf;
 	bool rndv;   /* SEND: rendezvous; waiting for FIN */
 	bool silent; /* fi_inject*: no CQ entry */
+	bool inline_data; /* SEND: header + iov sent inline, no copy */
 	bool fin_received;
 	uint64_t msg_id;	   /* RNDV/FIN cookie */
 	size_t multi_off;	   /* multi-receive: bytes consumed */

@@ -18,8 +18,13 @@ struct gdrfab_rc_params {
 	uint8_t timeout; /* IB local ACK timeout exponent */
 };
 
-/* Creates an RC QP in INIT. NULL (logged) on failure. */
-struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p);
+/* Inline data asked for on RC QPs (small sends skip the bounce copy). */
+#define GDRFAB_RC_INLINE 256
+
+/* Creates an RC QP in INIT; *max_inline gets the inline bytes it
+ * accepts. NULL (logged) on failure. */
+struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p,
+				uint32_t *max_inline);
 /* Connects a QP in INIT to the peer's QP: RTR then RTS. 0 or errno. */
 int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
 		      const struct gdrfab_addr *peer, uint32_t remote_qpn,

@@ -236,7 +236,7 @@ static struct gdrfab_conn *conn_new(struct gdrfab_proto *proto,
 	conn->refs = 1;
 	gdrfab_list_init(&conn->pending);
 	gdrfab_list_init(&conn->rndv_wait);
-	conn->qp = gdrfab_rc_create(&p);
+	conn->qp = gdrfab_rc_create(&p, &conn->max_inline);
 	if (!conn->qp)
 		goto err;
 	conn->ah = gdrfab_rc_create_ah(&p, peer);

@@ -74,6 +74,27 @@ static int prepare_eager(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return 0;
 }
 
+/* A small message sent inline from the application's buffers: the header
+ * in the request's control area, no bounce copy. */
+static void prepare_inline(struct gdrfab_req *req, const struct iovec *iov,
+			   size_t count, uint16_t flags)
+{
+	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
+
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = GDRFAB_WIRE_VERSION;
+	hdr->type = GDRFAB_PKT_EAGER;
+	hdr->flags = flags;
+	hdr->tag = req->tag;
+	hdr->data = req->data;
+	req->iov_count = count;
+	memcpy(req->iov, iov, count * sizeof(*iov));
+	req->len = gdrfab_iov_len(iov, count);
+	hdr->size = req->len;
+	req->ctrl_len = sizeof(*hdr);
+	req->inline_data = true;
+}
+
 /* Builds a rendezvous header naming the (registered) source buffers. */
 static int prepare_rndv(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			const struct iovec *iov, void **desc, size_t count,
@@ -147,7 +168,13 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	req->addr = dest;
 	req->tag = tag;
 	req->data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
-	if (len <= proto->eager_max)
+	/* Inline needs the data at post time: not for injects, which may
+	 * wait for the connection after the caller reused the buffer. */
+	if (!silent &&
+	    len + sizeof(struct gdrfab_pkt_hdr) <= conn->max_inline &&
+	    count + 1 <= (size_t)proto->max_sge)
+		prepare_inline(req, iov, count, pkt_flags);
+	else if (len <= proto->eager_max)
 		ret = prepare_eager(proto, req, iov, count, pkt_flags);
 	else
 		ret = prepare_rndv(proto, req, iov, desc, count, pkt_flags);

@@ -208,25 +208,40 @@ static bool can_post(struct gdrfab_req *req)
 	return req->conn->sq_avail > 0 && req->conn->proto->cq_credits > 0;
 }
 
-/* SEND (eager or rendezvous header) and control messages: one WR. */
+/* SEND (eager or rendezvous header) and control messages: one WR, inline
+ * when the connection's QP can carry it. */
 static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
-	struct ibv_sge sge;
-	struct ibv_send_wr wr = {
-		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND};
+	struct ibv_sge sge[1 + GDRFAB_MAX_IOV];
+	struct ibv_send_wr wr = {.sg_list = sge, .num_sge = 1,
+				 .opcode = IBV_WR_SEND};
+	uint32_t total;
 
 	if (!can_post(req))
 		return false;
 	if (req->txbuf) {
-		sge.addr = (uintptr_t)req->txbuf->data;
-		sge.length =
-			(uint32_t)(sizeof(struct gdrfab_pkt_hdr) + req->len);
-		sge.lkey = proto->tx_mr->lkey;
+		sge[0].addr = (uintptr_t)req->txbuf->data;
+		sge[0].length = (uint32_t)(sizeof(struct gdrfab_pkt_hdr) +
+					   req->len);
+		sge[0].lkey = proto->tx_mr->lkey;
 	} else {
-		sge.addr = (uintptr_t)req->ctrl;
-		sge.length = (uint32_t)req->ctrl_len;
-		sge.lkey = proto->req_mr->lkey;
+		sge[0].addr = (uintptr_t)req->ctrl;
+		sge[0].length = (uint32_t)req->ctrl_len;
+		sge[0].lkey = proto->req_mr->lkey;
 	}
+	total = sge[0].length;
+	/* The payload straight from the application's buffers: copied by
+	 * the post itself, so it needs no registration. */
+	for (size_t i = 0; req->inline_data && i < req->iov_count; i++) {
+		if (!req->iov[i].iov_len)
+			continue;
+		sge[wr.num_sge].addr = (uintptr_t)req->iov[i].iov_base;
+		sge[wr.num_sge].length = (uint32_t)req->iov[i].iov_len;
+		sge[wr.num_sge].lkey = 0;
+		total += sge[wr.num_sge++].length;
+	}
+	if (total <= req->conn->max_inline)
+		wr.send_flags = IBV_SEND_INLINE;
 	if (post_wr(req, &wr)) {
 		req->error = FI_EIO;
 		return true;

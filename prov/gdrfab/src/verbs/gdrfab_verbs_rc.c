@@ -12,7 +12,8 @@
 #define RC_MIN_RNR_TIMER 1 /* 0.01 ms */
 #define HOP_LIMIT	 64
 
-struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p)
+struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p,
+				uint32_t *max_inline)
 {
 	struct ibv_qp_init_attr init = {
 		.send_cq = p->cq,
@@ -32,8 +33,18 @@ struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p)
 		.qp_access_flags =
 			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
 	};
-	struct ibv_qp *qp = ibv_create_qp(p->pd, &init);
+	struct ibv_qp *qp;
 
+	/* Small sends go inline (no DMA read of the payload); devices that
+	 * cannot inline that much get a QP without. */
+	init.cap.max_inline_data = GDRFAB_RC_INLINE;
+	qp = ibv_create_qp(p->pd, &init);
+	if (!qp) {
+		init.cap.max_inline_data = 0;
+		qp = ibv_create_qp(p->pd, &init);
+	}
+	if (qp && max_inline)
+		*max_inline = init.cap.max_inline_data;
 	if (!qp) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_create_qp(RC, %d WRs): %s\n",
 			    p->sq_depth, strerror(errno));

@@ -1,0 +1,61 @@
+#!/bin/bash
+# Runs inside the VM (see run-bench.sh), from the build directory.
+set -u
+rounds=$1
+sizes="8 4096 65536 1048576 16777216"
+csv=$(echo $sizes | tr ' ' ,)
+export FI_PROVIDER_PATH=$PWD/.libs
+export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
+results=$(mktemp)
+
+wait_port() {
+	for _ in $(seq 300); do
+		ss -ltn | grep -q ":$1 " && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# example PROG PROVIDER MODE EXTRA: "KIND PROVIDER SIZE VALUE" lines.
+example() {
+	local prog=$1 prov=$2 mode=$3 kind=$4 col=$5
+	shift 5
+	./examples/$prog -p "$prov" -m "$mode" -d rxe0 -s "$csv" "$@" >/dev/null 2>&1 &
+	wait_port 47593
+	timeout 900 ./examples/$prog -p "$prov" -m "$mode" -d rxe1 -s "$csv" "$@" 192.0.2.1 |
+		awk -v k="$kind" -v p="$prov" -v c="$col" '/^ *[0-9]/ { print k, p, $1, $c }' >>"$results"
+	wait
+}
+
+# perftest: ib_send_lat (t_avg, one way) and ib_write_bw (MiB/s -> MB/s).
+perftest() {
+	local tool=$1 size=$2 iters=$3
+	$tool -d rxe0 -x 1 -s "$size" -n "$iters" >/dev/null 2>&1 &
+	wait_port 18515
+	if [ "$tool" = ib_send_lat ]; then
+		timeout 900 $tool -d rxe1 -x 1 -s "$size" -n "$iters" 192.0.2.1 2>/dev/null |
+			awk -v s="$size" '$1 == s { print "lat raw", s, $6 }' >>"$results"
+	else
+		timeout 900 $tool -d rxe1 -x 1 -s "$size" -n "$iters" 192.0.2.1 2>/dev/null |
+			awk -v s="$size" '$1 == s { print "bw raw", s, $4 * 1.048576 }' >>"$results"
+	fi
+	wait
+}
+
+for r in $(seq "$rounds"); do
+	echo "round $r of $rounds" >&2
+	for prov in gdrfab "verbs;ofi_rxm"; do
+		example gdrfab_pingpong "$prov" tagged lat 3
+		example gdrfab_bw "$prov" tagged bw_tagged 4 -w 8
+		example gdrfab_bw "$prov" rma bw_write 4 -w 8
+	done
+	for s in $sizes; do
+		[ "$s" -le 1048576 ] && perftest ib_send_lat "$s" $((s > 65536 ? 20 : 1000))
+		perftest ib_write_bw "$s" $((s > 65536 ? 20 : 500))
+	done
+done
+
+# Medians over rounds, then the table (raw results kept for re-reading).
+cp "$results" bench-raw.txt
+awk -f "$(dirname "$0")/summarize.awk" "$results"
+rm -f "$results"

@@ -1,0 +1,44 @@
+# Summarises benchmark results ("KIND PROVIDER SIZE VALUE" lines, or
+# "lat raw SIZE US" / "bw raw SIZE MBPS" from perftest) into medians and
+# gdrfab's ratios to each baseline.
+function median(key,   n, i, j, t, v) {
+	n = split(vals[key], v, " ")
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+		}
+	return n ? v[int((n + 1) / 2)] : ""
+}
+{
+	if ($1 == "lat" && $2 == "raw") key = "lat|raw|" $3
+	else if ($1 == "bw" && $2 == "raw") key = "bw|raw|" $3
+	else key = $1 "|" $2 "|" $3
+	vals[key] = vals[key] " " ($1 == "lat" && $2 == "raw" ? $4 : $NF)
+	sizes[$3 + 0] = 1
+}
+function r(a, b) { return (a == "" || b == "" || b == 0) ? "   n/a" : sprintf("%6.2f", a / b) }
+END {
+	n = 0
+	for (s in sizes)
+		sorted[++n] = s + 0
+	for (i = 2; i <= n; i++) # mawk has no asort
+		for (j = i; j > 1 && sorted[j - 1] > sorted[j]; j--) {
+			t = sorted[j]; sorted[j] = sorted[j - 1]; sorted[j - 1] = t
+		}
+	printf "\nLatency (us, one way; median of rounds)\n"
+	printf "%10s %10s %14s %12s %12s %12s\n", "bytes", "gdrfab", "verbs;ofi_rxm", "ib_send_lat", "vs_rxm", "vs_raw"
+	for (i = 1; i <= n; i++) {
+		s = sorted[i]
+		g = median("lat|gdrfab|" s); x = median("lat|verbs;ofi_rxm|" s); w = median("lat|raw|" s)
+		printf "%10d %10s %14s %12s %12s %12s\n", s, g, x, w == "" ? "n/a" : w, r(g, x), r(g, w)
+	}
+	printf "\nBandwidth (MB/s = 10^6 B/s; median of rounds)\n"
+	printf "%10s %12s %12s %14s %14s %12s %12s %12s\n", "bytes", "gdrfab_tag", "gdrfab_write", "rxm_tag", "rxm_write", "ib_write_bw", "write/raw", "write/rxm"
+	for (i = 1; i <= n; i++) {
+		s = sorted[i]
+		gt = median("bw_tagged|gdrfab|" s); gw = median("bw_write|gdrfab|" s)
+		xt = median("bw_tagged|verbs;ofi_rxm|" s); xw = median("bw_write|verbs;ofi_rxm|" s)
+		w = median("bw|raw|" s)
+		printf "%10d %12s %12s %14s %14s %12s %12s %12s\n", s, gt, gw, xt, xw, w, r(gw, w), r(gw, xw)
+	}
+}
