@@ -95,7 +95,8 @@ int ex_iters(const struct ex_ctx *c, size_t size, int small, int large)
 		return c->o.iters;
 	if (size <= 65536)
 		return small;
-	return (int)(large * 65536 / size) > 2 ? (int)(large * 65536 / size) : 2;
+	return (int)(large * 65536 / size) > 2 ? (int)(large * 65536 / size)
+					       : 2;
 }
 
 void ex_fill(uint8_t *p, size_t len, unsigned seed)
@@ -205,7 +206,8 @@ int ex_sync(struct ex_ctx *c)
 
 	if (ex_is_server(c))
 		return xfer(c->sock, &a, 1, true) ||
-		       (progress_until_readable(c), xfer(c->sock, &b, 1, false));
+		       (progress_until_readable(c),
+			xfer(c->sock, &b, 1, false));
 	progress_until_readable(c);
 	return xfer(c->sock, &b, 1, false) || xfer(c->sock, &a, 1, true);
 }

@@ -31,9 +31,9 @@ struct ex_opts {
 	enum ex_mode mode;  /* -m tagged|rma */
 	size_t sizes[64];   /* -s a,b,c (default: the benchmark sizes) */
 	int nsizes;
-	int iters;	    /* -i, 0: chosen per size */
-	int window;	    /* -w, bandwidth only */
-	bool check;	    /* -c: verify the data */
+	int iters;  /* -i, 0: chosen per size */
+	int window; /* -w, bandwidth only */
+	bool check; /* -c: verify the data */
 };
 
 struct ex_ctx {

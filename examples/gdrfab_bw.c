@@ -39,9 +39,8 @@ static int window(struct ex_ctx *c, size_t size)
 	if (c->o.mode == EX_RMA && ex_is_server(c))
 		return 0; /* RDMA writes need nothing of the target */
 	for (int w = 0; w < c->o.window; w++) {
-		if (ex_post(c, &done,
-			    ex_is_server(c) ? post_recv : post_send, size,
-			    (void *)(uintptr_t)w))
+		if (ex_post(c, &done, ex_is_server(c) ? post_recv : post_send,
+			    size, (void *)(uintptr_t)w))
 			return -1;
 	}
 	return ex_wait(c, c->o.window - done);

@@ -29,8 +29,8 @@ static ssize_t post_send(struct ex_ctx *c, size_t len, void *arg)
 static ssize_t post_recv(struct ex_ctx *c, size_t len, void *arg)
 {
 	(void)arg;
-	return fi_trecv(c->ep, c->buf + c->buf_len / 2, len,
-			fi_mr_desc(c->mr), c->peer, 1, 0, &ctx[1]);
+	return fi_trecv(c->ep, c->buf + c->buf_len / 2, len, fi_mr_desc(c->mr),
+			c->peer, 1, 0, &ctx[1]);
 }
 
 /* One round trip; the client speaks first. */
@@ -39,14 +39,12 @@ static int round_trip(struct ex_ctx *c, size_t size, int iter)
 	int done = 0;
 	uint8_t *rx = c->buf + c->buf_len / 2;
 
-	if (c->o.mode == EX_TAGGED &&
-	    ex_post(c, &done, post_recv, size, NULL))
+	if (c->o.mode == EX_TAGGED && ex_post(c, &done, post_recv, size, NULL))
 		return -1;
 	if (!ex_is_server(c)) {
 		if (c->o.check)
 			ex_fill(c->buf, size, (unsigned)iter);
-		if (ex_post(c, &done, post_send, size,
-			    (void *)(uintptr_t)iter))
+		if (ex_post(c, &done, post_send, size, (void *)(uintptr_t)iter))
 			return -1;
 		ex_wait(c, 2 - done);
 	} else {
@@ -58,8 +56,7 @@ static int round_trip(struct ex_ctx *c, size_t size, int iter)
 		}
 		if (c->o.check)
 			memcpy(c->buf, rx, size);
-		if (ex_post(c, &done, post_send, size,
-			    (void *)(uintptr_t)iter))
+		if (ex_post(c, &done, post_send, size, (void *)(uintptr_t)iter))
 			return -1;
 		ex_wait(c, 1 - done);
 	}

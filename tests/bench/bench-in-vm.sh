@@ -20,9 +20,9 @@ wait_port() {
 example() {
 	local prog=$1 prov=$2 mode=$3 kind=$4 col=$5
 	shift 5
-	./examples/$prog -p "$prov" -m "$mode" -d rxe0 -s "$csv" "$@" >/dev/null 2>&1 &
+	taskset -c 0 ./examples/$prog -p "$prov" -m "$mode" -d rxe0 -s "$csv" "$@" >/dev/null 2>&1 &
 	wait_port 47593
-	timeout 900 ./examples/$prog -p "$prov" -m "$mode" -d rxe1 -s "$csv" "$@" 192.0.2.1 |
+	timeout 900 taskset -c 1 ./examples/$prog -p "$prov" -m "$mode" -d rxe1 -s "$csv" "$@" 192.0.2.1 |
 		awk -v k="$kind" -v p="$prov" -v c="$col" '/^ *[0-9]/ { print k, p, $1, $c }' >>"$results"
 	wait
 }
@@ -30,21 +30,25 @@ example() {
 # perftest: ib_send_lat (t_avg, one way) and ib_write_bw (MiB/s -> MB/s).
 perftest() {
 	local tool=$1 size=$2 iters=$3
-	$tool -d rxe0 -x 1 -s "$size" -n "$iters" >/dev/null 2>&1 &
+	taskset -c 0 $tool -d rxe0 -x 1 -s "$size" -n "$iters" >/dev/null 2>&1 &
 	wait_port 18515
 	if [ "$tool" = ib_send_lat ]; then
-		timeout 900 $tool -d rxe1 -x 1 -s "$size" -n "$iters" 192.0.2.1 2>/dev/null |
+		timeout 900 taskset -c 1 $tool -d rxe1 -x 1 -s "$size" -n "$iters" 192.0.2.1 2>/dev/null |
 			awk -v s="$size" '$1 == s { print "lat raw", s, $6 }' >>"$results"
 	else
-		timeout 900 $tool -d rxe1 -x 1 -s "$size" -n "$iters" 192.0.2.1 2>/dev/null |
+		timeout 900 taskset -c 1 $tool -d rxe1 -x 1 -s "$size" -n "$iters" 192.0.2.1 2>/dev/null |
 			awk -v s="$size" '$1 == s { print "bw raw", s, $4 * 1.048576 }' >>"$results"
 	fi
 	wait
 }
 
+# Server and client each on a vCPU of their own; the order of the
+# providers alternates between rounds so neither always goes first.
 for r in $(seq "$rounds"); do
 	echo "round $r of $rounds" >&2
-	for prov in gdrfab "verbs;ofi_rxm"; do
+	order="gdrfab verbs;ofi_rxm"
+	[ $((r % 2)) = 0 ] && order="verbs;ofi_rxm gdrfab"
+	for prov in $order; do
 		example gdrfab_pingpong "$prov" tagged lat 3
 		example gdrfab_bw "$prov" tagged bw_tagged 4 -w 8
 		example gdrfab_bw "$prov" rma bw_write 4 -w 8

@@ -7,7 +7,7 @@
 #     perftest's ib_write_bw;
 # then prints medians and gdrfab's ratio to each baseline.
 #
-#   tests/bench/run-bench.sh [ROUNDS]        (default 3)
+#   tests/bench/run-bench.sh [ROUNDS]        (default 5)
 #
 # Under TCG emulation absolute numbers are meaningless and vary ~1.8x
 # between boots: only the ratios, measured in one boot, mean anything.
@@ -17,4 +17,4 @@ top=$(cd "$here/../.." && pwd)
 "$top/scripts/install-deps.sh"
 "$top/scripts/build.sh"
 cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash "$here/bench-in-vm.sh" "${1:-3}"
+exec "$top/tests/vm/vm-run" --timeout 3000 -- bash "$here/bench-in-vm.sh" "${1:-5}"

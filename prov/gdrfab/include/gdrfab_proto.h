@@ -176,8 +176,8 @@ struct gdrfab_req {
 	int error; /* FI_E* (positive) once failed */
 	int prov_errno;
 	struct gdrfab_txbuf *txbuf;
-	bool rndv;   /* SEND: rendezvous; waiting for FIN */
-	bool silent; /* fi_inject*: no CQ entry */
+	bool rndv;	  /* SEND: rendezvous; waiting for FIN */
+	bool silent;	  /* fi_inject*: no CQ entry */
 	bool inline_data; /* SEND: header + iov sent inline, no copy */
 	bool fin_received;
 	uint64_t msg_id;	   /* RNDV/FIN cookie */

@@ -213,16 +213,16 @@ static bool can_post(struct gdrfab_req *req)
 static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	struct ibv_sge sge[1 + GDRFAB_MAX_IOV];
-	struct ibv_send_wr wr = {.sg_list = sge, .num_sge = 1,
-				 .opcode = IBV_WR_SEND};
+	struct ibv_send_wr wr = {
+		.sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND};
 	uint32_t total;
 
 	if (!can_post(req))
 		return false;
 	if (req->txbuf) {
 		sge[0].addr = (uintptr_t)req->txbuf->data;
-		sge[0].length = (uint32_t)(sizeof(struct gdrfab_pkt_hdr) +
-					   req->len);
+		sge[0].length =
+			(uint32_t)(sizeof(struct gdrfab_pkt_hdr) + req->len);
 		sge[0].lkey = proto->tx_mr->lkey;
 	} else {
 		sge[0].addr = (uintptr_t)req->ctrl;

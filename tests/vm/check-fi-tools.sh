@@ -1,7 +1,9 @@
 #!/bin/bash
-# libfabric's own fi_info against gdrfab, inside the VM: both rxe devices
-# listed with NIC attributes, the parameters listed, hints honoured.
-# Prints one PASS/FAIL line per check and "fi_info: N passed, M failed".
+# libfabric's own tools against gdrfab, inside the VM: fi_info lists both
+# rxe devices with NIC attributes and the parameters and honours hints;
+# fi_pingpong runs messages of 1 B to 1 MiB both ways, data checked, in
+# msg and tagged modes. Prints one PASS/FAIL line per check and
+# "fi_info: N passed, M failed".
 set -u
 pass=0 fail=0
 check() {
@@ -51,5 +53,34 @@ fi_info -e >"$out" 2>&1
 for p in DEVICE GID_INDEX TX_SIZE RX_SIZE CQ_SIZE EAGER_MAX RX_BUFS TX_BUFS CONN_TIMEOUT_MS PEER_TIMEOUT_MS; do
 	check "-e lists FI_GDRFAB_$p" grep -q "FI_GDRFAB_$p" "$out"
 done
+# fi_pingpong: server on rxe0, client on rxe1 (its control socket comes
+# up within seconds: wait for it, do not sleep).
+pingpong() {
+	local mode=$1 size=$2 port=$3
+	fi_pingpong -p gdrfab -e rdm -m "$mode" -d rxe0 -B "$port" -I 10 -S "$size" -c >"$out.srv" 2>&1 &
+	for _ in $(seq 200); do
+		ss -ltn | grep -q ":$port " && break
+		sleep 0.05
+	done
+	timeout 120 fi_pingpong -p gdrfab -e rdm -m "$mode" -d rxe1 -P "$port" -I 10 -S "$size" -c 192.0.2.1 >"$out" 2>&1
+	local rc=$?
+	wait $! || rc=1
+	# Its result line: "<size> 10 =10 ..." (sizes written as 4k, 1m).
+	local label=$size
+	[ "$size" -ge 1024 ] && label=$((size / 1024))k
+	[ "$size" -ge 1048576 ] && label=$((size / 1048576))m
+	grep -q "^$label *10 *=10 " "$out" || rc=1
+	[ $rc = 0 ] || { cat "$out" "$out.srv"; }
+	return $rc
+}
+port=47600
+for mode in msg tagged; do
+	for size in 1 64 4096 65536 1048576; do
+		port=$((port + 1))
+		check "fi_pingpong -m $mode -S $size" pingpong $mode $size $port
+	done
+done
+rm -f "$out.srv"
+
 echo "fi_info: $pass passed, $fail failed"
 [ "$fail" = 0 ]
