@@ -9,6 +9,13 @@ function median(key,   n, i, j, t, v) {
 		}
 	return n ? v[int((n + 1) / 2)] : ""
 }
+function minimum(key,   n, i, v, m) {
+	n = split(vals[key], v, " ")
+	for (i = 1; i <= n; i++)
+		if (i == 1 || v[i] + 0 < m + 0)
+			m = v[i]
+	return m
+}
 {
 	if ($1 == "lat" && $2 == "raw") key = "lat|raw|" $3
 	else if ($1 == "bw" && $2 == "raw") key = "bw|raw|" $3
@@ -25,12 +32,13 @@ END {
 		for (j = i; j > 1 && sorted[j - 1] > sorted[j]; j--) {
 			t = sorted[j]; sorted[j] = sorted[j - 1]; sorted[j - 1] = t
 		}
-	printf "\nLatency (us, one way; median of rounds)\n"
-	printf "%10s %10s %14s %12s %12s %12s\n", "bytes", "gdrfab", "verbs;ofi_rxm", "ib_send_lat", "vs_rxm", "vs_raw"
+	printf "\nLatency (us, one way): median of rounds, then best of rounds\n"
+	printf "%10s %10s %14s %12s %8s %8s | %10s %14s %12s %8s %8s\n", "bytes", "gdrfab", "verbs;ofi_rxm", "ib_send_lat", "vs_rxm", "vs_raw", "gdrfab", "verbs;ofi_rxm", "ib_send_lat", "vs_rxm", "vs_raw"
 	for (i = 1; i <= n; i++) {
 		s = sorted[i]
 		g = median("lat|gdrfab|" s); x = median("lat|verbs;ofi_rxm|" s); w = median("lat|raw|" s)
-		printf "%10d %10s %14s %12s %12s %12s\n", s, g, x, w == "" ? "n/a" : w, r(g, x), r(g, w)
+		gm = minimum("lat|gdrfab|" s); xm = minimum("lat|verbs;ofi_rxm|" s); wm = minimum("lat|raw|" s)
+		printf "%10d %10s %14s %12s %8s %8s | %10s %14s %12s %8s %8s\n", s, g, x, w == "" ? "n/a" : w, r(g, x), r(g, w), gm, xm, wm == "" ? "n/a" : wm, r(gm, xm), r(gm, wm)
 	}
 	printf "\nBandwidth (MB/s = 10^6 B/s; median of rounds)\n"
 	printf "%10s %12s %12s %14s %14s %12s %12s %12s\n", "bytes", "gdrfab_tag", "gdrfab_write", "rxm_tag", "rxm_write", "ib_write_bw", "write/raw", "write/rxm"

@@ -20,6 +20,8 @@
 #include "gdrfab.h"
 #include "gdrfab_addr.h"
 #include "gdrfab_addrmap.h"
+#include "gdrfab_eplist.h"
+#include "gdrfab_lock.h"
 #include "gdrfab_signal.h"
 
 struct gdrfab_fabric {
@@ -63,7 +65,7 @@ struct gdrfab_cq {
 	size_t entry_size;
 	enum fi_wait_obj wait_obj;
 	enum fi_cq_wait_cond wait_cond;
-	pthread_mutex_t lock;
+	struct gdrfab_lock lock;
 	struct gdrfab_cq_entry *ring; /* grows: completions are never lost */
 	size_t cap, head, count;
 	struct gdrfab_cq_err *err_head, *err_tail;
@@ -71,9 +73,7 @@ struct gdrfab_cq {
 	struct gdrfab_signal signal;
 	atomic_bool woken; /* fi_cq_signal() */
 	/* Endpoints bound to this CQ, progressed by every read. */
-	pthread_rwlock_t eps_lock;
-	struct gdrfab_ep **eps;
-	size_t ep_cnt;
+	struct gdrfab_eplist eps; /* progressed by every read */
 	atomic_int ref;
 };
 
@@ -103,9 +103,7 @@ struct gdrfab_cntr {
 	atomic_uint_fast64_t value;
 	atomic_uint_fast64_t errors;
 	struct gdrfab_signal signal;
-	pthread_rwlock_t eps_lock;
-	struct gdrfab_ep **eps;
-	size_t ep_cnt;
+	struct gdrfab_eplist eps; /* progressed by every read */
 	atomic_int ref;
 };
 
@@ -131,7 +129,7 @@ struct gdrfab_av {
 	struct fid_av fid;
 	struct gdrfab_domain *domain;
 	enum fi_av_type type;
-	pthread_mutex_t lock;
+	struct gdrfab_lock lock;
 	struct gdrfab_av_entry *table;
 	size_t cap, used;
 	size_t free_hint;	       /* no free slot below this (MAP) */
@@ -154,7 +152,7 @@ struct gdrfab_ep {
 	struct fid_ep fid;
 	struct gdrfab_domain *domain;
 	struct fi_info *info;
-	pthread_mutex_t lock;
+	struct gdrfab_lock lock;
 	bool enabled;
 	struct gdrfab_cq *tx_cq, *rx_cq;
 	uint64_t tx_cq_flags, rx_cq_flags; /* FI_SELECTIVE_COMPLETION */
@@ -225,6 +223,10 @@ extern struct fi_ops_atomic gdrfab_nosys_atomic_ops;
 extern struct fi_ops_collective gdrfab_nosys_collective_ops;
 int gdrfab_nosys_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			  void **ops, void *context);
+
+/* Whether the domain's objects need their locks (anything but
+ * FI_THREAD_DOMAIN). */
+bool gdrfab_domain_locks(const struct gdrfab_domain *domain);
 
 /* Validates that a fid handed to us is of the expected class and ours. */
 bool gdrfab_fid_is(const struct fid *fid, size_t fclass);

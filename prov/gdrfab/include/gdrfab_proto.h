@@ -289,6 +289,11 @@ void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 /* A request for the application (NULL when only the control reserve is
  * left) or for a control message (from the reserve). */
 struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl);
+/* A request for the application bound to the peer's connection (made on
+ * first use); the caller holds the endpoint lock. -FI_EAGAIN when
+ * requests run out. */
+int gdrfab_req_to_peer(struct gdrfab_proto *proto,
+		       const struct gdrfab_addr *peer, struct gdrfab_req **out);
 struct gdrfab_txbuf *gdrfab_txbuf_alloc(struct gdrfab_proto *proto);
 void gdrfab_txbuf_free(struct gdrfab_proto *proto, struct gdrfab_txbuf *tb);
 void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);

@@ -111,7 +111,7 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 				       "error array\n");
 		return -FI_EINVAL;
 	}
-	pthread_mutex_lock(&av->lock);
+	gdrfab_lock_acquire(&av->lock);
 	for (size_t i = 0; i < count; i++) {
 		size_t slot;
 		int ret = insert_one(av, (const struct gdrfab_addr *)addr + i,
@@ -124,7 +124,7 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 		if (!ret)
 			inserted++;
 	}
-	pthread_mutex_unlock(&av->lock);
+	gdrfab_lock_release(&av->lock);
 	return inserted;
 }
 
@@ -166,7 +166,7 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 		return -FI_EBADFLAGS;
 	if (count && !fi_addr)
 		return -FI_EINVAL;
-	pthread_mutex_lock(&av->lock);
+	gdrfab_lock_acquire(&av->lock);
 	for (size_t i = 0; i < count; i++) {
 		if (!valid_fi_addr(av, fi_addr[i])) {
 			GDRFAB_WARN(FI_LOG_AV,
@@ -189,7 +189,7 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 		}
 		av->generation++;
 	}
-	pthread_mutex_unlock(&av->lock);
+	gdrfab_lock_release(&av->lock);
 	return ret;
 }
 
@@ -202,7 +202,7 @@ static int av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 
 	if (!addrlen || (!addr && *addrlen))
 		return -FI_EINVAL;
-	pthread_mutex_lock(&av->lock);
+	gdrfab_lock_acquire(&av->lock);
 	if (!valid_fi_addr(av, fi_addr)) {
 		ret = -FI_EINVAL;
 	} else {
@@ -210,7 +210,7 @@ static int av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 		       GDRFAB_MIN(*addrlen, sizeof(struct gdrfab_addr)));
 		*addrlen = sizeof(struct gdrfab_addr);
 	}
-	pthread_mutex_unlock(&av->lock);
+	gdrfab_lock_release(&av->lock);
 	return ret;
 }
 
@@ -246,12 +246,12 @@ int gdrfab_av_get_addr(struct gdrfab_av *av, fi_addr_t fi_addr,
 {
 	int ret = -FI_EINVAL;
 
-	pthread_mutex_lock(&av->lock);
+	gdrfab_lock_acquire(&av->lock);
 	if (valid_fi_addr(av, fi_addr)) {
 		*out = av->table[fi_addr].addr;
 		ret = 0;
 	}
-	pthread_mutex_unlock(&av->lock);
+	gdrfab_lock_release(&av->lock);
 	if (ret)
 		GDRFAB_WARN(FI_LOG_AV, "fi_addr %llu is not in the AV\n",
 			    (unsigned long long)fi_addr);
@@ -263,10 +263,10 @@ fi_addr_t gdrfab_av_find(struct gdrfab_av *av, const struct gdrfab_addr *addr)
 	uint64_t slot;
 	fi_addr_t ret = FI_ADDR_NOTAVAIL;
 
-	pthread_mutex_lock(&av->lock);
+	gdrfab_lock_acquire(&av->lock);
 	if (!gdrfab_addrmap_get(&av->by_name, addr, &slot))
 		ret = (fi_addr_t)slot;
-	pthread_mutex_unlock(&av->lock);
+	gdrfab_lock_release(&av->lock);
 	return ret;
 }
 
@@ -290,7 +290,7 @@ static int av_close(struct fid *fid)
 			    atomic_load(&av->ref));
 		return -FI_EBUSY;
 	}
-	pthread_mutex_destroy(&av->lock);
+	gdrfab_lock_fini(&av->lock);
 	gdrfab_addrmap_fini(&av->by_name);
 	atomic_fetch_sub(&av->domain->ref, 1);
 	free(av->table);
@@ -387,7 +387,7 @@ int gdrfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		free(av);
 		return -FI_ENOMEM;
 	}
-	pthread_mutex_init(&av->lock, NULL);
+	gdrfab_lock_init(&av->lock, gdrfab_domain_locks(domain));
 	atomic_init(&av->ref, 0);
 	av->fid.fid.fclass = FI_CLASS_AV;
 	av->fid.fid.context = context;

@@ -13,10 +13,7 @@
 
 static void progress_eps(struct gdrfab_cntr *cntr)
 {
-	pthread_rwlock_rdlock(&cntr->eps_lock);
-	for (size_t i = 0; i < cntr->ep_cnt; i++)
-		gdrfab_ep_progress(cntr->eps[i]);
-	pthread_rwlock_unlock(&cntr->eps_lock);
+	gdrfab_eplist_progress(&cntr->eps);
 }
 
 static uint64_t cntr_read(struct fid_cntr *fid)
@@ -106,7 +103,8 @@ static int cntr_wait(struct fid_cntr *fid, uint64_t threshold, int timeout)
 			sched_yield();
 			continue;
 		}
-		if (cntr->ep_cnt && (left < 0 || left > CNTR_PROGRESS_SLICE_MS))
+		if (cntr->eps.cnt &&
+		    (left < 0 || left > CNTR_PROGRESS_SLICE_MS))
 			left = CNTR_PROGRESS_SLICE_MS;
 		gdrfab_signal_wait(&cntr->signal, left);
 		gdrfab_signal_clear(&cntr->signal);
@@ -152,47 +150,27 @@ static int cntr_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	gdrfab_signal_fini(&cntr->signal);
-	pthread_rwlock_destroy(&cntr->eps_lock);
+	gdrfab_eplist_fini(&cntr->eps);
 	atomic_fetch_sub(&cntr->domain->ref, 1);
-	free(cntr->eps);
 	free(cntr);
 	return 0;
 }
 
 int gdrfab_cntr_attach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep)
 {
-	struct gdrfab_ep **eps;
-	int ret = 0;
+	int ret = gdrfab_eplist_add(&cntr->eps, ep);
 
-	pthread_rwlock_wrlock(&cntr->eps_lock);
-	for (size_t i = 0; i < cntr->ep_cnt; i++) {
-		if (cntr->eps[i] == ep)
-			goto out; /* bound for several events: listed once */
-	}
-	eps = realloc(cntr->eps, (cntr->ep_cnt + 1) * sizeof(*eps));
-	if (!eps) {
-		ret = -FI_ENOMEM;
-		goto out;
-	}
-	eps[cntr->ep_cnt++] = ep;
-	cntr->eps = eps;
-	atomic_fetch_add(&cntr->ref, 1);
-out:
-	pthread_rwlock_unlock(&cntr->eps_lock);
-	return ret;
+	if (ret < 0)
+		return ret;
+	if (ret)
+		atomic_fetch_add(&cntr->ref, 1);
+	return 0;
 }
 
 void gdrfab_cntr_detach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep)
 {
-	pthread_rwlock_wrlock(&cntr->eps_lock);
-	for (size_t i = 0; i < cntr->ep_cnt; i++) {
-		if (cntr->eps[i] == ep) {
-			cntr->eps[i] = cntr->eps[--cntr->ep_cnt];
-			atomic_fetch_sub(&cntr->ref, 1);
-			break;
-		}
-	}
-	pthread_rwlock_unlock(&cntr->eps_lock);
+	if (gdrfab_eplist_del(&cntr->eps, ep))
+		atomic_fetch_sub(&cntr->ref, 1);
 }
 
 static struct fi_ops cntr_fi_ops = {
@@ -272,7 +250,7 @@ int gdrfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	atomic_init(&cntr->value, 0);
 	atomic_init(&cntr->errors, 0);
 	atomic_init(&cntr->ref, 0);
-	pthread_rwlock_init(&cntr->eps_lock, NULL);
+	gdrfab_eplist_init(&cntr->eps, gdrfab_domain_locks(domain));
 	cntr->fid.fid.fclass = FI_CLASS_CNTR;
 	cntr->fid.fid.context = context;
 	cntr->fid.fid.ops = &cntr_fi_ops;

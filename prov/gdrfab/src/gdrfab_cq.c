@@ -38,10 +38,7 @@ static void format_entry(void *dst, enum fi_cq_format format,
 
 static void progress_eps(struct gdrfab_cq *cq)
 {
-	pthread_rwlock_rdlock(&cq->eps_lock);
-	for (size_t i = 0; i < cq->ep_cnt; i++)
-		gdrfab_ep_progress(cq->eps[i]);
-	pthread_rwlock_unlock(&cq->eps_lock);
+	gdrfab_eplist_progress(&cq->eps);
 }
 
 static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
@@ -56,13 +53,13 @@ static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		return -FI_EINVAL;
 	}
 	progress_eps(cq);
-	pthread_mutex_lock(&cq->lock);
+	gdrfab_lock_acquire(&cq->lock);
 	if (cq->err_head) {
-		pthread_mutex_unlock(&cq->lock);
+		gdrfab_lock_release(&cq->lock);
 		return -FI_EAVAIL;
 	}
 	if (!cq->count) {
-		pthread_mutex_unlock(&cq->lock);
+		gdrfab_lock_release(&cq->lock);
 		return -FI_EAGAIN;
 	}
 	n = GDRFAB_MIN(count, cq->count);
@@ -78,7 +75,7 @@ static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	cq->count -= n;
 	if (!cq->count)
 		gdrfab_signal_clear(&cq->signal);
-	pthread_mutex_unlock(&cq->lock);
+	gdrfab_lock_release(&cq->lock);
 	return (ssize_t)n;
 }
 
@@ -101,10 +98,10 @@ static ssize_t cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_readerr: NULL buffer\n");
 		return -FI_EINVAL;
 	}
-	pthread_mutex_lock(&cq->lock);
+	gdrfab_lock_acquire(&cq->lock);
 	err = cq->err_head;
 	if (!err) {
-		pthread_mutex_unlock(&cq->lock);
+		gdrfab_lock_release(&cq->lock);
 		return -FI_EAGAIN;
 	}
 	cq->err_head = err->next;
@@ -118,7 +115,7 @@ static ssize_t cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 		free(cq->err_returned);
 	}
 	cq->err_returned = err;
-	pthread_mutex_unlock(&cq->lock);
+	gdrfab_lock_release(&cq->lock);
 
 	/* API >= 1.5: an application-supplied err_data buffer is filled;
 	 * otherwise err_data points into the provider's copy. */
@@ -143,9 +140,9 @@ int gdrfab_cq_trywait(struct gdrfab_cq *cq)
 	if (cq->signal.fd < 0)
 		return -FI_EINVAL;
 	progress_eps(cq);
-	pthread_mutex_lock(&cq->lock);
+	gdrfab_lock_acquire(&cq->lock);
 	pending = cq->count || cq->err_head;
-	pthread_mutex_unlock(&cq->lock);
+	gdrfab_lock_release(&cq->lock);
 	return pending ? -FI_EAGAIN : 0;
 }
 
@@ -171,9 +168,9 @@ static ssize_t cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		bool ready;
 
 		progress_eps(cq);
-		pthread_mutex_lock(&cq->lock);
+		gdrfab_lock_acquire(&cq->lock);
 		ready = cq->err_head || cq->count >= threshold;
-		pthread_mutex_unlock(&cq->lock);
+		gdrfab_lock_release(&cq->lock);
 		if (ready) {
 			ret = cq_readfrom(cq_fid, buf, count, src_addr);
 			if (ret != -FI_EAGAIN)
@@ -188,7 +185,7 @@ static ssize_t cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			sched_yield();
 			continue;
 		}
-		if (cq->ep_cnt && (left < 0 || left > CQ_PROGRESS_SLICE_MS))
+		if (cq->eps.cnt && (left < 0 || left > CQ_PROGRESS_SLICE_MS))
 			left = CQ_PROGRESS_SLICE_MS;
 		ret = gdrfab_signal_wait(&cq->signal, left);
 		if (ret && ret != -FI_EAGAIN)
@@ -261,10 +258,9 @@ static int cq_close(struct fid *fid)
 		free(cq->err_returned);
 	}
 	gdrfab_signal_fini(&cq->signal);
-	pthread_mutex_destroy(&cq->lock);
-	pthread_rwlock_destroy(&cq->eps_lock);
+	gdrfab_lock_fini(&cq->lock);
+	gdrfab_eplist_fini(&cq->eps);
 	atomic_fetch_sub(&cq->domain->ref, 1);
-	free(cq->eps);
 	free(cq->ring);
 	free(cq);
 	return 0;
@@ -310,9 +306,9 @@ int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
 {
 	struct gdrfab_cq_entry *slot;
 
-	pthread_mutex_lock(&cq->lock);
+	gdrfab_lock_acquire(&cq->lock);
 	if (cq->count == cq->cap && grow_ring(cq)) {
-		pthread_mutex_unlock(&cq->lock);
+		gdrfab_lock_release(&cq->lock);
 		GDRFAB_WARN(FI_LOG_CQ,
 			    "out of memory growing a CQ past %zu "
 			    "entries\n",
@@ -324,7 +320,7 @@ int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
 	slot->src = src;
 	cq->count++;
 	gdrfab_signal_raise(&cq->signal);
-	pthread_mutex_unlock(&cq->lock);
+	gdrfab_lock_release(&cq->lock);
 	return 0;
 }
 
@@ -347,51 +343,32 @@ int gdrfab_cq_write_error(struct gdrfab_cq *cq,
 		memcpy(entry->e.err_data, err->err_data, err->err_data_size);
 		entry->e.err_data_size = err->err_data_size;
 	}
-	pthread_mutex_lock(&cq->lock);
+	gdrfab_lock_acquire(&cq->lock);
 	if (cq->err_tail)
 		cq->err_tail->next = entry;
 	else
 		cq->err_head = entry;
 	cq->err_tail = entry;
 	gdrfab_signal_raise(&cq->signal);
-	pthread_mutex_unlock(&cq->lock);
+	gdrfab_lock_release(&cq->lock);
 	return 0;
 }
 
 int gdrfab_cq_attach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep)
 {
-	struct gdrfab_ep **eps;
-	int ret = 0;
+	int ret = gdrfab_eplist_add(&cq->eps, ep);
 
-	pthread_rwlock_wrlock(&cq->eps_lock);
-	for (size_t i = 0; i < cq->ep_cnt; i++) {
-		if (cq->eps[i] == ep)
-			goto out; /* bound for both directions: listed once */
-	}
-	eps = realloc(cq->eps, (cq->ep_cnt + 1) * sizeof(*eps));
-	if (!eps) {
-		ret = -FI_ENOMEM;
-		goto out;
-	}
-	eps[cq->ep_cnt++] = ep;
-	cq->eps = eps;
-	atomic_fetch_add(&cq->ref, 1);
-out:
-	pthread_rwlock_unlock(&cq->eps_lock);
-	return ret;
+	if (ret < 0)
+		return ret;
+	if (ret)
+		atomic_fetch_add(&cq->ref, 1);
+	return 0;
 }
 
 void gdrfab_cq_detach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep)
 {
-	pthread_rwlock_wrlock(&cq->eps_lock);
-	for (size_t i = 0; i < cq->ep_cnt; i++) {
-		if (cq->eps[i] == ep) {
-			cq->eps[i] = cq->eps[--cq->ep_cnt];
-			atomic_fetch_sub(&cq->ref, 1);
-			break;
-		}
-	}
-	pthread_rwlock_unlock(&cq->eps_lock);
+	if (gdrfab_eplist_del(&cq->eps, ep))
+		atomic_fetch_sub(&cq->ref, 1);
 }
 
 static int check_attr(const struct fi_cq_attr *attr)
@@ -470,8 +447,8 @@ int gdrfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		free(cq);
 		return ret ? ret : -FI_ENOMEM;
 	}
-	pthread_mutex_init(&cq->lock, NULL);
-	pthread_rwlock_init(&cq->eps_lock, NULL);
+	gdrfab_lock_init(&cq->lock, gdrfab_domain_locks(domain));
+	gdrfab_eplist_init(&cq->eps, gdrfab_domain_locks(domain));
 	atomic_init(&cq->ref, 0);
 	atomic_init(&cq->woken, false);
 	cq->fid.fid.fclass = FI_CLASS_CQ;

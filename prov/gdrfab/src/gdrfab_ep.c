@@ -28,10 +28,10 @@ void gdrfab_ep_progress(struct gdrfab_ep *ep)
 {
 	if (!ep->proto)
 		return;
-	pthread_mutex_lock(&ep->lock);
+	gdrfab_lock_acquire(&ep->lock);
 	if (ep->proto)
 		gdrfab_proto_progress(ep->proto);
-	pthread_mutex_unlock(&ep->lock);
+	gdrfab_lock_release(&ep->lock);
 }
 
 static struct gdrfab_ep *ep_of(struct fid *fid)
@@ -188,14 +188,14 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 	if (!bfid || !bfid->ops)
 		return -FI_EINVAL;
-	pthread_mutex_lock(&ep->lock);
+	gdrfab_lock_acquire(&ep->lock);
 	if (ep->enabled) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind after fi_enable\n");
 		ret = -FI_EOPBADSTATE;
 	} else {
 		ret = ep_bind_locked(ep, bfid, flags);
 	}
-	pthread_mutex_unlock(&ep->lock);
+	gdrfab_lock_release(&ep->lock);
 	return ret;
 }
 
@@ -251,7 +251,7 @@ static int ep_control(struct fid *fid, int command, void *arg)
 	uint64_t *flags = arg;
 	int ret = 0;
 
-	pthread_mutex_lock(&ep->lock);
+	gdrfab_lock_acquire(&ep->lock);
 	switch (command) {
 	case FI_ENABLE: ret = ep_enable_locked(ep); break;
 	case FI_GETOPSFLAG:
@@ -273,7 +273,7 @@ static int ep_control(struct fid *fid, int command, void *arg)
 	}
 	default: ret = -FI_ENOSYS;
 	}
-	pthread_mutex_unlock(&ep->lock);
+	gdrfab_lock_release(&ep->lock);
 	return ret;
 }
 
@@ -285,7 +285,7 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 	if (!addrlen || (!addr && *addrlen))
 		return -FI_EINVAL;
-	pthread_mutex_lock(&ep->lock);
+	gdrfab_lock_acquire(&ep->lock);
 	if (!ep->enabled) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_getname before fi_enable: the "
 					    "name includes the endpoint's "
@@ -299,7 +299,7 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 			ret = -FI_ETOOSMALL;
 		*addrlen = sizeof(ep->name);
 	}
-	pthread_mutex_unlock(&ep->lock);
+	gdrfab_lock_release(&ep->lock);
 	return ret;
 }
 
@@ -323,14 +323,14 @@ static int ep_setname(fid_t fid, void *addr, size_t addrlen)
 					    "fi_enable)\n");
 		return -FI_EINVAL;
 	}
-	pthread_mutex_lock(&ep->lock);
+	gdrfab_lock_acquire(&ep->lock);
 	if (ep->enabled) {
 		ret = -FI_EOPBADSTATE;
 	} else {
 		ep->name = *a;
 		ep->name_set = true;
 	}
-	pthread_mutex_unlock(&ep->lock);
+	gdrfab_lock_release(&ep->lock);
 	return ret;
 }
 
@@ -388,10 +388,10 @@ static ssize_t ep_cancel(fid_t fid, void *context)
 	struct gdrfab_ep *ep = ep_of(fid);
 	ssize_t ret = -FI_ENOENT;
 
-	pthread_mutex_lock(&ep->lock);
+	gdrfab_lock_acquire(&ep->lock);
 	if (ep->proto)
 		ret = gdrfab_recv_cancel(ep->proto, context);
-	pthread_mutex_unlock(&ep->lock);
+	gdrfab_lock_release(&ep->lock);
 	return ret;
 }
 
@@ -436,7 +436,7 @@ static int ep_close(struct fid *fid)
 	if (ep->eq)
 		atomic_fetch_sub(&ep->eq->ref, 1);
 	atomic_fetch_sub(&ep->domain->ref, 1);
-	pthread_mutex_destroy(&ep->lock);
+	gdrfab_lock_fini(&ep->lock);
 	fi_freeinfo(ep->info);
 	free(ep);
 	return 0;
@@ -572,7 +572,7 @@ int gdrfab_endpoint_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->domain = domain;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
-	pthread_mutex_init(&ep->lock, NULL);
+	gdrfab_lock_init(&ep->lock, gdrfab_domain_locks(domain));
 	ep->fid.fid.fclass = FI_CLASS_EP;
 	ep->fid.fid.context = context;
 	ep->fid.fid.ops = &ep_fi_ops;

@@ -128,7 +128,6 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 {
 	struct gdrfab_proto *proto = ep->proto;
 	struct gdrfab_addr peer;
-	struct gdrfab_conn *conn;
 	struct gdrfab_req *req;
 	uint16_t pkt_flags =
 		(tagged ? GDRFAB_PKT_TAGGED : 0) |
@@ -148,18 +147,10 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	}
 	if (gdrfab_av_get_addr(ep->av, dest, &peer))
 		return -FI_EINVAL;
-	pthread_mutex_lock(&ep->lock);
-	req = gdrfab_req_alloc(proto, false);
-	if (!req) {
-		ret = -FI_EAGAIN;
+	gdrfab_lock_acquire(&ep->lock);
+	ret = gdrfab_req_to_peer(proto, &peer, &req);
+	if (ret)
 		goto out;
-	}
-	conn = gdrfab_conn_get(proto, &peer);
-	if (!conn) {
-		gdrfab_req_free(proto, req);
-		ret = -FI_ENOMEM;
-		goto out;
-	}
 	req->op = GDRFAB_OP_SEND;
 	req->context = context;
 	req->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
@@ -171,22 +162,19 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	/* Inline needs the data at post time: not for injects, which may
 	 * wait for the connection after the caller reused the buffer. */
 	if (!silent &&
-	    len + sizeof(struct gdrfab_pkt_hdr) <= conn->max_inline &&
+	    len + sizeof(struct gdrfab_pkt_hdr) <= req->conn->max_inline &&
 	    count + 1 <= (size_t)proto->max_sge)
 		prepare_inline(req, iov, count, pkt_flags);
 	else if (len <= proto->eager_max)
 		ret = prepare_eager(proto, req, iov, count, pkt_flags);
 	else
 		ret = prepare_rndv(proto, req, iov, desc, count, pkt_flags);
-	if (ret) {
+	if (ret)
 		gdrfab_req_free(proto, req);
-		goto out;
-	}
-	req->conn = conn;
-	conn->refs++;
-	gdrfab_req_submit(req);
+	else
+		gdrfab_req_submit(req);
 out:
-	pthread_mutex_unlock(&ep->lock);
+	gdrfab_lock_release(&ep->lock);
 	return ret;
 }
 
@@ -217,10 +205,10 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 	if (src != FI_ADDR_UNSPEC && (ep->info->caps & FI_DIRECTED_RECV) &&
 	    gdrfab_av_get_addr(ep->av, src, &peer))
 		return -FI_EINVAL;
-	pthread_mutex_lock(&ep->lock);
+	gdrfab_lock_acquire(&ep->lock);
 	req = gdrfab_req_alloc(proto, false);
 	if (!req) {
-		pthread_mutex_unlock(&ep->lock);
+		gdrfab_lock_release(&ep->lock);
 		return -FI_EAGAIN;
 	}
 	req->op = GDRFAB_OP_RECV;
@@ -237,7 +225,7 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 	}
 	req->len = gdrfab_iov_len(iov, count);
 	ret = gdrfab_recv_post(proto, req, flags);
-	pthread_mutex_unlock(&ep->lock);
+	gdrfab_lock_release(&ep->lock);
 	return ret;
 }
 

@@ -33,6 +33,23 @@ struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl)
 	return req;
 }
 
+int gdrfab_req_to_peer(struct gdrfab_proto *proto,
+		       const struct gdrfab_addr *peer, struct gdrfab_req **out)
+{
+	struct gdrfab_req *req = gdrfab_req_alloc(proto, false);
+
+	if (!req)
+		return -FI_EAGAIN;
+	req->conn = gdrfab_conn_get(proto, peer);
+	if (!req->conn) {
+		gdrfab_req_free(proto, req);
+		return -FI_ENOMEM;
+	}
+	req->conn->refs++;
+	*out = req;
+	return 0;
+}
+
 void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	for (size_t i = 0; i < GDRFAB_MAX_IOV; i++) {

@@ -48,7 +48,6 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 {
 	struct gdrfab_proto *proto = ep->proto;
 	struct gdrfab_addr peer;
-	struct gdrfab_conn *conn;
 	struct gdrfab_req *req;
 	size_t len;
 	int ret = gdrfab_check_iov(
@@ -68,18 +67,10 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	}
 	if (gdrfab_av_get_addr(ep->av, peer_addr, &peer))
 		return -FI_EINVAL;
-	pthread_mutex_lock(&ep->lock);
-	req = gdrfab_req_alloc(proto, false);
-	if (!req) {
-		ret = -FI_EAGAIN;
+	gdrfab_lock_acquire(&ep->lock);
+	ret = gdrfab_req_to_peer(proto, &peer, &req);
+	if (ret)
 		goto out;
-	}
-	conn = gdrfab_conn_get(proto, &peer);
-	if (!conn) {
-		gdrfab_req_free(proto, req);
-		ret = -FI_ENOMEM;
-		goto out;
-	}
 	req->op = op;
 	req->context = context;
 	req->cq_flags = FI_RMA | (op == GDRFAB_OP_READ ? FI_READ : FI_WRITE);
@@ -102,11 +93,9 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	req->rseg[0].len = len;
 	req->rseg[0].rkey = (uint32_t)key;
 	req->rseg_count = 1;
-	req->conn = conn;
-	conn->refs++;
 	gdrfab_req_submit(req);
 out:
-	pthread_mutex_unlock(&ep->lock);
+	gdrfab_lock_release(&ep->lock);
 	return ret;
 }
 

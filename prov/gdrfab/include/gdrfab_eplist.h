@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The endpoints bound to a CQ or counter: reading either progresses them
+ * (manual progress). Binding and reading may happen on different threads,
+ * hence the read-write lock.
+ */
+#ifndef GDRFAB_EPLIST_H
+#define GDRFAB_EPLIST_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct gdrfab_ep;
+
+struct gdrfab_eplist {
+	pthread_rwlock_t lock;
+	struct gdrfab_ep **eps;
+	size_t cnt;
+	bool locked; /* see gdrfab_lock.h */
+};
+
+void gdrfab_eplist_init(struct gdrfab_eplist *l, bool locked);
+void gdrfab_eplist_fini(struct gdrfab_eplist *l);
+/* Adds an endpoint once: 1 when added, 0 when already there, or
+ * -FI_ENOMEM. */
+int gdrfab_eplist_add(struct gdrfab_eplist *l, struct gdrfab_ep *ep);
+/* Removes it: 1 when it was there, else 0. */
+int gdrfab_eplist_del(struct gdrfab_eplist *l, struct gdrfab_ep *ep);
+void gdrfab_eplist_progress(struct gdrfab_eplist *l);
+
+#endif /* GDRFAB_EPLIST_H */
