@@ -10,12 +10,14 @@ cd build
 make --no-print-directory format-check || { echo "style: run 'make -C build format'"; exit 1; }
 make --no-print-directory check
 status=$?
-for log in tests/unit/gdrfab_unit.log tests/vm/run-vm-tests.sh.log; do
+logs="tests/unit/gdrfab_unit.log tests/topo/check-topo.sh.log tests/vm/run-vm-tests.sh.log"
+for log in $logs; do
 	echo "==== $log"
 	[ -r "$log" ] && sed -e 's/\x1b\[[0-9;]*m//g' "$log"
 done
 # One total over every Criterion binary and the fi_info checks.
-sed -e 's/\x1b\[[0-9;]*m//g; s/\r$//' tests/unit/gdrfab_unit.log tests/vm/run-vm-tests.sh.log 2>/dev/null |
+# shellcheck disable=SC2086
+sed -e 's/\x1b\[[0-9;]*m//g; s/\r$//' $logs 2>/dev/null |
 	awk '
 	/Synthesis: Tested:/ {
 		for (i = 1; i <= NF; i++) {
@@ -24,7 +26,7 @@ sed -e 's/\x1b\[[0-9;]*m//g; s/\r$//' tests/unit/gdrfab_unit.log tests/vm/run-vm
 			if ($i == "Crashing:") fail += $(i + 1)
 		}
 	}
-	/^fi_info: [0-9]+ passed, [0-9]+ failed$/ { pass += $2; fail += $4 }
-	/^SKIP: VM tests/ { skip += 1 }
+	/^(fi_info|topo): [0-9]+ passed, [0-9]+ failed$/ { pass += $2; fail += $4 }
+	/^SKIP: / { skip += 1 }
 	END { printf "gdrfab: %d passed, %d failed, %d skipped\n", pass, fail, skip }'
 exit $status

@@ -50,7 +50,7 @@ FI_PROVIDER=gdrfab fi_info >"$out" 2>&1
 check "FI_PROVIDER=gdrfab selects it" grep -q "provider: gdrfab$" "$out"
 
 fi_info -e >"$out" 2>&1
-for p in DEVICE GID_INDEX TX_SIZE RX_SIZE CQ_SIZE EAGER_MAX RX_BUFS TX_BUFS CONN_TIMEOUT_MS PEER_TIMEOUT_MS; do
+for p in DEVICE GID_INDEX TX_SIZE RX_SIZE CQ_SIZE EAGER_MAX RX_BUFS TX_BUFS CONN_TIMEOUT_MS PEER_TIMEOUT_MS TOPO_FILE GPU NIC_MAP; do
 	check "-e lists FI_GDRFAB_$p" grep -q "FI_GDRFAB_$p" "$out"
 done
 # fi_pingpong: server on rxe0, client on rxe1 (its control socket comes

@@ -34,6 +34,11 @@ struct gdrfab_params {
 	/* FI_GDRFAB_PEER_TIMEOUT_MS: a peer that stops acknowledging is
 	 * declared dead (its operations fail) within about this long. */
 	int peer_timeout_ms;
+	/* FI_GDRFAB_TOPO_FILE / FI_GDRFAB_GPU / FI_GDRFAB_NIC_MAP: NIC
+	 * affinity (NULL when unset). */
+	char *topo_file;
+	char *gpu;
+	char *nic_map;
 };
 
 extern struct gdrfab_params gdrfab_params;

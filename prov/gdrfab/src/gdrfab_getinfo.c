@@ -9,6 +9,7 @@
 #include "gdrfab.h"
 #include "gdrfab_addr.h"
 #include "gdrfab_info.h"
+#include "gdrfab_topo.h"
 
 /* FI_SOURCE with a node: the node names a port by its IP address (RoCE),
  * its GID text, its device name, or a gdrfab:// name. */
@@ -143,6 +144,7 @@ int gdrfab_getinfo(uint32_t version, const char *node, const char *service,
 	}
 	if (!head)
 		return -FI_ENODATA;
+	gdrfab_topo_order(&head);
 	*info = head;
 	return 0;
 }

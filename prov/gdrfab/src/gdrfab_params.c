@@ -91,6 +91,17 @@ static void read_size(const char *name, size_t *out, size_t def)
 		*out = def;
 }
 
+static void read_str(const char *name, char **out)
+{
+	char *value = NULL;
+
+	free(*out);
+	*out = NULL;
+	if (fi_param_get_str(&gdrfab_prov, name, &value) == FI_SUCCESS &&
+	    value && *value)
+		*out = strdup(value);
+}
+
 /* Milliseconds in [min, max]; otherwise the default, with a warning. */
 static void read_ms(const char *name, int *out, int def, int min, int max)
 {
@@ -133,6 +144,16 @@ void gdrfab_params_init(void)
 		&gdrfab_prov, "CQ_SIZE", FI_PARAM_INT,
 		"Default completion queue size when fi_cq_open asks for "
 		"0 (default: 4096)");
+	fi_param_define(&gdrfab_prov, "TOPO_FILE", FI_PARAM_STRING,
+			"hwloc XML topology to use instead of this machine's "
+			"(HWLOC_XMLFILE works too)");
+	fi_param_define(&gdrfab_prov, "GPU", FI_PARAM_STRING,
+			"The GPU this process uses, as an index or a PCI bus "
+			"id (default: the launcher's local rank modulo the "
+			"GPUs): fi_getinfo lists its nearest NICs first");
+	fi_param_define(&gdrfab_prov, "NIC_MAP", FI_PARAM_STRING,
+			"GPU=NIC[,NIC];GPU=NIC... with exact device names: "
+			"overrides the NIC choice per GPU");
 	fi_param_define(&gdrfab_prov, "EAGER_MAX", FI_PARAM_INT,
 			"Largest message sent eagerly through bounce buffers; "
 			"larger messages are pulled by the receiver with RDMA "
@@ -170,6 +191,9 @@ void gdrfab_params_init(void)
 	}
 	read_size("TX_SIZE", &gdrfab_params.tx_size, GDRFAB_DEFAULT_TX_SIZE);
 	read_size("RX_SIZE", &gdrfab_params.rx_size, GDRFAB_DEFAULT_RX_SIZE);
+	read_str("TOPO_FILE", &gdrfab_params.topo_file);
+	read_str("GPU", &gdrfab_params.gpu);
+	read_str("NIC_MAP", &gdrfab_params.nic_map);
 	read_size("CQ_SIZE", &gdrfab_params.cq_size, GDRFAB_DEFAULT_CQ_SIZE);
 	read_size("EAGER_MAX", &gdrfab_params.eager_max,
 		  GDRFAB_DEFAULT_EAGER_MAX);
@@ -184,4 +208,9 @@ void gdrfab_params_init(void)
 void gdrfab_params_fini(void)
 {
 	clear_device_filter(&gdrfab_params);
+	free(gdrfab_params.topo_file);
+	free(gdrfab_params.gpu);
+	free(gdrfab_params.nic_map);
+	gdrfab_params.topo_file = gdrfab_params.gpu = gdrfab_params.nic_map =
+		NULL;
 }
