@@ -57,7 +57,7 @@ static void print_json(const struct gdrfab_topo *t,
 		printf("%s\n  {\"name\": \"%s\", \"busid\": \"%s\", \"class\": "
 		       "\"%s\", \"paths\": {",
 		       first ? "" : ",", t->gpu[g].name, t->gpu[g].busid,
-		       gdrfab_path_name(c[g].path));
+		       c[g].count ? gdrfab_path_name(c[g].path) : "none");
 		first = 0;
 		for (size_t n = 0; n < t->nnic; n++)
 			printf("%s\"%s\": \"%s\"", n ? ", " : "",

@@ -13,40 +13,29 @@
 
 #include "vm_helpers.h"
 
-static struct test_domain t;
-
-static void setup(void)
-{
-	require_vm();
-	test_domain_open(&t, "rxe0");
-}
-
-static void teardown(void)
-{
-	test_domain_close(&t);
-}
-
-TestSuite(errors, .init = setup, .fini = teardown);
+TestSuite(errors, .init = vm_rxe0_open, .fini = vm_rxe0_close);
 
 Test(errors, fabric_and_domain_need_real_names)
 {
-	struct fi_fabric_attr attr = *t.info->fabric_attr;
+	struct fi_fabric_attr attr = *vm_rxe0.info->fabric_attr;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct fi_info *info;
 
 	attr.name = "RoCE-198.51.100.0/24";
 	cr_assert_eq(fi_fabric(&attr, &fabric, NULL), -FI_ENODATA);
-	info = fi_dupinfo(t.info);
+	info = fi_dupinfo(vm_rxe0.info);
 	free(info->domain_attr->name);
 	info->domain_attr->name = strdup("rxe9");
-	cr_assert_eq(fi_domain(t.fabric, info, &domain, NULL), -FI_ENODEV);
+	cr_assert_eq(fi_domain(vm_rxe0.fabric, info, &domain, NULL),
+		     -FI_ENODEV);
 	free(info->src_addr);
 	info->src_addr = NULL;
 	info->src_addrlen = 0;
 	free(info->fabric_attr->name);
 	info->fabric_attr->name = strdup("IB-0x1");
-	cr_assert_eq(fi_domain(t.fabric, info, &domain, NULL), -FI_EINVAL);
+	cr_assert_eq(fi_domain(vm_rxe0.fabric, info, &domain, NULL),
+		     -FI_EINVAL);
 	fi_freeinfo(info);
 }
 
@@ -62,26 +51,32 @@ Test(errors, object_attributes)
 	struct fid_cntr *cntr;
 	struct fid_eq *eq;
 
-	cr_assert_eq(fi_cq_open(t.domain, &cq_attr, &cq, NULL), -FI_EINVAL);
-	cr_assert_eq(fi_cq_open(t.domain, NULL, &cq, NULL), -FI_EINVAL);
-	cr_assert_eq(fi_av_open(t.domain, &av_attr, &av, NULL), -FI_EINVAL);
+	cr_assert_eq(fi_cq_open(vm_rxe0.domain, &cq_attr, &cq, NULL),
+		     -FI_EINVAL);
+	cr_assert_eq(fi_cq_open(vm_rxe0.domain, NULL, &cq, NULL), -FI_EINVAL);
+	cr_assert_eq(fi_av_open(vm_rxe0.domain, &av_attr, &av, NULL),
+		     -FI_EINVAL);
 	av_attr.type = FI_AV_TABLE;
 	av_attr.rx_ctx_bits = 2;
-	cr_assert_eq(fi_av_open(t.domain, &av_attr, &av, NULL), -FI_ENOSYS);
+	cr_assert_eq(fi_av_open(vm_rxe0.domain, &av_attr, &av, NULL),
+		     -FI_ENOSYS);
 	av_attr.rx_ctx_bits = 0;
 	av_attr.name = "shared";
-	cr_assert_eq(fi_av_open(t.domain, &av_attr, &av, NULL), -FI_ENOSYS);
+	cr_assert_eq(fi_av_open(vm_rxe0.domain, &av_attr, &av, NULL),
+		     -FI_ENOSYS);
 	av_attr.name = NULL;
 	av_attr.flags = FI_EVENT;
-	cr_assert_eq(fi_av_open(t.domain, &av_attr, &av, NULL), -FI_ENOSYS);
-	cr_assert_eq(fi_cntr_open(t.domain, &cntr_attr, &cntr, NULL),
+	cr_assert_eq(fi_av_open(vm_rxe0.domain, &av_attr, &av, NULL),
+		     -FI_ENOSYS);
+	cr_assert_eq(fi_cntr_open(vm_rxe0.domain, &cntr_attr, &cntr, NULL),
 		     -FI_ENOSYS);
 	cntr_attr.wait_obj = FI_WAIT_NONE;
 	cntr_attr.flags = 1;
-	cr_assert_eq(fi_cntr_open(t.domain, &cntr_attr, &cntr, NULL),
+	cr_assert_eq(fi_cntr_open(vm_rxe0.domain, &cntr_attr, &cntr, NULL),
 		     -FI_EBADFLAGS);
-	cr_assert_eq(fi_eq_open(t.fabric, &eq_attr, &eq, NULL), -FI_ENOSYS);
-	cr_assert_eq(fi_eq_open(t.fabric, NULL, &eq, NULL), -FI_EINVAL);
+	cr_assert_eq(fi_eq_open(vm_rxe0.fabric, &eq_attr, &eq, NULL),
+		     -FI_ENOSYS);
+	cr_assert_eq(fi_eq_open(vm_rxe0.fabric, NULL, &eq, NULL), -FI_EINVAL);
 }
 
 Test(errors, unsupported_domain_objects)
@@ -94,13 +89,17 @@ Test(errors, unsupported_domain_objects)
 	struct fi_wait_attr wattr = {.wait_obj = FI_WAIT_FD};
 	struct fid_pep *pep;
 
-	cr_assert_eq(fi_scalable_ep(t.domain, t.info, &ep, NULL), -FI_ENOSYS);
-	cr_assert_eq(fi_stx_context(t.domain, NULL, &stx, NULL), -FI_ENOSYS);
-	cr_assert_eq(fi_srx_context(t.domain, NULL, &ep, NULL), -FI_ENOSYS);
-	cr_assert_eq(fi_poll_open(t.domain, &pattr, &poll), -FI_ENOSYS);
-	cr_assert_eq(fi_wait_open(t.fabric, &wattr, &wait), -FI_ENOSYS);
-	cr_assert_eq(fi_passive_ep(t.fabric, t.info, &pep, NULL), -FI_ENOSYS);
-	cr_assert_eq(fi_query_atomic(t.domain, FI_INT32, FI_SUM, NULL, 0),
+	cr_assert_eq(fi_scalable_ep(vm_rxe0.domain, vm_rxe0.info, &ep, NULL),
+		     -FI_ENOSYS);
+	cr_assert_eq(fi_stx_context(vm_rxe0.domain, NULL, &stx, NULL),
+		     -FI_ENOSYS);
+	cr_assert_eq(fi_srx_context(vm_rxe0.domain, NULL, &ep, NULL),
+		     -FI_ENOSYS);
+	cr_assert_eq(fi_poll_open(vm_rxe0.domain, &pattr, &poll), -FI_ENOSYS);
+	cr_assert_eq(fi_wait_open(vm_rxe0.fabric, &wattr, &wait), -FI_ENOSYS);
+	cr_assert_eq(fi_passive_ep(vm_rxe0.fabric, vm_rxe0.info, &pep, NULL),
+		     -FI_ENOSYS);
+	cr_assert_eq(fi_query_atomic(vm_rxe0.domain, FI_INT32, FI_SUM, NULL, 0),
 		     -FI_ENOSYS);
 }
 
@@ -112,22 +111,24 @@ Test(errors, memory_registration_arguments)
 		.mr_iov = iov, .iov_count = 1, .iface = FI_HMEM_CUDA};
 	struct fid_mr *mr;
 
-	cr_assert_eq(fi_mr_reg(t.domain, buf, sizeof(buf), 1ULL << 60, 0, 0, 0,
-			       &mr, NULL),
+	cr_assert_eq(fi_mr_reg(vm_rxe0.domain, buf, sizeof(buf), 1ULL << 60, 0,
+			       0, 0, &mr, NULL),
 		     -FI_EINVAL, "unknown access bit");
-	cr_assert_eq(fi_mr_reg(t.domain, NULL, 64, FI_SEND, 0, 0, 0, &mr, NULL),
+	cr_assert_eq(fi_mr_reg(vm_rxe0.domain, NULL, 64, FI_SEND, 0, 0, 0, &mr,
+			       NULL),
 		     -FI_EINVAL);
-	cr_assert_eq(fi_mr_reg(t.domain, buf, sizeof(buf), FI_SEND, 0, 0,
+	cr_assert_eq(fi_mr_reg(vm_rxe0.domain, buf, sizeof(buf), FI_SEND, 0, 0,
 			       FI_RMA_EVENT, &mr, NULL),
 		     -FI_EBADFLAGS);
-	cr_assert_eq(fi_mr_regv(t.domain, iov, 2, FI_SEND, 0, 0, 0, &mr, NULL),
-		     -FI_EINVAL, "mr_iov_limit is 1");
-	cr_assert_eq(fi_mr_regattr(t.domain, &attr, 0, &mr), -FI_ENOSYS,
+	cr_assert_eq(
+		fi_mr_regv(vm_rxe0.domain, iov, 2, FI_SEND, 0, 0, 0, &mr, NULL),
+		-FI_EINVAL, "mr_iov_limit is 1");
+	cr_assert_eq(fi_mr_regattr(vm_rxe0.domain, &attr, 0, &mr), -FI_ENOSYS,
 		     "FI_HMEM is not advertised yet");
-	cr_assert_eq(fi_mr_regattr(t.domain, NULL, 0, &mr), -FI_EINVAL);
+	cr_assert_eq(fi_mr_regattr(vm_rxe0.domain, NULL, 0, &mr), -FI_EINVAL);
 	/* An address range that is not mapped: verbs refuses to pin it. */
-	cr_assert_lt(fi_mr_reg(t.domain, (void *)0x1000, 4096, FI_RECV, 0, 0, 0,
-			       &mr, NULL),
+	cr_assert_lt(fi_mr_reg(vm_rxe0.domain, (void *)0x1000, 4096, FI_RECV, 0,
+			       0, 0, &mr, NULL),
 		     0);
 }
 
@@ -141,9 +142,9 @@ Test(errors, av_rejects_foreign_and_malformed_names)
 	char back[FI_GDRFAB_ADDR_LEN];
 	size_t len = sizeof(back);
 
-	cr_assert_eq(fi_av_open(t.domain, &attr, &av, NULL), 0);
-	memcpy(names[0], t.info->src_addr, FI_GDRFAB_ADDR_LEN);
-	memcpy(names[1], t.info->src_addr, FI_GDRFAB_ADDR_LEN);
+	cr_assert_eq(fi_av_open(vm_rxe0.domain, &attr, &av, NULL), 0);
+	memcpy(names[0], vm_rxe0.info->src_addr, FI_GDRFAB_ADDR_LEN);
+	memcpy(names[1], vm_rxe0.info->src_addr, FI_GDRFAB_ADDR_LEN);
 	names[1][0] = 77; /* unknown format version */
 	cr_assert_eq(fi_av_insert(av, names, 2, fa, FI_SYNC_ERR, errors), 1);
 	cr_assert_eq(errors[0], 0);
@@ -171,12 +172,12 @@ Test(errors, endpoint_state_machine)
 	char name[FI_GDRFAB_ADDR_LEN];
 	size_t len = sizeof(name);
 
-	cr_assert_eq(fi_av_open(t.domain, &av_attr, &av, NULL), 0);
-	cr_assert_eq(fi_cq_open(t.domain, &cq_attr, &cq, NULL), 0);
-	cr_assert_eq(fi_mr_reg(t.domain, buf, sizeof(buf), FI_SEND, 0, 0, 0,
-			       &mr, NULL),
+	cr_assert_eq(fi_av_open(vm_rxe0.domain, &av_attr, &av, NULL), 0);
+	cr_assert_eq(fi_cq_open(vm_rxe0.domain, &cq_attr, &cq, NULL), 0);
+	cr_assert_eq(fi_mr_reg(vm_rxe0.domain, buf, sizeof(buf), FI_SEND, 0, 0,
+			       0, &mr, NULL),
 		     0);
-	cr_assert_eq(fi_endpoint(t.domain, t.info, &ep, NULL), 0);
+	cr_assert_eq(fi_endpoint(vm_rxe0.domain, vm_rxe0.info, &ep, NULL), 0);
 	cr_assert_eq(fi_getname(&ep->fid, name, &len), -FI_EOPBADSTATE);
 	cr_assert_eq(fi_enable(ep), -FI_ENOAV);
 	cr_assert_eq(fi_ep_bind(ep, &av->fid, 0), 0);
@@ -204,15 +205,15 @@ Test(errors, endpoint_state_machine)
 
 Test(errors, endpoint_info_must_fit_the_provider)
 {
-	struct fi_info *info = fi_dupinfo(t.info);
+	struct fi_info *info = fi_dupinfo(vm_rxe0.info);
 	struct fid_ep *ep;
 
-	cr_assert_eq(fi_endpoint(t.domain, NULL, &ep, NULL), -FI_EINVAL);
+	cr_assert_eq(fi_endpoint(vm_rxe0.domain, NULL, &ep, NULL), -FI_EINVAL);
 	info->ep_attr->type = FI_EP_MSG;
-	cr_assert_eq(fi_endpoint(t.domain, info, &ep, NULL), -FI_EINVAL);
+	cr_assert_eq(fi_endpoint(vm_rxe0.domain, info, &ep, NULL), -FI_EINVAL);
 	info->ep_attr->type = FI_EP_RDM;
 	info->caps |= FI_ATOMIC;
-	cr_assert_eq(fi_endpoint(t.domain, info, &ep, NULL), -FI_EINVAL);
+	cr_assert_eq(fi_endpoint(vm_rxe0.domain, info, &ep, NULL), -FI_EINVAL);
 	fi_freeinfo(info);
 }
 
@@ -222,21 +223,21 @@ Test(errors, data_operations_not_offered_fail_cleanly)
 	static char buf[64];
 	fi_addr_t dest = 0;
 
-	test_ep_open(&t, &e, FI_AV_TABLE);
-	if (!(t.info->caps & FI_MSG)) {
+	test_ep_open(&vm_rxe0, &e, FI_AV_TABLE);
+	if (!(vm_rxe0.info->caps & FI_MSG)) {
 		cr_assert_eq(fi_send(e.ep, buf, 8, NULL, dest, NULL),
 			     -FI_ENOSYS);
 		cr_assert_eq(fi_recv(e.ep, buf, 8, NULL, dest, NULL),
 			     -FI_ENOSYS);
 		cr_assert_eq(fi_inject(e.ep, buf, 8, dest), -FI_ENOSYS);
 	}
-	if (!(t.info->caps & FI_TAGGED)) {
+	if (!(vm_rxe0.info->caps & FI_TAGGED)) {
 		cr_assert_eq(fi_tsend(e.ep, buf, 8, NULL, dest, 1, NULL),
 			     -FI_ENOSYS);
 		cr_assert_eq(fi_trecv(e.ep, buf, 8, NULL, dest, 1, 0, NULL),
 			     -FI_ENOSYS);
 	}
-	if (!(t.info->caps & FI_RMA)) {
+	if (!(vm_rxe0.info->caps & FI_RMA)) {
 		cr_assert_eq(fi_read(e.ep, buf, 8, NULL, dest, 0, 0, NULL),
 			     -FI_ENOSYS);
 		cr_assert_eq(fi_write(e.ep, buf, 8, NULL, dest, 0, 0, NULL),

@@ -10,20 +10,7 @@
 
 #include "vm_helpers.h"
 
-static struct test_domain t;
-
-static void setup(void)
-{
-	require_vm();
-	test_domain_open(&t, "rxe0");
-}
-
-static void teardown(void)
-{
-	test_domain_close(&t);
-}
-
-TestSuite(objects, .init = setup, .fini = teardown);
+TestSuite(objects, .init = vm_rxe0_open, .fini = vm_rxe0_close);
 
 Test(objects, both_domains_open_at_once)
 {
@@ -50,7 +37,9 @@ Test(objects, cq_in_every_format_and_wait_object)
 			struct fi_cq_tagged_entry e;
 			int fd = -1, ret;
 
-			cr_assert_eq(fi_cq_open(t.domain, &attr, &cq, NULL), 0);
+			cr_assert_eq(
+				fi_cq_open(vm_rxe0.domain, &attr, &cq, NULL),
+				0);
 			cr_assert_eq(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
 			ret = fi_control(&cq->fid, FI_GETWAIT, &fd);
 			if (waits[w] == FI_WAIT_FD ||
@@ -73,9 +62,9 @@ Test(objects, cq_sread_and_trywait_through_the_fabric)
 	struct fid *fids[1];
 	struct pollfd pfd = {.events = POLLIN};
 
-	cr_assert_eq(fi_cq_open(t.domain, &attr, &cq, NULL), 0);
+	cr_assert_eq(fi_cq_open(vm_rxe0.domain, &attr, &cq, NULL), 0);
 	fids[0] = &cq->fid;
-	cr_assert_eq(fi_trywait(t.fabric, fids, 1), 0);
+	cr_assert_eq(fi_trywait(vm_rxe0.fabric, fids, 1), 0);
 	cr_assert_eq(fi_control(&cq->fid, FI_GETWAIT, &pfd.fd), 0);
 	cr_assert_eq(poll(&pfd, 1, 10), 0);
 	cr_assert_eq(fi_cq_signal(cq), 0);
@@ -90,7 +79,7 @@ Test(objects, eq_write_read_peek_and_errors)
 	uint32_t event = 0;
 	char buf[64];
 
-	cr_assert_eq(fi_eq_open(t.fabric, &attr, &eq, NULL), 0);
+	cr_assert_eq(fi_eq_open(vm_rxe0.fabric, &attr, &eq, NULL), 0);
 	cr_assert_eq(fi_eq_read(eq, &event, buf, sizeof(buf), 0), -FI_EAGAIN);
 	cr_assert_eq(fi_eq_sread(eq, &event, buf, sizeof(buf), 10, 0),
 		     -FI_EAGAIN);
@@ -106,7 +95,7 @@ Test(objects, eq_write_read_peek_and_errors)
 	cr_assert_eq(fi_close(&eq->fid), 0);
 
 	attr.wait_obj = FI_WAIT_NONE;
-	cr_assert_eq(fi_eq_open(t.fabric, &attr, &eq, NULL), 0);
+	cr_assert_eq(fi_eq_open(vm_rxe0.fabric, &attr, &eq, NULL), 0);
 	cr_assert_eq(fi_eq_sread(eq, &event, buf, sizeof(buf), 10, 0),
 		     -FI_ENOSYS);
 	cr_assert_eq(fi_close(&eq->fid), 0);
@@ -122,7 +111,8 @@ Test(objects, counters_count_and_wait)
 					    .wait_obj = waits[w]};
 		struct fid_cntr *cntr;
 
-		cr_assert_eq(fi_cntr_open(t.domain, &attr, &cntr, NULL), 0);
+		cr_assert_eq(fi_cntr_open(vm_rxe0.domain, &attr, &cntr, NULL),
+			     0);
 		cr_assert_eq(fi_cntr_read(cntr), 0);
 		cr_assert_eq(fi_cntr_add(cntr, 5), 0);
 		cr_assert_eq(fi_cntr_read(cntr), 5);
@@ -143,7 +133,7 @@ Test(objects, counters_count_and_wait)
 	{
 		struct fid_cntr *cntr;
 
-		cr_assert_eq(fi_cntr_open(t.domain, NULL, &cntr, NULL), 0,
+		cr_assert_eq(fi_cntr_open(vm_rxe0.domain, NULL, &cntr, NULL), 0,
 			     "NULL attr means defaults");
 		cr_assert_eq(fi_close(&cntr->fid), 0);
 	}
@@ -170,15 +160,15 @@ Test(objects, host_memory_registration)
 					  .access = accesses[i],
 					  .iface = FI_HMEM_SYSTEM};
 
-		cr_assert_eq(fi_mr_reg(t.domain, buf, sizeof(buf), accesses[i],
-				       0, 0, 0, &mr, NULL),
+		cr_assert_eq(fi_mr_reg(vm_rxe0.domain, buf, sizeof(buf),
+				       accesses[i], 0, 0, 0, &mr, NULL),
 			     0);
 		cr_assert_neq(fi_mr_key(mr), FI_KEY_NOTAVAIL);
 		cr_assert_not_null(fi_mr_desc(mr));
-		cr_assert_eq(fi_mr_regv(t.domain, &iov, 1, accesses[i], 0, 0, 0,
-					&mr2, NULL),
+		cr_assert_eq(fi_mr_regv(vm_rxe0.domain, &iov, 1, accesses[i], 0,
+					0, 0, &mr2, NULL),
 			     0);
-		cr_assert_eq(fi_mr_regattr(t.domain, &attr, 0, &mr3), 0);
+		cr_assert_eq(fi_mr_regattr(vm_rxe0.domain, &attr, 0, &mr3), 0);
 		/* rxe gives MRs without remote access the rkey 0. */
 		if (accesses[i] & (FI_REMOTE_READ | FI_REMOTE_WRITE))
 			cr_assert_neq(fi_mr_key(mr), fi_mr_key(mr2));
@@ -200,8 +190,8 @@ Test(objects, av_table_and_map)
 		size_t lback = sizeof(back), ltext = sizeof(text);
 		fi_addr_t fa[3];
 
-		test_ep_open(&t, &a, types[i]);
-		test_ep_open(&t, &b, types[i]);
+		test_ep_open(&vm_rxe0, &a, types[i]);
+		test_ep_open(&vm_rxe0, &b, types[i]);
 		cr_assert_eq(fi_getname(&a.ep->fid, name_a, &la), 0);
 		cr_assert_eq(fi_getname(&b.ep->fid, name_b, &lb), 0);
 		cr_assert_eq(la, FI_GDRFAB_ADDR_LEN);
@@ -241,10 +231,11 @@ Test(objects, endpoint_name_is_the_port_plus_a_queue_pair)
 	size_t len = sizeof(name);
 	uint32_t qpn;
 
-	test_ep_open(&t, &e, FI_AV_TABLE);
+	test_ep_open(&vm_rxe0, &e, FI_AV_TABLE);
 	cr_assert_eq(fi_getname(&e.ep->fid, name, &len), 0);
-	cr_assert_eq(memcmp(name + 8, (uint8_t *)t.info->src_addr + 8, 16), 0,
-		     "GID of the port");
+	cr_assert_eq(
+		memcmp(name + 8, (uint8_t *)vm_rxe0.info->src_addr + 8, 16), 0,
+		"GID of the port");
 	memcpy(&qpn, name + 4, 4);
 	cr_assert_neq(ntohl(qpn), 0, "UD queue pair number");
 	len = 4;
@@ -263,11 +254,11 @@ Test(objects, setname_before_enable_keeps_the_chosen_id)
 	uint8_t want[FI_GDRFAB_ADDR_LEN], got[FI_GDRFAB_ADDR_LEN];
 	size_t len = sizeof(got);
 
-	memcpy(want, t.info->src_addr, sizeof(want));
+	memcpy(want, vm_rxe0.info->src_addr, sizeof(want));
 	want[24] = 0xab; /* ep_id */
-	cr_assert_eq(fi_av_open(t.domain, &av_attr, &av, NULL), 0);
-	cr_assert_eq(fi_cq_open(t.domain, &cq_attr, &cq, NULL), 0);
-	cr_assert_eq(fi_endpoint(t.domain, t.info, &ep, NULL), 0);
+	cr_assert_eq(fi_av_open(vm_rxe0.domain, &av_attr, &av, NULL), 0);
+	cr_assert_eq(fi_cq_open(vm_rxe0.domain, &cq_attr, &cq, NULL), 0);
+	cr_assert_eq(fi_endpoint(vm_rxe0.domain, vm_rxe0.info, &ep, NULL), 0);
 	cr_assert_eq(fi_setname(&ep->fid, want, sizeof(want)), 0);
 	cr_assert_eq(fi_ep_bind(ep, &av->fid, 0), 0);
 	cr_assert_eq(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT), 0);
@@ -294,12 +285,12 @@ Test(objects, endpoint_with_counters_eq_and_options)
 	size_t min = 0, len = sizeof(min);
 	uint64_t flags;
 
-	cr_assert_eq(fi_av_open(t.domain, &av_attr, &av, NULL), 0);
-	cr_assert_eq(fi_cq_open(t.domain, &cq_attr, &txcq, NULL), 0);
-	cr_assert_eq(fi_cq_open(t.domain, &cq_attr, &rxcq, NULL), 0);
-	cr_assert_eq(fi_cntr_open(t.domain, NULL, &cntr, NULL), 0);
-	cr_assert_eq(fi_eq_open(t.fabric, &eq_attr, &eq, NULL), 0);
-	cr_assert_eq(fi_endpoint(t.domain, t.info, &ep, NULL), 0);
+	cr_assert_eq(fi_av_open(vm_rxe0.domain, &av_attr, &av, NULL), 0);
+	cr_assert_eq(fi_cq_open(vm_rxe0.domain, &cq_attr, &txcq, NULL), 0);
+	cr_assert_eq(fi_cq_open(vm_rxe0.domain, &cq_attr, &rxcq, NULL), 0);
+	cr_assert_eq(fi_cntr_open(vm_rxe0.domain, NULL, &cntr, NULL), 0);
+	cr_assert_eq(fi_eq_open(vm_rxe0.fabric, &eq_attr, &eq, NULL), 0);
+	cr_assert_eq(fi_endpoint(vm_rxe0.domain, vm_rxe0.info, &ep, NULL), 0);
 	cr_assert_eq(fi_ep_bind(ep, &av->fid, 0), 0);
 	cr_assert_eq(fi_ep_bind(ep, &txcq->fid,
 				FI_TRANSMIT | FI_SELECTIVE_COMPLETION),
@@ -327,8 +318,8 @@ Test(objects, endpoint_with_counters_eq_and_options)
 	cr_assert_eq(fi_close(&cntr->fid), -FI_EBUSY);
 	cr_assert_eq(fi_close(&av->fid), -FI_EBUSY);
 	cr_assert_eq(fi_close(&eq->fid), -FI_EBUSY);
-	cr_assert_eq(fi_close(&t.domain->fid), -FI_EBUSY);
-	cr_assert_eq(fi_close(&t.fabric->fid), -FI_EBUSY);
+	cr_assert_eq(fi_close(&vm_rxe0.domain->fid), -FI_EBUSY);
+	cr_assert_eq(fi_close(&vm_rxe0.fabric->fid), -FI_EBUSY);
 	cr_assert_eq(fi_close(&ep->fid), 0);
 	cr_assert_eq(fi_close(&eq->fid), 0);
 	cr_assert_eq(fi_close(&cntr->fid), 0);
@@ -342,7 +333,7 @@ Test(objects, many_endpoints_open_and_close)
 	struct test_ep eps[16];
 
 	for (int i = 0; i < 16; i++)
-		test_ep_open(&t, &eps[i], FI_AV_TABLE);
+		test_ep_open(&vm_rxe0, &eps[i], FI_AV_TABLE);
 	for (int i = 15; i >= 0; i--)
 		test_ep_close(&eps[i]);
 }

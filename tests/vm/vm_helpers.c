@@ -92,3 +92,16 @@ void test_ep_close(struct test_ep *e)
 	cr_assert_eq(fi_close(&e->cq->fid), 0);
 	cr_assert_eq(fi_close(&e->av->fid), 0);
 }
+
+struct test_domain vm_rxe0;
+
+void vm_rxe0_open(void)
+{
+	require_vm();
+	test_domain_open(&vm_rxe0, "rxe0");
+}
+
+void vm_rxe0_close(void)
+{
+	test_domain_close(&vm_rxe0);
+}

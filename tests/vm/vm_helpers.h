@@ -35,6 +35,11 @@ struct test_domain {
 void test_domain_open(struct test_domain *t, const char *device);
 void test_domain_close(struct test_domain *t);
 
+/* A domain on rxe0 for suites that need just one: .init/.fini. */
+extern struct test_domain vm_rxe0;
+void vm_rxe0_open(void);
+void vm_rxe0_close(void);
+
 /* An enabled endpoint with an AV and a CQ bound. */
 struct test_ep {
 	struct fid_av *av;
