@@ -4,6 +4,7 @@
  * prints them, then the NIC(s) gdrfab picks for each GPU and why.
  *
  *   gdrfab_topo [--xml FILE] [--json] [--gpu ID | --rank N]
+ *   gdrfab_topo --env --rank N   (shell assignments, for launch wrappers)
  *
  * ID is an index or a PCI bus id; N a launcher's local rank (GPU N modulo
  * the number of GPUs).
@@ -72,6 +73,24 @@ static void print_json(const struct gdrfab_topo *t,
 	printf("]}\n");
 }
 
+/* One GPU's answer as shell assignments (eval "$(gdrfab_topo --env ...)"). */
+static int print_env(const struct gdrfab_topo *t,
+		     const struct gdrfab_topo_choice *c, int g)
+{
+	if (g < 0) {
+		fprintf(stderr, "--env needs --gpu or --rank (and a GPU)\n");
+		return 1;
+	}
+	printf("GDRFAB_GPU_NAME=%s\nGDRFAB_GPU_BUSID=%s\nGDRFAB_PATH_CLASS=%s\n"
+	       "GDRFAB_NICS=",
+	       t->gpu[g].name, t->gpu[g].busid,
+	       c[g].count ? gdrfab_path_name(c[g].path) : "none");
+	for (size_t i = 0; i < c[g].count; i++)
+		printf("%s%s", i ? "," : "", t->nic[c[g].nic[i]].name);
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -79,23 +98,25 @@ int main(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"gpu", required_argument, NULL, 'g'},
 		{"rank", required_argument, NULL, 'r'},
+		{"env", no_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static struct gdrfab_topo t;
 	static struct gdrfab_topo_choice choice[GDRFAB_TOPO_MAX_DEVS];
 	const char *xml = NULL, *gpu = NULL;
-	int json = 0, rank = -1, only = -1, op;
+	int json = 0, env = 0, rank = -1, only = -1, op;
 
-	while ((op = getopt_long(argc, argv, "x:jg:r:h", opts, NULL)) != -1) {
+	while ((op = getopt_long(argc, argv, "x:jg:r:eh", opts, NULL)) != -1) {
 		switch (op) {
 		case 'x': xml = optarg; break;
+		case 'e': env = 1; break;
 		case 'j': json = 1; break;
 		case 'g': gpu = optarg; break;
 		case 'r': rank = atoi(optarg); break;
 		default:
 			fprintf(stderr,
-				"usage: %s [--xml FILE] [--json] "
+				"usage: %s [--xml FILE] [--json | --env] "
 				"[--gpu ID | --rank N]\n",
 				argv[0]);
 			return 2;
@@ -113,6 +134,8 @@ int main(int argc, char **argv)
 	if (rank >= 0 && t.ngpu)
 		only = rank % (int)t.ngpu;
 	gdrfab_topo_choose(&t, choice);
+	if (env)
+		return print_env(&t, choice, only);
 	if (json) {
 		print_json(&t, choice, only);
 		return 0;

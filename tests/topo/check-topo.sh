@@ -32,5 +32,37 @@ for expected in "$srcdir"/tests/topo/expected/*.txt; do
 		fail=$((fail + 1))
 	fi
 done
+# The launch wrapper, told its rank as launchers do, on saved topologies.
+bind() { # expected-substring, then environment assignments
+	local want=$1
+	shift
+	local got
+	got=$(env GDRFAB_TOPO="$tool" "$@" "$srcdir/examples/gdrfab_bind.sh" --dry-run ./app 2>&1)
+	if [[ "$got" == *"$want"* ]]; then
+		echo "PASS: topo: gdrfab_bind.sh $*"
+		pass=$((pass + 1))
+	else
+		echo "FAIL: topo: gdrfab_bind.sh $*: $got"
+		fail=$((fail + 1))
+	fi
+}
+bind "GPU gpu3 (0000:86:00.0), NICs rdmap130s0,rdmap131s0,rdmap132s0,rdmap133s0 [PIX], CPUs 0x0000ffff,0xffffffff: ./app" \
+	HWLOC_XMLFILE="$fixtures/aws-p5.48xlarge.nixl.xml" OMPI_COMM_WORLD_LOCAL_RANK=3
+bind "GPU gpu2 (0000:84:00.0), NICs mlx5_2 [PIX], CPUs 0xfc000000,0x0000fc00,0x0" \
+	HWLOC_XMLFILE="$fixtures/juwels-booster-4xA100.psmgmt-jwb0004.xml" SLURM_LOCALID=6
+bind "GPU gpu1 (0000:10:1d.0), NICs rdmap16s27 [PHB]" \
+	HWLOC_XMLFILE="$fixtures/aws-p4d.24xlarge.nixl.xml" MPI_LOCALRANKID=1
+
+# This machine: no GPU here, and the tool says so.
+if "$tool" | grep -q "no NVIDIA GPU here"; then
+	echo "PASS: topo: the live machine has no GPU and says so"
+	pass=$((pass + 1))
+elif "$tool" | grep -q "NIC choice per GPU"; then
+	echo "PASS: topo: the live machine's GPUs get a choice"
+	pass=$((pass + 1))
+else
+	echo "FAIL: topo: the live machine"
+	fail=$((fail + 1))
+fi
 echo "topo: $pass passed, $fail failed"
 [ "$fail" = 0 ]
