@@ -133,7 +133,10 @@ int main(int argc, char **argv)
 	}
 	if (rank >= 0 && t.ngpu)
 		only = rank % (int)t.ngpu;
-	gdrfab_topo_choose(&t, choice);
+	if (gdrfab_topo_choose(&t, choice)) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
 	if (env)
 		return print_env(&t, choice, only);
 	if (json) {

@@ -229,7 +229,7 @@ struct gdrfab_proto {
 	struct gdrfab_addrmap conn_by_name;
 	struct gdrfab_list conns, dead;
 	struct gdrfab_conn **qpn_table;
-	size_t qpn_table_size;
+	size_t qpn_table_size, qpn_used;
 	/* Matching. */
 	struct gdrfab_list posted_msg, posted_tag, unexp_msg, unexp_tag;
 	/* Limits. */

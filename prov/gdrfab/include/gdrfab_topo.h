@@ -59,9 +59,10 @@ const char *gdrfab_path_name(enum gdrfab_path path);
 enum gdrfab_path gdrfab_topo_path(const struct gdrfab_topo *t, size_t gpu,
 				  size_t nic);
 
-/* The NIC(s) every GPU should use (out has t->ngpu entries). */
-void gdrfab_topo_choose(const struct gdrfab_topo *t,
-			struct gdrfab_topo_choice *out);
+/* The NIC(s) every GPU should use (out has t->ngpu entries); 0 or
+ * -FI_ENOMEM. */
+int gdrfab_topo_choose(const struct gdrfab_topo *t,
+		       struct gdrfab_topo_choice *out);
 
 /* Finds a device by PCI bus id ("0000:3b:00.0", case-insensitive) or, for
  * GPUs, by index; -1 when absent. */

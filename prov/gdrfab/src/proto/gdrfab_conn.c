@@ -70,6 +70,7 @@ static int qpn_grow(struct gdrfab_proto *proto)
 		proto->qpn_table_size = old_size;
 		return -FI_ENOMEM;
 	}
+	proto->qpn_used = 0;
 	for (size_t i = 0; i < old_size; i++) {
 		if (old[i])
 			qpn_insert(proto, old[i]);
@@ -78,18 +79,19 @@ static int qpn_grow(struct gdrfab_proto *proto)
 	return 0;
 }
 
+/* Keeps the table at most half full, so probe runs stay short. */
 static int qpn_insert(struct gdrfab_proto *proto, struct gdrfab_conn *conn)
 {
-	size_t used = 0, i;
+	size_t i;
 
-	for (i = 0; i < proto->qpn_table_size; i++)
-		used += proto->qpn_table[i] != NULL;
-	if (2 * (used + 1) > proto->qpn_table_size && qpn_grow(proto))
+	if (2 * (proto->qpn_used + 1) > proto->qpn_table_size &&
+	    qpn_grow(proto))
 		return -FI_ENOMEM;
 	i = qpn_slot(proto, conn->qp->qp_num);
 	while (proto->qpn_table[i])
 		i = (i + 1) & (proto->qpn_table_size - 1);
 	proto->qpn_table[i] = conn;
+	proto->qpn_used++;
 	return 0;
 }
 
@@ -105,11 +107,13 @@ static void qpn_remove(struct gdrfab_proto *proto, struct gdrfab_conn *conn)
 	if (!proto->qpn_table[i])
 		return;
 	proto->qpn_table[i] = NULL;
+	proto->qpn_used--;
 	/* Re-place the rest of the probe run. */
 	for (j = (i + 1) & mask; proto->qpn_table[j]; j = (j + 1) & mask) {
 		struct gdrfab_conn *c = proto->qpn_table[j];
 
 		proto->qpn_table[j] = NULL;
+		proto->qpn_used--;
 		qpn_insert(proto, c);
 	}
 }

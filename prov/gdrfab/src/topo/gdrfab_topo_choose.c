@@ -9,8 +9,10 @@
  * bus-id order).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "gdrfab.h"
 #include "gdrfab_topo.h"
 
 /* A NIC whose link is under half the fastest candidate's is no rail. */
@@ -79,11 +81,14 @@ static bool same_set(const struct candidates *a, const struct candidates *b)
 		       a->nadapters * sizeof(a->adapters[0]));
 }
 
-void gdrfab_topo_choose(const struct gdrfab_topo *t,
-			struct gdrfab_topo_choice *out)
+int gdrfab_topo_choose(const struct gdrfab_topo *t,
+		       struct gdrfab_topo_choice *out)
 {
-	static struct candidates cand[GDRFAB_TOPO_MAX_DEVS];
+	/* On the heap: fi_getinfo may run on several threads at once. */
+	struct candidates *cand = calloc(t->ngpu ? t->ngpu : 1, sizeof(*cand));
 
+	if (!cand)
+		return -FI_ENOMEM;
 	for (size_t g = 0; g < t->ngpu; g++)
 		find_candidates(t, g, &cand[g]);
 	for (size_t g = 0; g < t->ngpu; g++) {
@@ -125,4 +130,6 @@ void gdrfab_topo_choose(const struct gdrfab_topo *t,
 			 c->nadapters >= peers ? "block" : "round-robin slot",
 			 first, last - 1);
 	}
+	free(cand);
+	return 0;
 }

@@ -152,12 +152,17 @@ static long sort_key(const struct gdrfab_topo *t, int gpu, const char *map,
 void gdrfab_topo_sort_infos(const struct gdrfab_topo *t, int gpu,
 			    const char *nic_map, struct fi_info **head)
 {
-	static struct gdrfab_topo_choice choice[GDRFAB_TOPO_MAX_DEVS];
+	struct gdrfab_topo_choice *choice;
 	struct fi_info *sorted = NULL;
 
 	if (!t || gpu < 0 || !*head || !(*head)->next)
 		return;
-	gdrfab_topo_choose(t, choice);
+	/* On the heap: fi_getinfo may run on several threads at once. */
+	choice = calloc(t->ngpu, sizeof(*choice));
+	if (!choice || gdrfab_topo_choose(t, choice)) {
+		free(choice);
+		return;
+	}
 	/* Insertion sort, stable: the list is a handful of ports. */
 	while (*head) {
 		struct fi_info *i = *head, **pos = &sorted;
@@ -174,6 +179,7 @@ void gdrfab_topo_sort_infos(const struct gdrfab_topo *t, int gpu,
 	GDRFAB_INFO(FI_LOG_CORE, "GPU %s (%s): %s first (%s)\n",
 		    t->gpu[gpu].name, t->gpu[gpu].busid,
 		    sorted->domain_attr->name, choice[gpu].why);
+	free(choice);
 }
 
 void gdrfab_topo_order(struct fi_info **head)
