@@ -215,10 +215,7 @@ int gdrfab_av_get_addr(struct gdrfab_av *av, fi_addr_t fi_addr,
 /* The fi_addr_t of a name (its first slot), or FI_ADDR_NOTAVAIL. */
 fi_addr_t gdrfab_av_find(struct gdrfab_av *av, const struct gdrfab_addr *addr);
 
-/* Operations that gdrfab does not provide (yet): -FI_ENOSYS, logged. */
-extern struct fi_ops_msg gdrfab_nosys_msg_ops;
-extern struct fi_ops_tagged gdrfab_nosys_tagged_ops;
-extern struct fi_ops_rma gdrfab_nosys_rma_ops;
+/* Operations that gdrfab does not provide: -FI_ENOSYS, logged. */
 extern struct fi_ops_atomic gdrfab_nosys_atomic_ops;
 extern struct fi_ops_collective gdrfab_nosys_collective_ops;
 int gdrfab_nosys_ops_open(struct fid *fid, const char *name, uint64_t flags,

@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Operations gdrfab does not offer (yet). Every entry of every ops table
- * must be callable: an application that calls one gets -FI_ENOSYS and a
- * log line naming the call, never a NULL-pointer crash. Capabilities whose
- * operations are here are not advertised in fi_info.
+ * Operations gdrfab does not offer: atomics and collectives. Every entry
+ * of every ops table must be callable: an application that calls one gets
+ * -FI_ENOSYS and a log line naming the call, never a NULL-pointer crash.
+ * Capabilities whose operations are here are not advertised in fi_info.
  */
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_collective.h>
-#include <rdma/fi_rma.h>
-#include <rdma/fi_tagged.h>
 
 #include "gdrfab.h"
 #include "gdrfab_objs.h"
@@ -28,97 +26,6 @@ static ssize_t nosys(const char *call)
 	{                                                                      \
 		return nosys("fi_" #name);                                     \
 	}
-
-NOSYS(recv, struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
-      void *ctx)
-NOSYS(recvv, struct fid_ep *ep, const struct iovec *iov, void **desc,
-      size_t count, fi_addr_t src, void *ctx)
-NOSYS(recvmsg, struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
-NOSYS(send, struct fid_ep *ep, const void *buf, size_t len, void *desc,
-      fi_addr_t dest, void *ctx)
-NOSYS(sendv, struct fid_ep *ep, const struct iovec *iov, void **desc,
-      size_t count, fi_addr_t dest, void *ctx)
-NOSYS(sendmsg, struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
-NOSYS(inject, struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest)
-NOSYS(senddata, struct fid_ep *ep, const void *buf, size_t len, void *desc,
-      uint64_t data, fi_addr_t dest, void *ctx)
-NOSYS(injectdata, struct fid_ep *ep, const void *buf, size_t len, uint64_t data,
-      fi_addr_t dest)
-
-struct fi_ops_msg gdrfab_nosys_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = nosys_recv,
-	.recvv = nosys_recvv,
-	.recvmsg = nosys_recvmsg,
-	.send = nosys_send,
-	.sendv = nosys_sendv,
-	.sendmsg = nosys_sendmsg,
-	.inject = nosys_inject,
-	.senddata = nosys_senddata,
-	.injectdata = nosys_injectdata,
-};
-
-NOSYS(trecv, struct fid_ep *ep, void *buf, size_t len, void *desc,
-      fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx)
-NOSYS(trecvv, struct fid_ep *ep, const struct iovec *iov, void **desc,
-      size_t count, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx)
-NOSYS(trecvmsg, struct fid_ep *ep, const struct fi_msg_tagged *msg,
-      uint64_t flags)
-NOSYS(tsend, struct fid_ep *ep, const void *buf, size_t len, void *desc,
-      fi_addr_t dest, uint64_t tag, void *ctx)
-NOSYS(tsendv, struct fid_ep *ep, const struct iovec *iov, void **desc,
-      size_t count, fi_addr_t dest, uint64_t tag, void *ctx)
-NOSYS(tsendmsg, struct fid_ep *ep, const struct fi_msg_tagged *msg,
-      uint64_t flags)
-NOSYS(tinject, struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest,
-      uint64_t tag)
-NOSYS(tsenddata, struct fid_ep *ep, const void *buf, size_t len, void *desc,
-      uint64_t data, fi_addr_t dest, uint64_t tag, void *ctx)
-NOSYS(tinjectdata, struct fid_ep *ep, const void *buf, size_t len,
-      uint64_t data, fi_addr_t dest, uint64_t tag)
-
-struct fi_ops_tagged gdrfab_nosys_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = nosys_trecv,
-	.recvv = nosys_trecvv,
-	.recvmsg = nosys_trecvmsg,
-	.send = nosys_tsend,
-	.sendv = nosys_tsendv,
-	.sendmsg = nosys_tsendmsg,
-	.inject = nosys_tinject,
-	.senddata = nosys_tsenddata,
-	.injectdata = nosys_tinjectdata,
-};
-
-NOSYS(read, struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
-      uint64_t addr, uint64_t key, void *ctx)
-NOSYS(readv, struct fid_ep *ep, const struct iovec *iov, void **desc,
-      size_t count, fi_addr_t src, uint64_t addr, uint64_t key, void *ctx)
-NOSYS(readmsg, struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
-NOSYS(write, struct fid_ep *ep, const void *buf, size_t len, void *desc,
-      fi_addr_t dest, uint64_t addr, uint64_t key, void *ctx)
-NOSYS(writev, struct fid_ep *ep, const struct iovec *iov, void **desc,
-      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key, void *ctx)
-NOSYS(writemsg, struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
-NOSYS(inject_write, struct fid_ep *ep, const void *buf, size_t len,
-      fi_addr_t dest, uint64_t addr, uint64_t key)
-NOSYS(writedata, struct fid_ep *ep, const void *buf, size_t len, void *desc,
-      uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key, void *ctx)
-NOSYS(inject_writedata, struct fid_ep *ep, const void *buf, size_t len,
-      uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key)
-
-struct fi_ops_rma gdrfab_nosys_rma_ops = {
-	.size = sizeof(struct fi_ops_rma),
-	.read = nosys_read,
-	.readv = nosys_readv,
-	.readmsg = nosys_readmsg,
-	.write = nosys_write,
-	.writev = nosys_writev,
-	.writemsg = nosys_writemsg,
-	.inject = nosys_inject_write,
-	.writedata = nosys_writedata,
-	.injectdata = nosys_inject_writedata,
-};
 
 NOSYS(atomic, struct fid_ep *ep, const void *buf, size_t count, void *desc,
       fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype dt,

@@ -11,14 +11,10 @@ static const char *const own_errors[] = {
 		"peer unreachable: no connection could be set up in time",
 	[GDRFAB_PERR_PEER_CLOSED - FI_GDRFAB_PROV_ERRNO_BASE] =
 		"peer closed or lost its connection during the operation",
-	[GDRFAB_PERR_BAD_HEADER - FI_GDRFAB_PROV_ERRNO_BASE] =
-		"malformed message header from the peer: dropped",
 	[GDRFAB_PERR_CANCELED - FI_GDRFAB_PROV_ERRNO_BASE] =
 		"operation canceled",
 	[GDRFAB_PERR_TRUNCATED - FI_GDRFAB_PROV_ERRNO_BASE] =
 		"message larger than the posted receive buffer: truncated",
-	[GDRFAB_PERR_ACCESS - FI_GDRFAB_PROV_ERRNO_BASE] =
-		"remote memory region does not allow this access",
 };
 
 const char *gdrfab_prov_strerror(int prov_errno, char *buf, size_t len)
