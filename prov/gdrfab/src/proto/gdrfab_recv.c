@@ -285,16 +285,17 @@ void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd)
 	fi_addr_t src = gdrfab_conn_fi_addr(rd->conn);
 
 	gdrfab_send_ctrl(proto, rd->conn, GDRFAB_PKT_FIN, rd->msg_id);
-	if (proto->closing)
-		;
-	else if (rd->recv_len < h.size)
+	if (proto->closing) {
+		/* No completions while the endpoint closes. */
+	} else if (rd->recv_len < h.size) {
 		gdrfab_complete_error(proto->ep, true, rd->context,
 				      rd->cq_flags, rd->recv_len,
 				      h.size - rd->recv_len, buf, h.data, h.tag,
 				      FI_ETRUNC, GDRFAB_PERR_TRUNCATED);
-	else
+	} else {
 		gdrfab_complete_rx(proto->ep, rd->context, rd->cq_flags,
 				   rd->recv_len, buf, h.data, h.tag, src);
+	}
 	if (rd->parent)
 		gdrfab_req_free(proto, rd->parent);
 	rd->parent = NULL;
@@ -540,14 +541,16 @@ int gdrfab_recv_post(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	/* Unexpected messages first, in arrival order; a multi-receive
 	 * may take several. */
 	while ((u = find_unexpected(proto, req, tagged))) {
-		bool last = !(req->op_flags & FI_MULTI_RECV);
+		/* Decided before delivering: a receive the message uses up
+		 * is released (freed) by the delivery. */
+		bool more = (req->op_flags & FI_MULTI_RECV) &&
+			    capacity(req) - GDRFAB_MIN(u->hdr.size,
+						       capacity(req)) >=
+				    GDRFAB_MAX(proto->ep->min_multi_recv,
+					       (size_t)1);
 
 		take_unexpected(proto, req, u);
-		if (last)
-			break;
-		/* Released when exhausted: stop if it left the list. */
-		if (!(req->op_flags & FI_MULTI_RECV) ||
-		    multi_exhausted(proto, req))
+		if (!more)
 			break;
 	}
 	return 0;
