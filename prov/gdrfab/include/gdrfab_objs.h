@@ -21,6 +21,7 @@
 #include "gdrfab_addr.h"
 #include "gdrfab_addrmap.h"
 #include "gdrfab_eplist.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_lock.h"
 #include "gdrfab_signal.h"
 
@@ -42,7 +43,8 @@ struct gdrfab_domain {
 	struct gdrfab_addr port_addr; /* the port's name (no endpoint) */
 	uint32_t max_msg_sz;	      /* per work request */
 	enum ibv_mtu active_mtu;
-	atomic_int ref; /* open AVs, CQs, counters, MRs, EPs */
+	struct gdrfab_hmem_domain hmem; /* GPU memory path and MR cache */
+	atomic_int ref;			/* open AVs, CQs, counters, MRs, EPs */
 };
 
 /* A completion queue entry before it is formatted for the application. */
@@ -116,9 +118,23 @@ struct gdrfab_mr {
 	 * whose rkey only gdrfab's own protocol ever hands out, so that
 	 * fi_mr_key() never grants more than the application asked. */
 	struct ibv_mr *rndv_mr;
+	struct gdrfab_reg *reg, *rndv_reg; /* what ibv_mr, rndv_mr are in */
 	uint64_t access;
 	enum fi_hmem_iface iface;
+	struct gdrfab_cuda_ptr mem; /* FI_HMEM_CUDA: what the buffer is */
+	/* GPU memory the NIC does not reach: the data path copies it
+	 * through host bounce buffers. */
+	bool staged;
+	bool tracked; /* counted as remotely writable GPU memory */
 };
+
+/* The GPU device of a descriptor's memory, or -1 for host memory. */
+static inline int gdrfab_mr_device(const void *desc)
+{
+	const struct gdrfab_mr *mr = desc;
+
+	return mr && mr->iface == FI_HMEM_CUDA ? mr->mem.device : -1;
+}
 
 struct gdrfab_av_entry {
 	struct gdrfab_addr addr;
@@ -167,7 +183,27 @@ struct gdrfab_ep {
 	struct gdrfab_addr name;
 	bool name_set;		    /* fi_setname before enable */
 	struct gdrfab_proto *proto; /* data path state, made by fi_enable */
+	int hmem_p2p;		    /* FI_OPT_FI_HMEM_P2P */
+	bool cuda_api_permitted;    /* FI_OPT_CUDA_API_PERMITTED */
 };
+
+/* FI_OPT_FI_HMEM_P2P and FI_OPT_CUDA_API_PERMITTED (gdrfab_hmem_opts.c);
+ * -FI_ENOPROTOOPT for any other option. */
+int gdrfab_ep_hmem_setopt(struct gdrfab_ep *ep, int optname, const void *optval,
+			  size_t optlen);
+int gdrfab_ep_hmem_getopt(struct gdrfab_ep *ep, int optname, void *optval,
+			  size_t *optlen);
+
+/* Whether a request's GPU buffer (desc) goes through host bounce
+ * buffers: its MR is staged, or the endpoint disabled P2P. */
+static inline bool gdrfab_ep_stages(const struct gdrfab_ep *ep,
+				    const void *desc)
+{
+	const struct gdrfab_mr *mr = desc;
+
+	return mr && mr->iface == FI_HMEM_CUDA &&
+	       (mr->staged || ep->hmem_p2p == FI_HMEM_P2P_DISABLED);
+}
 
 /* Object constructors reached through fabric and domain ops. */
 int gdrfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,

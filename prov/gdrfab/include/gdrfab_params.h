@@ -39,6 +39,15 @@ struct gdrfab_params {
 	char *topo_file;
 	char *gpu;
 	char *nic_map;
+	/* FI_GDRFAB_CUDA_REG: auto|dmabuf|peermem|staged (enum
+	 * gdrfab_cuda_reg order: 0 auto). FI_GDRFAB_CUDA_FLUSH:
+	 * auto|cuda|read|none (enum gdrfab_cuda_flush order). */
+	int cuda_reg;
+	int cuda_flush;
+	/* FI_GDRFAB_MR_CACHE_ENABLE / _MAX_SIZE / _MAX_COUNT. */
+	bool mr_cache_enable;
+	size_t mr_cache_max_size;
+	size_t mr_cache_max_count;
 };
 
 extern struct gdrfab_params gdrfab_params;
@@ -51,6 +60,8 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_DEFAULT_TX_BUFS	       256
 #define GDRFAB_DEFAULT_CONN_TIMEOUT_MS 10000
 #define GDRFAB_DEFAULT_PEER_TIMEOUT_MS 4000
+#define GDRFAB_DEFAULT_MR_CACHE_SIZE   (8ULL << 30)
+#define GDRFAB_DEFAULT_MR_CACHE_COUNT  1024
 
 /* Defines every parameter with libfabric and fills gdrfab_params. */
 void gdrfab_params_init(void);
@@ -69,5 +80,8 @@ bool gdrfab_device_selected(const struct gdrfab_params *params,
 /* Validates a queue size read from the environment: returns it, or def
  * (with a warning naming the parameter) when it is not in [1, 1<<24]. */
 size_t gdrfab_param_size(const char *param, int value, size_t def);
+
+/* The index of value in the NULL-terminated names, or -1. */
+int gdrfab_param_choice(const char *value, const char *const *names);
 
 #endif /* GDRFAB_PARAMS_H */

@@ -185,8 +185,15 @@ struct gdrfab_req {
 	struct gdrfab_req *parent; /* RNDV_READ: the receive it fills */
 	size_t recv_len;	   /* RNDV_READ: bytes that fit */
 	size_t ctrl_len;	   /* bytes of ctrl to send (CTRL, RNDV) */
-	struct gdrfab_list entry;  /* pending, rndv_wait, posted lists */
-	struct gdrfab_list live;   /* proto->live: freed at close */
+	/* GPU memory staged through host memory: the host buffer, and the
+	 * application's buffers it is copied from or into. */
+	uint8_t *stage;
+	struct ibv_mr *stage_mr;
+	struct iovec gpu_iov[GDRFAB_MAX_IOV];
+	void *gpu_desc[GDRFAB_MAX_IOV];
+	size_t gpu_iov_count;
+	struct gdrfab_list entry; /* pending, rndv_wait, posted lists */
+	struct gdrfab_list live;  /* proto->live: freed at close */
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
 };
 
@@ -331,6 +338,30 @@ void gdrfab_recv_flush_all(struct gdrfab_proto *proto);
 /* Checks common to every data call; 0 or the -FI_E* to return. */
 int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
 		     size_t count, const char *call);
+
+/* ---- GPU buffers (gdrfab_stage.c) ---- */
+/* Copies n bytes out of / into a buffer that may be GPU memory. */
+int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
+			 size_t n, void *desc);
+int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
+		       size_t n, void *desc);
+bool gdrfab_iov_has_gpu(void **desc, size_t count);
+/* Whether any of the buffers must go through host memory. */
+bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count);
+/* Points the request's local side at a registered host buffer of the
+ * iovec's length, filled from it when fill; access adds remote reading
+ * for rendezvous sources. */
+int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       const struct iovec *iov, void **desc, size_t count,
+		       int access, bool fill);
+/* Copies the first len staged bytes into the application's buffers. */
+int gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       size_t len);
+void gdrfab_stage_free(struct gdrfab_req *req);
+/* Makes the first len bytes the NIC wrote into these buffers visible to
+ * their GPU (nothing for host memory). */
+int gdrfab_flush_iov(struct gdrfab_proto *proto, const struct iovec *iov,
+		     void **desc, size_t count, size_t len);
 
 /* ---- completions (gdrfab_complete.c) ---- */
 void gdrfab_complete_tx(struct gdrfab_ep *ep, struct gdrfab_req *req);

@@ -28,6 +28,7 @@ static int domain_close(struct fid *fid)
 			    atomic_load(&domain->ref));
 		return -FI_EBUSY;
 	}
+	gdrfab_hmem_domain_fini(domain);
 	if (domain->pd && ibv_dealloc_pd(domain->pd))
 		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd: %s\n",
 			    strerror(errno));
@@ -244,6 +245,7 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 			    info->domain_attr->name, strerror(errno));
 		goto err;
 	}
+	gdrfab_hmem_domain_init(domain);
 	domain->fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->fid.fid.context = context;
 	domain->fid.fid.ops = &domain_fi_ops;

@@ -356,7 +356,7 @@ static int ep_getopt(fid_t fid, int level, int optname, void *optval,
 		*(size_t *)optval = ep->min_multi_recv;
 		*optlen = sizeof(size_t);
 		return 0;
-	default: return -FI_ENOPROTOOPT;
+	default: return gdrfab_ep_hmem_getopt(ep, optname, optval, optlen);
 	}
 }
 
@@ -373,6 +373,9 @@ static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
 			return -FI_EINVAL;
 		ep->min_multi_recv = *(const size_t *)optval;
 		return 0;
+	case FI_OPT_FI_HMEM_P2P:
+	case 10: /* FI_OPT_CUDA_API_PERMITTED (libfabric >= 1.18) */
+		return gdrfab_ep_hmem_setopt(ep, optname, optval, optlen);
 	default:
 		GDRFAB_INFO(FI_LOG_EP_CTRL,
 			    "fi_setopt: option %d is not "
@@ -528,12 +531,19 @@ static int check_info(const struct gdrfab_domain *domain,
 			    fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
 		return -FI_EINVAL;
 	}
-	if (info->caps & ~(uint64_t)GDRFAB_CAPS) {
+	if (info->caps & ~(uint64_t)(GDRFAB_CAPS | FI_HMEM)) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
 			    "fi_endpoint: caps %s not "
 			    "supported\n",
-			    fi_tostr(&(uint64_t){info->caps & ~GDRFAB_CAPS},
+			    fi_tostr(&(uint64_t){info->caps &
+						 ~(GDRFAB_CAPS | FI_HMEM)},
 				     FI_TYPE_CAPS));
+		return -FI_EINVAL;
+	}
+	if ((info->caps & FI_HMEM) &&
+	    domain->hmem.path == GDRFAB_CUDA_REG_NONE) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_endpoint: FI_HMEM asked, but "
+					    "this domain has no CUDA\n");
 		return -FI_EINVAL;
 	}
 	if (info->domain_attr && info->domain_attr->name &&
@@ -570,6 +580,7 @@ int gdrfab_endpoint_open(struct fid_domain *domain_fid, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	ep->domain = domain;
+	ep->cuda_api_permitted = true;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	gdrfab_lock_init(&ep->lock, gdrfab_domain_locks(domain));

@@ -148,7 +148,10 @@ static int match_domain(uint32_t version, const struct fi_info *prov,
 		      (unsigned long long)(h->caps & ~p->caps));
 	if (h->auth_key_size)
 		UNMET("authorization keys not supported");
-	if (!gdrfab_mr_mode_ok(version, p->mr_mode, h->mr_mode, hints->mode))
+	/* FI_MR_HMEM is offered, never needed: FI_MR_LOCAL already has
+	 * every buffer, GPU ones included, registered. */
+	if (!gdrfab_mr_mode_ok(version, p->mr_mode & ~FI_MR_HMEM, h->mr_mode,
+			       hints->mode))
 		UNMET("mr_mode 0x%x does not include what gdrfab needs (0x%x: "
 		      "FI_MR_LOCAL|FI_MR_VIRT_ADDR|FI_MR_ALLOCATED|"
 		      "FI_MR_PROV_KEY)",
@@ -232,6 +235,9 @@ void gdrfab_info_apply_hints(struct fi_info *info, const struct fi_info *hints,
 		info->tx_attr->caps = hints->caps;
 		info->rx_attr->caps = hints->caps;
 	}
+	if ((hints->caps && !(hints->caps & FI_HMEM)) ||
+	    (hints->domain_attr && !(hints->domain_attr->mr_mode & FI_MR_HMEM)))
+		d->mr_mode &= ~FI_MR_HMEM;
 	if (hints->domain_attr) {
 		const struct fi_domain_attr *h = hints->domain_attr;
 

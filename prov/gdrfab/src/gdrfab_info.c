@@ -6,6 +6,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_addr.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_info.h"
 #include "gdrfab_params.h"
 
@@ -104,6 +105,14 @@ struct fi_info *gdrfab_info_for_port(const struct gdrfab_port_desc *port)
 	info->ep_attr->rx_ctx_cnt = 1;
 	fill_tx_rx(info, port);
 	fill_domain(info, port);
+	/* GPU memory only where it can really be moved: CUDA works here and
+	 * the staged path, or a P2P path, is available. */
+	if (gdrfab_hmem_offered(NULL)) {
+		info->caps |= FI_HMEM;
+		info->tx_attr->caps |= FI_HMEM;
+		info->rx_attr->caps |= FI_HMEM;
+		info->domain_attr->mr_mode |= FI_MR_HMEM;
+	}
 	info->domain_attr->name = strdup(port->dev_name);
 	info->fabric_attr->name = strdup(port->fabric_name);
 	/* prov_name stays NULL: libfabric fills it in (and would append ours

@@ -34,18 +34,16 @@ static int mr_close(struct fid *fid)
 {
 	struct gdrfab_mr *mr =
 		gdrfab_container_of(fid, struct gdrfab_mr, fid.fid);
-	int err;
+	struct gdrfab_mr_cache *cache = &mr->domain->hmem.cache;
 
-	if (mr->rndv_mr && mr->rndv_mr != mr->ibv_mr &&
-	    (err = ibv_dereg_mr(mr->rndv_mr))) {
-		GDRFAB_WARN(FI_LOG_MR, "ibv_dereg_mr: %s\n", strerror(err));
-		return gdrfab_errno_to_fi(err);
-	}
-	mr->rndv_mr = NULL;
-	if (mr->ibv_mr && (err = ibv_dereg_mr(mr->ibv_mr))) {
-		GDRFAB_WARN(FI_LOG_MR, "ibv_dereg_mr: %s\n", strerror(err));
-		return gdrfab_errno_to_fi(err);
-	}
+	if (mr->tracked)
+		gdrfab_hmem_track_remote_write(mr->domain, mr, -1, NULL, 0,
+					       false);
+	/* GPU registrations stay in the cache (lazy unpinning); host ones
+	 * are deregistered now. */
+	if (mr->rndv_reg != mr->reg)
+		gdrfab_reg_put(cache, mr->rndv_reg);
+	gdrfab_reg_put(cache, mr->reg);
 	atomic_fetch_sub(&mr->domain->ref, 1);
 	free(mr);
 	return 0;
@@ -109,35 +107,99 @@ static int check_regattr(const struct fi_mr_attr *attr, uint64_t flags)
 				       "supported\n");
 		return -FI_EINVAL;
 	}
-	if (attr->iface != FI_HMEM_SYSTEM) {
+	if (attr->iface != FI_HMEM_SYSTEM && attr->iface != FI_HMEM_CUDA) {
 		GDRFAB_WARN(FI_LOG_MR,
-			    "fi_mr_regattr: iface %s: this gdrfab "
-			    "registers host memory only (FI_HMEM "
-			    "is not advertised)\n",
+			    "fi_mr_regattr: iface %s: gdrfab registers host "
+			    "and CUDA memory only\n",
 			    fi_tostr(&attr->iface, FI_TYPE_HMEM_IFACE));
 		return -FI_ENOSYS;
 	}
 	return 0;
 }
 
-static struct ibv_mr *reg_logged(struct gdrfab_domain *domain,
-				 const struct iovec *iov, int access,
-				 const char *what, int *err)
+/* Checks that the buffer is what iface says, and for GPU memory readies
+ * it (SYNC_MEMOPS) and picks its path. */
+static int classify(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
+		    const struct fi_mr_attr *attr)
 {
-	struct ibv_mr *mr =
-		ibv_reg_mr(domain->pd, iov->iov_base, iov->iov_len, access);
+	const struct iovec *iov = &attr->mr_iov[0];
+	struct gdrfab_cuda_ptr *m = &mr->mem;
+	int ret;
 
-	if (!mr) {
-		*err = errno;
-		GDRFAB_WARN(FI_LOG_MR,
-			    "ibv_reg_mr(%p, %zu bytes%s) on %s: %s%s\n",
-			    iov->iov_base, iov->iov_len, what,
-			    domain->info->domain_attr->name, strerror(*err),
-			    *err == ENOMEM ? " (is the locked-memory limit, "
-					     "ulimit -l, too low?)"
-					   : "");
+	m->kind = GDRFAB_MEM_HOST;
+	m->device = -1;
+	if (attr->iface == FI_HMEM_CUDA &&
+	    domain->hmem.path == GDRFAB_CUDA_REG_NONE) {
+		GDRFAB_WARN(FI_LOG_MR, "fi_mr_regattr: FI_HMEM_CUDA memory, "
+				       "but this domain has no CUDA (see "
+				       "FI_LOG_LEVEL=info for why)\n");
+		return -FI_ENOSYS;
 	}
-	return mr;
+	/* Host registrations are classified only once the application has
+	 * shown it uses CUDA: a device pointer passed as host memory is
+	 * then caught instead of pinned as if it were host memory. */
+	if (domain->hmem.path == GDRFAB_CUDA_REG_NONE || !iov->iov_len ||
+	    (attr->iface == FI_HMEM_SYSTEM &&
+	     !atomic_load(&domain->hmem.cuda_used)))
+		return 0;
+	ret = gdrfab_cuda_classify(iov->iov_base, m);
+	if (ret)
+		return ret;
+	if (attr->iface == FI_HMEM_SYSTEM) {
+		if (m->kind == GDRFAB_MEM_CUDA_DEVICE) {
+			GDRFAB_WARN(FI_LOG_MR,
+				    "fi_mr_regattr: %p is GPU memory (device "
+				    "%d) registered as FI_HMEM_SYSTEM: use "
+				    "iface FI_HMEM_CUDA\n",
+				    iov->iov_base, m->device);
+			return -FI_EINVAL;
+		}
+		return 0;
+	}
+	switch (m->kind) {
+	case GDRFAB_MEM_CUDA_MANAGED:
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_regattr: %p is CUDA managed memory, which "
+			    "is not safe for GPUDirect RDMA (its pages "
+			    "migrate): register device memory instead\n",
+			    iov->iov_base);
+		return -FI_EINVAL;
+	case GDRFAB_MEM_CUDA_DEVICE: break;
+	default:
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_regattr: %p is %s, not GPU memory, but "
+			    "iface is FI_HMEM_CUDA\n",
+			    iov->iov_base,
+			    m->kind == GDRFAB_MEM_CUDA_HOST
+				    ? "CUDA-pinned host memory"
+				    : "host memory (or a freed pointer)");
+		return -FI_EINVAL;
+	}
+	if (m->size &&
+	    (uintptr_t)iov->iov_base + iov->iov_len > m->base + m->size) {
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_regattr: %p+%zu runs past its CUDA "
+			    "allocation (0x%lx+%zu)\n",
+			    iov->iov_base, iov->iov_len, (unsigned long)m->base,
+			    m->size);
+		return -FI_EINVAL;
+	}
+	if (attr->device.cuda != m->device)
+		GDRFAB_INFO(FI_LOG_MR,
+			    "fi_mr_regattr: device.cuda %d, but the memory "
+			    "is on device %d: using %d\n",
+			    attr->device.cuda, m->device, m->device);
+	atomic_store(&domain->hmem.cuda_used, true);
+	gdrfab_cuda_sync_memops(m); /* refusal (VMM) is logged, not fatal */
+	mr->staged = domain->hmem.path == GDRFAB_CUDA_REG_STAGED;
+	if (mr->staged && (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE))) {
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_regattr: remote access to GPU memory "
+			    "needs GPUDirect RDMA (dma-buf or peermem); this "
+			    "domain stages GPU memory through host buffers\n");
+		return -FI_EOPNOTSUPP;
+	}
+	return 0;
 }
 
 /* The verbs registrations behind an MR; 0 or a negative FI_E* code. */
@@ -145,25 +207,40 @@ static int register_region(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 			   const struct fi_mr_attr *attr)
 {
 	const struct iovec *iov = &attr->mr_iov[0];
-	int err = 0;
+	struct gdrfab_mr_cache *cache = &domain->hmem.cache;
+	bool gpu = mr->mem.kind == GDRFAB_MEM_CUDA_DEVICE;
+	int ret;
 
 	/* Verbs cannot register nothing; a zero-length region needs no key
-	 * (zero-length transfers use none). */
-	if (!iov->iov_len)
+	 * (zero-length transfers use none). Staged GPU memory is never
+	 * seen by the NIC. */
+	if (!iov->iov_len || mr->staged)
 		return 0;
-	mr->ibv_mr =
-		reg_logged(domain, iov, verbs_access(attr->access), "", &err);
-	if (!mr->ibv_mr)
-		return gdrfab_errno_to_fi(err);
+	ret = gdrfab_reg_get(cache, iov->iov_base, iov->iov_len,
+			     verbs_access(attr->access), gpu ? &mr->mem : NULL,
+			     &mr->reg);
+	if (ret)
+		return ret;
+	mr->ibv_mr = mr->reg->mr;
 	if (attr->access & FI_REMOTE_READ) {
-		mr->rndv_mr = mr->ibv_mr;
-	} else if (!attr->access || (attr->access & FI_SEND)) {
-		mr->rndv_mr = reg_logged(domain, iov, IBV_ACCESS_REMOTE_READ,
-					 ", rendezvous source", &err);
-		if (!mr->rndv_mr) {
-			ibv_dereg_mr(mr->ibv_mr);
-			return gdrfab_errno_to_fi(err);
+		mr->rndv_reg = mr->reg;
+	} else if (gpu || !attr->access || (attr->access & FI_SEND)) {
+		/* Rendezvous sources, and GPU memory always: the flush
+		 * READ reads it back through the NIC. */
+		ret = gdrfab_reg_get(cache, iov->iov_base, iov->iov_len,
+				     IBV_ACCESS_REMOTE_READ,
+				     gpu ? &mr->mem : NULL, &mr->rndv_reg);
+		if (ret) {
+			gdrfab_reg_put(cache, mr->reg);
+			return ret;
 		}
+	}
+	mr->rndv_mr = mr->rndv_reg ? mr->rndv_reg->mr : NULL;
+	if (gpu && (attr->access & FI_REMOTE_WRITE)) {
+		mr->tracked = true;
+		gdrfab_hmem_track_remote_write(domain, mr, mr->mem.device,
+					       iov->iov_base, mr->rndv_mr->rkey,
+					       true);
 	}
 	return 0;
 }
@@ -187,7 +264,9 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr->domain = domain;
 	mr->access = attr->access;
 	mr->iface = attr->iface;
-	ret = register_region(domain, mr, attr);
+	ret = classify(domain, mr, attr);
+	if (!ret)
+		ret = register_region(domain, mr, attr);
 	if (ret) {
 		free(mr);
 		return ret;

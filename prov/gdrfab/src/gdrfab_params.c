@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* FI_GDRFAB_* parameters: definition, parsing and validation. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,64 @@ struct gdrfab_params gdrfab_params = {
 	.tx_bufs = GDRFAB_DEFAULT_TX_BUFS,
 	.conn_timeout_ms = GDRFAB_DEFAULT_CONN_TIMEOUT_MS,
 	.peer_timeout_ms = GDRFAB_DEFAULT_PEER_TIMEOUT_MS,
+	.mr_cache_enable = true,
+	.mr_cache_max_size = GDRFAB_DEFAULT_MR_CACHE_SIZE,
+	.mr_cache_max_count = GDRFAB_DEFAULT_MR_CACHE_COUNT,
 };
+
+static const char *const cuda_reg_names[] = {"auto", "dmabuf", "peermem",
+					     "staged", NULL};
+static const char *const cuda_flush_names[] = {"auto", "cuda", "read", "none",
+					       NULL};
+
+int gdrfab_param_choice(const char *value, const char *const *names)
+{
+	for (int i = 0; value && names[i]; i++) {
+		if (!strcmp(value, names[i]))
+			return i;
+	}
+	return -1;
+}
+
+static void read_choice(const char *name, int *out, const char *const *names)
+{
+	char *value = NULL;
+	int i;
+
+	*out = 0;
+	if (fi_param_get_str(&gdrfab_prov, name, &value) != FI_SUCCESS ||
+	    !value)
+		return;
+	i = gdrfab_param_choice(value, names);
+	if (i < 0)
+		GDRFAB_WARN(FI_LOG_CORE,
+			    "FI_GDRFAB_%s=\"%s\" is not one of %s|%s|%s|%s: "
+			    "using %s\n",
+			    name, value, names[0], names[1], names[2], names[3],
+			    names[0]);
+	else
+		*out = i;
+}
+
+/* A byte count: sizes up to 2^63 need more than fi_param's int. */
+static void read_bytes(const char *name, size_t *out)
+{
+	char *value = NULL, *end;
+	unsigned long long v;
+
+	if (fi_param_get_str(&gdrfab_prov, name, &value) != FI_SUCCESS ||
+	    !value)
+		return;
+	errno = 0;
+	v = strtoull(value, &end, 0);
+	if (errno || end == value || *end || !v)
+		GDRFAB_WARN(FI_LOG_CORE,
+			    "FI_GDRFAB_%s=\"%s\" is not a positive byte "
+			    "count: using %zu\n",
+			    name, value, *out);
+	else
+		*out = (size_t)v;
+}
 
 #define GDRFAB_MAX_QUEUE_SIZE (1 << 24)
 #define GDRFAB_MAX_DEVNAME    63
@@ -173,6 +231,28 @@ void gdrfab_params_init(void)
 			"answering is declared dead and its operations fail "
 			"(default: 4000)");
 
+	fi_param_define(&gdrfab_prov, "CUDA_REG", FI_PARAM_STRING,
+			"How GPU memory is registered: auto (dma-buf, then "
+			"nvidia-peermem, then staged), dmabuf, peermem, or "
+			"staged (host bounce buffers and CUDA copies; any "
+			"NIC) (default: auto)");
+	fi_param_define(&gdrfab_prov, "CUDA_FLUSH", FI_PARAM_STRING,
+			"How RDMA writes into GPU memory are made visible "
+			"before their completion: auto (nothing where the GPU "
+			"orders them for its owner, else "
+			"cuFlushGPUDirectRDMAWrites, else an RDMA READ), "
+			"cuda, read, or none (default: auto)");
+	fi_param_define(&gdrfab_prov, "MR_CACHE_ENABLE", FI_PARAM_BOOL,
+			"Keep GPU registrations after their last use, for "
+			"reuse (default: 1)");
+	fi_param_define(&gdrfab_prov, "MR_CACHE_MAX_SIZE", FI_PARAM_STRING,
+			"Bytes of GPU memory the registration cache keeps "
+			"registered before evicting the least recently used "
+			"(default: 8589934592)");
+	fi_param_define(&gdrfab_prov, "MR_CACHE_MAX_COUNT", FI_PARAM_INT,
+			"Registrations the cache keeps before evicting "
+			"(default: 1024)");
+
 	if (fi_param_get_str(&gdrfab_prov, "DEVICE", &devices) == FI_SUCCESS &&
 	    gdrfab_parse_device_filter(&gdrfab_params, devices))
 		GDRFAB_WARN(FI_LOG_CORE,
@@ -201,6 +281,18 @@ void gdrfab_params_init(void)
 	read_size("TX_BUFS", &gdrfab_params.tx_bufs, GDRFAB_DEFAULT_TX_BUFS);
 	read_ms("CONN_TIMEOUT_MS", &gdrfab_params.conn_timeout_ms,
 		GDRFAB_DEFAULT_CONN_TIMEOUT_MS, 10, 3600000);
+	read_choice("CUDA_REG", &gdrfab_params.cuda_reg, cuda_reg_names);
+	read_choice("CUDA_FLUSH", &gdrfab_params.cuda_flush, cuda_flush_names);
+	{
+		int enable;
+
+		if (fi_param_get_bool(&gdrfab_prov, "MR_CACHE_ENABLE",
+				      &enable) == FI_SUCCESS)
+			gdrfab_params.mr_cache_enable = enable;
+	}
+	read_bytes("MR_CACHE_MAX_SIZE", &gdrfab_params.mr_cache_max_size);
+	read_size("MR_CACHE_MAX_COUNT", &gdrfab_params.mr_cache_max_count,
+		  GDRFAB_DEFAULT_MR_CACHE_COUNT);
 	read_ms("PEER_TIMEOUT_MS", &gdrfab_params.peer_timeout_ms,
 		GDRFAB_DEFAULT_PEER_TIMEOUT_MS, 100, 600000);
 }

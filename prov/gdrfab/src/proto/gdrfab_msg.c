@@ -49,10 +49,12 @@ int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
 
 /* Builds an eager message in a bounce buffer. */
 static int prepare_eager(struct gdrfab_proto *proto, struct gdrfab_req *req,
-			 const struct iovec *iov, size_t count, uint16_t flags)
+			 const struct iovec *iov, void **desc, size_t count,
+			 uint16_t flags)
 {
 	struct gdrfab_pkt_hdr *hdr;
 	uint8_t *p;
+	int ret;
 
 	req->txbuf = gdrfab_txbuf_alloc(proto);
 	if (!req->txbuf)
@@ -66,7 +68,11 @@ static int prepare_eager(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	hdr->data = req->data;
 	p = (uint8_t *)(hdr + 1);
 	for (size_t i = 0; i < count; i++) {
-		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		ret = gdrfab_copy_from_buf(proto, p, iov[i].iov_base,
+					   iov[i].iov_len,
+					   desc ? desc[i] : NULL);
+		if (ret)
+			return ret;
 		p += iov[i].iov_len;
 	}
 	req->len = (size_t)(p - (uint8_t *)(hdr + 1));
@@ -101,11 +107,17 @@ static int prepare_rndv(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			uint16_t flags)
 {
 	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
-	int ret = gdrfab_req_set_local(proto, req, iov, desc, count,
-				       IBV_ACCESS_REMOTE_READ);
+	/* GPU memory the NIC cannot read is copied to a host buffer that
+	 * the receiver reads instead. */
+	int ret = gdrfab_iov_stages(proto->ep, desc, count)
+			  ? gdrfab_stage_setup(proto, req, iov, desc, count,
+					       IBV_ACCESS_REMOTE_READ, true)
+			  : gdrfab_req_set_local(proto, req, iov, desc, count,
+						 IBV_ACCESS_REMOTE_READ);
 
 	if (ret)
 		return ret;
+	count = req->rseg_count;
 	memset(hdr, 0, sizeof(*hdr));
 	hdr->version = GDRFAB_WIRE_VERSION;
 	hdr->type = GDRFAB_PKT_RNDV;
@@ -161,12 +173,14 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	req->data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
 	/* Inline needs the data at post time: not for injects, which may
 	 * wait for the connection after the caller reused the buffer. */
+	/* Inline reads the buffer with the CPU: never GPU memory. */
 	if (!silent &&
 	    len + sizeof(struct gdrfab_pkt_hdr) <= req->conn->max_inline &&
-	    count + 1 <= (size_t)proto->max_sge)
+	    count + 1 <= (size_t)proto->max_sge &&
+	    !gdrfab_iov_has_gpu(desc, count))
 		prepare_inline(req, iov, count, pkt_flags);
 	else if (len <= proto->eager_max)
-		ret = prepare_eager(proto, req, iov, count, pkt_flags);
+		ret = prepare_eager(proto, req, iov, desc, count, pkt_flags);
 	else
 		ret = prepare_rndv(proto, req, iov, desc, count, pkt_flags);
 	if (ret)

@@ -58,6 +58,8 @@ void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	}
 	if (req->txbuf)
 		gdrfab_txbuf_free(proto, req->txbuf);
+	if (req->stage || req->gpu_iov_count)
+		gdrfab_stage_free(req);
 	if (req->conn)
 		gdrfab_conn_put(req->conn);
 	gdrfab_list_remove(&req->entry);
@@ -393,6 +395,17 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	struct gdrfab_ep *ep = proto->ep;
 
+	/* fi_read into GPU memory: the data must be there, and visible,
+	 * before the completion says so. */
+	if (req->op == GDRFAB_OP_READ && !req->error && !proto->closing) {
+		int err = req->stage
+				  ? gdrfab_stage_drain(proto, req, req->len)
+				  : gdrfab_flush_iov(proto, req->iov, req->desc,
+						     req->iov_count, req->len);
+
+		if (err)
+			req->error = -err;
+	}
 	if (!proto->closing) {
 		if (req->error && req->op != GDRFAB_OP_CTRL) {
 			/* A rendezvous READ carries its receive's context,

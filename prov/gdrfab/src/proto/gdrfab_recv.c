@@ -95,23 +95,30 @@ static size_t capacity(const struct gdrfab_req *req)
 	return req->len - req->multi_off;
 }
 
-/* Copies bytes into the receive's iovec from offset off. */
-static void scatter(struct gdrfab_req *req, size_t off, const uint8_t *src,
-		    size_t n)
+/* Copies bytes into the receive's iovec from offset off (with CUDA into
+ * GPU memory). 0 or a negative FI_E* code. */
+static int scatter(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		   size_t off, const uint8_t *src, size_t n)
 {
 	for (size_t i = 0; i < req->iov_count && n; i++) {
 		size_t l = req->iov[i].iov_len;
+		int ret;
 
 		if (off >= l) {
 			off -= l;
 			continue;
 		}
 		l = GDRFAB_MIN(l - off, n);
-		memcpy((uint8_t *)req->iov[i].iov_base + off, src, l);
+		ret = gdrfab_copy_to_buf(proto,
+					 (uint8_t *)req->iov[i].iov_base + off,
+					 src, l, req->desc[i]);
+		if (ret)
+			return ret;
 		src += l;
 		n -= l;
 		off = 0;
 	}
+	return 0;
 }
 
 static uint64_t rx_flags(const struct gdrfab_req *req,
@@ -191,8 +198,12 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		return;
 	}
 	off = take_space(proto, req, h->size, &got, &done);
-	scatter(req, off, payload, got);
-	finish_recv(proto, req, h, conn, off, got, done);
+	if (scatter(proto, req, off, payload, got))
+		gdrfab_complete_error(
+			proto->ep, true, req->context, rx_flags(req, h), 0,
+			h->size, buf_at(req, off), h->data, h->tag, FI_EIO, 0);
+	else
+		finish_recv(proto, req, h, conn, off, got, done);
 	if (done)
 		gdrfab_req_free(proto, req);
 }
@@ -242,6 +253,7 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	rd->op = GDRFAB_OP_RNDV_READ;
 	rd->parent = done ? recv : NULL;
 	rd->context = recv->context;
+	rd->op_flags = recv->op_flags;
 	rd->cq_flags = rx_flags(recv, h);
 	if (done && (recv->op_flags & FI_MULTI_RECV))
 		rd->cq_flags |= FI_MULTI_RECV;
@@ -252,8 +264,20 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	rd->multi_off = off;
 	rd->conn = conn;
 	conn->refs++;
-	ret = gdrfab_req_set_local(proto, rd, iov, desc, n,
-				   IBV_ACCESS_LOCAL_WRITE);
+	/* Into GPU memory the NIC cannot reach: read into host memory and
+	 * copy from there when the data is in. */
+	if (gdrfab_iov_stages(proto->ep, desc, n)) {
+		size_t left = got;
+
+		for (size_t i = 0; i < n; i++) {
+			iov[i].iov_len = GDRFAB_MIN(iov[i].iov_len, left);
+			left -= iov[i].iov_len;
+		}
+		ret = gdrfab_stage_setup(proto, rd, iov, desc, n, 0, false);
+	} else {
+		ret = gdrfab_req_set_local(proto, rd, iov, desc, n,
+					   IBV_ACCESS_LOCAL_WRITE);
+	}
 	/* Read only what fits; the rest is reported truncated. */
 	rd->len = got;
 	memcpy(rd->rseg, seg, h->seg_count * sizeof(*seg));
@@ -283,10 +307,24 @@ void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd)
 	};
 	void *buf = rd->iov_count ? rd->iov[0].iov_base : NULL;
 	fi_addr_t src = gdrfab_conn_fi_addr(rd->conn);
+	int err = 0;
 
+	/* The data must be where the completion says before it is said:
+	 * copied out of the staging buffer, or flushed into the GPU. */
+	if (rd->stage)
+		err = gdrfab_stage_drain(proto, rd, rd->recv_len);
+	else if (!(rd->op_flags & FI_TRANSMIT_COMPLETE))
+		err = gdrfab_flush_iov(proto, rd->iov, rd->desc, rd->iov_count,
+				       rd->recv_len);
+	if (rd->gpu_iov_count)
+		buf = rd->gpu_iov[0].iov_base;
 	gdrfab_send_ctrl(proto, rd->conn, GDRFAB_PKT_FIN, rd->msg_id);
 	if (proto->closing) {
 		/* No completions while the endpoint closes. */
+	} else if (err) {
+		gdrfab_complete_error(proto->ep, true, rd->context,
+				      rd->cq_flags, 0, h.size, buf, h.data,
+				      h.tag, -err, 0);
 	} else if (rd->recv_len < h.size) {
 		gdrfab_complete_error(proto->ep, true, rd->context,
 				      rd->cq_flags, rd->recv_len,
@@ -403,7 +441,9 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 	}
 	gdrfab_conn_rx(conn);
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-		/* fi_writedata: the data landed; its CQ data is here. */
+		/* fi_writedata: the data landed; its CQ data is here, once
+		 * what landed in GPU memory is visible. */
+		gdrfab_hmem_flush_remote_writes(proto->ep->domain);
 		if (!proto->closing)
 			gdrfab_complete_rx(
 				proto->ep, NULL,

@@ -29,7 +29,11 @@ static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		return -FI_EAGAIN;
 	p = req->txbuf->data;
 	for (size_t i = 0; i < count; i++) {
-		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		int ret = gdrfab_copy_from_buf(proto, p, iov[i].iov_base,
+					       iov[i].iov_len, NULL);
+
+		if (ret)
+			return ret;
 		p += iov[i].iov_len;
 	}
 	copy.iov_base = req->txbuf->data;
@@ -81,6 +85,11 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	req->data = data;
 	if (silent)
 		ret = copy_to_txbuf(proto, req, iov, count);
+	else if (gdrfab_iov_stages(ep, desc, count))
+		/* GPU memory the NIC cannot reach: a host buffer filled
+		 * before a write, copied out after a read. */
+		ret = gdrfab_stage_setup(proto, req, iov, desc, count, 0,
+					 op == GDRFAB_OP_WRITE);
 	else
 		ret = gdrfab_req_set_local(
 			proto, req, iov, desc, count,

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * CUDA through the driver API, loaded with dlopen("libcuda.so.1") on first
+ * need: gdrfab never links libcuda, so it loads and serves host memory on
+ * machines without CUDA. Every function here is safe to call when CUDA is
+ * absent; they then fail with -FI_ENOSYS.
+ *
+ * No function here may be called with a lock held that the registration
+ * cache or the data path also takes around CUDA calls (the cache makes
+ * none under its lock).
+ */
+#ifndef GDRFAB_CUDA_H
+#define GDRFAB_CUDA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What one cuPointerGetAttributes call says about an address. */
+enum gdrfab_mem_kind {
+	GDRFAB_MEM_HOST,	 /* pageable host memory, unknown to CUDA */
+	GDRFAB_MEM_CUDA_HOST,	 /* cuMemAllocHost / cuMemHostRegister */
+	GDRFAB_MEM_CUDA_DEVICE,	 /* device memory (cuMemAlloc, VMM, pools) */
+	GDRFAB_MEM_CUDA_MANAGED, /* cuMemAllocManaged: no GPUDirect RDMA */
+};
+
+struct gdrfab_cuda_ptr {
+	enum gdrfab_mem_kind kind;
+	uint64_t buffer_id; /* changes when the address is reallocated */
+	int device;	    /* ordinal (device and managed memory) */
+	uintptr_t base;	    /* the allocation holding the address */
+	size_t size;
+};
+
+/* Device properties that decide registration and flushing. */
+struct gdrfab_cuda_dev {
+	char bus_id[32]; /* "0000:17:00.0", lower case */
+	bool gdr_supported;
+	bool dmabuf_supported;
+	bool flush_supported; /* cuFlushGPUDirectRDMAWrites works */
+	int writes_ordering;  /* CU_GPU_DIRECT_RDMA_WRITES_ORDERING_* */
+};
+
+#define GDRFAB_CUDA_ORDERING_OWNER 100
+
+/* Loads libcuda and runs cuInit once per process; true when at least one
+ * device is usable. The first failure is logged (FI_INFO) with its cause;
+ * why (may be NULL) receives it too. */
+bool gdrfab_cuda_available(const char **why);
+int gdrfab_cuda_device_count(void);
+const struct gdrfab_cuda_dev *gdrfab_cuda_device(int ordinal);
+/* The device of the calling thread's current CUDA context, or -1. */
+int gdrfab_cuda_current_device(void);
+
+/* Classifies ptr with one cuPointerGetAttributes call. 0, or -FI_ENOSYS
+ * without CUDA, -FI_EINVAL when CUDA refuses the query. */
+int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out);
+
+/* Sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the allocation of a device
+ * pointer once (its buffer ID says whether it is the same allocation).
+ * 0 when set now or before; -FI_EOPNOTSUPP when CUDA refuses it for this
+ * kind of allocation (VMM): registration goes on, logged once. */
+int gdrfab_cuda_sync_memops(const struct gdrfab_cuda_ptr *p);
+
+/* Copies between host and device memory on gdrfab's own stream of the
+ * device, and waits for the copy: on return the bytes are where they go.
+ * 0 or -FI_EIO (logged). */
+int gdrfab_cuda_copy_to_host(void *dst, const void *src, size_t len,
+			     int device);
+int gdrfab_cuda_copy_to_device(void *dst, const void *src, size_t len,
+			       int device);
+
+/* A dma-buf fd for [addr, addr+len) of device memory: the range is widened
+ * to whole 64 KB pages and *offset is addr's place in it. */
+int gdrfab_cuda_dmabuf_fd(const void *addr, size_t len, int *fd,
+			  uint64_t *offset);
+
+/* cuFlushGPUDirectRDMAWrites to the owner, in the device's primary
+ * context. */
+int gdrfab_cuda_flush(int device);
+
+/* Whether a peer-memory client (nvidia-peermem or nv_peer_mem) is loaded,
+ * and what showed it (for the log). */
+bool gdrfab_peermem_loaded(const char **evidence);
+
+#endif /* GDRFAB_CUDA_H */

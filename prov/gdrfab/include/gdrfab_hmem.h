@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A domain's GPU memory: which registration path it uses (dma-buf,
+ * peermem or staged), its registration cache, and how it makes GPU
+ * writes visible before a completion says they are there.
+ */
+#ifndef GDRFAB_HMEM_H
+#define GDRFAB_HMEM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <infiniband/verbs.h>
+
+#include "gdrfab_cuda.h"
+#include "gdrfab_mr_cache.h"
+
+enum gdrfab_cuda_reg {
+	GDRFAB_CUDA_REG_NONE,	 /* no CUDA: host memory only */
+	GDRFAB_CUDA_REG_DMABUF,	 /* ibv_reg_dmabuf_mr */
+	GDRFAB_CUDA_REG_PEERMEM, /* ibv_reg_mr on the device address */
+	GDRFAB_CUDA_REG_STAGED,	 /* host bounce buffers and CUDA copies */
+};
+
+enum gdrfab_cuda_flush {
+	GDRFAB_FLUSH_AUTO,
+	GDRFAB_FLUSH_CUDA, /* cuFlushGPUDirectRDMAWrites */
+	GDRFAB_FLUSH_READ, /* an RDMA READ of the written bytes */
+	GDRFAB_FLUSH_NONE,
+};
+
+struct gdrfab_domain;
+
+struct gdrfab_hmem_domain {
+	enum gdrfab_cuda_reg path;
+	struct gdrfab_mr_cache cache;
+	atomic_bool cuda_used; /* a CUDA buffer was registered */
+	/* The flush READ: a QP connected to itself, reading 1 byte of GPU
+	 * memory into flush_buf (a PCIe read flushes earlier writes). */
+	pthread_mutex_t flush_lock;
+	struct ibv_cq *flush_cq;
+	struct ibv_qp *flush_qp;
+	struct ibv_mr *flush_mr;
+	uint64_t flush_buf;
+	/* GPU memory peers may write into (FI_REMOTE_WRITE, P2P): remote
+	 * CQ data of an fi_writedata is reported once writes into it are
+	 * visible. The flush READ reads the newest such region. */
+	int rw_count;
+	int rw_device;
+	void *rw_addr;
+	uint32_t rw_rkey;
+	const void *rw_owner;
+	/* Counters for tests: flushes done, by kind. */
+	atomic_uint_fast64_t flushes_cuda, flushes_read;
+};
+
+/* Chooses the domain's path (FI_GDRFAB_CUDA_REG; auto tries dma-buf, then
+ * peermem, then staged) and sets up its cache. Always 0: without CUDA
+ * the path is NONE. */
+int gdrfab_hmem_domain_init(struct gdrfab_domain *domain);
+void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain);
+const char *gdrfab_cuda_reg_name(enum gdrfab_cuda_reg path);
+
+/* The flush method for writes into a device's memory, from
+ * FI_GDRFAB_CUDA_FLUSH and the device's attributes. */
+enum gdrfab_cuda_flush gdrfab_hmem_flush_method(int device);
+/* Makes RDMA writes into [addr, addr+len) of device memory (registered
+ * with rkey for remote reading) visible to the GPU. 0 or -FI_EIO. */
+int gdrfab_hmem_flush(struct gdrfab_domain *domain, int device, void *addr,
+		      size_t len, uint32_t rkey);
+
+/* Tracks GPU memory registered for remote writes (owner is its MR). */
+void gdrfab_hmem_track_remote_write(struct gdrfab_domain *domain,
+				    const void *owner, int device, void *addr,
+				    uint32_t rkey, bool add);
+/* Flushes remote writes into tracked GPU memory, if there is any. */
+void gdrfab_hmem_flush_remote_writes(struct gdrfab_domain *domain);
+
+/* Whether FI_HMEM can be offered on this machine, and why not. */
+bool gdrfab_hmem_offered(const char **why);
+
+#endif /* GDRFAB_HMEM_H */

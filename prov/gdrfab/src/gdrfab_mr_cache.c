@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The registration cache: an LRU list of registrations, searched for one
+ * whose range holds the request (interval containment, most recently used
+ * first, so hot buffers are found at the front), validated by buffer ID.
+ */
+#include <stdlib.h>
+
+#include "gdrfab.h"
+#include "gdrfab_mr_cache.h"
+
+void gdrfab_mr_cache_init(struct gdrfab_mr_cache *cache,
+			  const struct gdrfab_reg_backend *backend,
+			  bool enabled, size_t max_size, size_t max_count)
+{
+	*cache = (struct gdrfab_mr_cache){
+		.backend = *backend,
+		.enabled = enabled,
+		.max_size = max_size,
+		.max_count = max_count,
+	};
+	pthread_mutex_init(&cache->lock, NULL);
+	gdrfab_list_init(&cache->lru);
+}
+
+static void unlink_entry(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
+{
+	gdrfab_list_remove(&r->lru);
+	r->cached = false;
+	cache->size -= r->len;
+	cache->count--;
+}
+
+static void destroy(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
+{
+	cache->backend.dereg(cache->backend.ctx, r);
+	free(r);
+}
+
+/* Unlinks unused entries (LRU end first) until the cache is within its
+ * limits with room for one more of `extra` bytes; all of them when force.
+ * Returns the victims, chained through lru, for deregistration outside
+ * the lock. */
+static struct gdrfab_reg *evict_locked(struct gdrfab_mr_cache *cache,
+				       size_t extra, bool force)
+{
+	struct gdrfab_reg *victims = NULL;
+	struct gdrfab_list *it = cache->lru.prev, *prev;
+
+	for (; it != &cache->lru; it = prev) {
+		struct gdrfab_reg *r =
+			gdrfab_list_entry(it, struct gdrfab_reg, lru);
+
+		prev = it->prev;
+		if (!force && cache->count + 1 <= cache->max_count &&
+		    cache->size + extra <= cache->max_size)
+			break;
+		if (r->refs)
+			continue;
+		unlink_entry(cache, r);
+		r->lru.next = (struct gdrfab_list *)victims;
+		victims = r;
+		cache->evictions++;
+	}
+	return victims;
+}
+
+static void destroy_chain(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
+{
+	while (r) {
+		struct gdrfab_reg *next = (struct gdrfab_reg *)r->lru.next;
+
+		destroy(cache, r);
+		r = next;
+	}
+}
+
+static bool is_cuda(const struct gdrfab_cuda_ptr *mem)
+{
+	return mem && mem->kind == GDRFAB_MEM_CUDA_DEVICE;
+}
+
+/* Looks for a valid registration; unlinks stale ones (the allocation that
+ * held the address is gone) into *stale. */
+static struct gdrfab_reg *lookup_locked(struct gdrfab_mr_cache *cache,
+					uintptr_t a, size_t len, int access,
+					const struct gdrfab_cuda_ptr *mem,
+					struct gdrfab_reg **stale)
+{
+	struct gdrfab_list *it, *tmp;
+
+	gdrfab_list_for_each_safe(&cache->lru, it, tmp)
+	{
+		struct gdrfab_reg *r =
+			gdrfab_list_entry(it, struct gdrfab_reg, lru);
+
+		if (a < r->start || a + len > r->start + r->len)
+			continue;
+		if (r->mem.buffer_id != mem->buffer_id) {
+			/* Another allocation sharing a 64 KB page is fine;
+			 * one that held this very address was freed. */
+			if (a >= r->mem.base && a < r->mem.base + r->mem.size) {
+				cache->stale++;
+				unlink_entry(cache, r);
+				if (!r->refs) {
+					r->lru.next = (void *)*stale;
+					*stale = r;
+				}
+			}
+			continue;
+		}
+		if (r->access != access)
+			continue;
+		gdrfab_list_remove(&r->lru);
+		gdrfab_list_push_head(&cache->lru, &r->lru);
+		return r;
+	}
+	return NULL;
+}
+
+static int make_reg(struct gdrfab_mr_cache *cache, uintptr_t start, size_t len,
+		    int access, const struct gdrfab_cuda_ptr *mem,
+		    struct gdrfab_reg **out)
+{
+	struct gdrfab_reg *r = calloc(1, sizeof(*r));
+	int ret;
+
+	if (!r)
+		return -FI_ENOMEM;
+	r->start = start;
+	r->len = len;
+	r->access = access;
+	r->dmabuf_fd = -1;
+	r->refs = 1;
+	if (mem)
+		r->mem = *mem;
+	gdrfab_list_init(&r->lru);
+	ret = cache->backend.reg(cache->backend.ctx, r);
+	if (ret && is_cuda(mem) && (ret == -FI_ENOSPC || ret == -FI_ENOMEM)) {
+		/* Out of BAR or NIC resources: free what nobody uses and
+		 * try once more, as the guide's lazy unpinning says. */
+		pthread_mutex_lock(&cache->lock);
+		struct gdrfab_reg *victims = evict_locked(cache, 0, true);
+		pthread_mutex_unlock(&cache->lock);
+
+		if (victims) {
+			GDRFAB_INFO(FI_LOG_MR,
+				    "registration failed for lack of "
+				    "resources: evicted the cache, retrying\n");
+			destroy_chain(cache, victims);
+			ret = cache->backend.reg(cache->backend.ctx, r);
+		}
+	}
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
+		   int access, const struct gdrfab_cuda_ptr *mem,
+		   struct gdrfab_reg **out)
+{
+	uintptr_t a = (uintptr_t)addr, start = a;
+	struct gdrfab_reg *r, *stale = NULL, *victims;
+	size_t rlen = len;
+	int ret;
+
+	if (is_cuda(mem)) {
+		/* Whole 64 KB GPU pages: what the BAR maps anyway. */
+		start = a & ~(GDRFAB_GPU_PAGE_SIZE - 1);
+		rlen = ((a + len + GDRFAB_GPU_PAGE_SIZE - 1) &
+			~(GDRFAB_GPU_PAGE_SIZE - 1)) -
+		       start;
+	}
+	if (!is_cuda(mem) || !cache->enabled)
+		return make_reg(cache, start, rlen, access, mem, out);
+
+	pthread_mutex_lock(&cache->lock);
+	r = lookup_locked(cache, a, len, access, mem, &stale);
+	if (r) {
+		r->refs++;
+		cache->hits++;
+	} else {
+		cache->misses++;
+	}
+	pthread_mutex_unlock(&cache->lock);
+	destroy_chain(cache, stale);
+	if (r) {
+		*out = r;
+		return 0;
+	}
+
+	ret = make_reg(cache, start, rlen, access, mem, &r);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&cache->lock);
+	victims = evict_locked(cache, rlen, false);
+	r->cached = true;
+	gdrfab_list_push_head(&cache->lru, &r->lru);
+	cache->size += rlen;
+	cache->count++;
+	pthread_mutex_unlock(&cache->lock);
+	destroy_chain(cache, victims);
+	*out = r;
+	return 0;
+}
+
+void gdrfab_reg_put(struct gdrfab_mr_cache *cache, struct gdrfab_reg *reg)
+{
+	bool free_now;
+
+	if (!reg)
+		return;
+	pthread_mutex_lock(&cache->lock);
+	free_now = --reg->refs == 0 && !reg->cached;
+	pthread_mutex_unlock(&cache->lock);
+	if (free_now)
+		destroy(cache, reg);
+}
+
+void gdrfab_mr_cache_purge(struct gdrfab_mr_cache *cache)
+{
+	struct gdrfab_reg *victims;
+
+	pthread_mutex_lock(&cache->lock);
+	victims = evict_locked(cache, 0, true);
+	pthread_mutex_unlock(&cache->lock);
+	destroy_chain(cache, victims);
+}
+
+void gdrfab_mr_cache_fini(struct gdrfab_mr_cache *cache)
+{
+	struct gdrfab_list *it, *tmp;
+
+	gdrfab_mr_cache_purge(cache);
+	/* Held ones are freed by their last put. */
+	pthread_mutex_lock(&cache->lock);
+	gdrfab_list_for_each_safe(&cache->lru, it, tmp) unlink_entry(
+		cache, gdrfab_list_entry(it, struct gdrfab_reg, lru));
+	pthread_mutex_unlock(&cache->lock);
+	pthread_mutex_destroy(&cache->lock);
+}

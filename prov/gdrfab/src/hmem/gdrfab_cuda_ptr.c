@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What an address is (one cuPointerGetAttributes call), SYNC_MEMOPS once
+ * per allocation, and dma-buf handles for device ranges.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "gdrfab.h"
+#include "gdrfab_cuda.h"
+#include "gdrfab_cuda_sym.h"
+
+#define GDRFAB_GPU_PAGE (64ULL * 1024)
+
+int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
+{
+	int attrs[] = {GDRFAB_CU_PTR_MEMORY_TYPE, GDRFAB_CU_PTR_BUFFER_ID,
+		       GDRFAB_CU_PTR_IS_MANAGED,  GDRFAB_CU_PTR_DEVICE_ORD,
+		       GDRFAB_CU_PTR_RANGE_START, GDRFAB_CU_PTR_RANGE_SIZE};
+	/* 8 bytes each, zeroed: the driver writes 1, 4 or 8 of them. */
+	uint64_t val[6] = {0};
+	void *data[6] = {&val[0], &val[1], &val[2], &val[3], &val[4], &val[5]};
+	gdrfab_cu_result err;
+
+	if (!gdrfab_cuda_available(NULL))
+		return -FI_ENOSYS;
+	/* Unlike cuPointerGetAttribute, this call succeeds for addresses
+	 * CUDA does not know, with a zero memory type. */
+	err = gdrfab_cu.ptr_attrs(6, attrs, data, (gdrfab_cu_ptr)ptr);
+	if (err != GDRFAB_CU_SUCCESS) {
+		GDRFAB_WARN(FI_LOG_MR, "cuPointerGetAttributes(%p): %s\n", ptr,
+			    gdrfab_cu_strerror(err));
+		return -FI_EINVAL;
+	}
+	out->buffer_id = val[1];
+	out->device = (int)(uint32_t)val[3];
+	out->base = (uintptr_t)val[4];
+	out->size = (size_t)val[5];
+	if ((uint32_t)val[2])
+		out->kind = GDRFAB_MEM_CUDA_MANAGED;
+	else if ((uint32_t)val[0] == GDRFAB_CU_MEMTYPE_DEVICE)
+		out->kind = GDRFAB_MEM_CUDA_DEVICE;
+	else if ((uint32_t)val[0] == GDRFAB_CU_MEMTYPE_HOST)
+		out->kind = GDRFAB_MEM_CUDA_HOST;
+	else
+		out->kind = GDRFAB_MEM_HOST;
+	if (out->kind == GDRFAB_MEM_HOST || !out->size) {
+		out->base = (uintptr_t)ptr;
+		out->size = 0;
+	}
+	return 0;
+}
+
+/* Buffer IDs whose allocation already had SYNC_MEMOPS set (or refused
+ * it): an open-addressing set, grown at half load. */
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *ids;
+static size_t ids_cap, ids_used;
+
+static bool ids_insert(uint64_t id)
+{
+	size_t i;
+
+	if ((ids_used + 1) * 2 > ids_cap) {
+		size_t cap = ids_cap ? ids_cap * 2 : 256;
+		uint64_t *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return false;
+		for (size_t j = 0; j < ids_cap; j++) {
+			if (!ids[j])
+				continue;
+			for (i = ids[j] * 0x9E3779B97F4A7C15ULL % cap; n[i];
+			     i = (i + 1) % cap)
+				;
+			n[i] = ids[j];
+		}
+		free(ids);
+		ids = n;
+		ids_cap = cap;
+	}
+	for (i = id * 0x9E3779B97F4A7C15ULL % ids_cap; ids[i];
+	     i = (i + 1) % ids_cap) {
+		if (ids[i] == id)
+			return false;
+	}
+	ids[i] = id;
+	ids_used++;
+	return true;
+}
+
+int gdrfab_cuda_sync_memops(const struct gdrfab_cuda_ptr *p)
+{
+	static bool refusal_logged;
+	unsigned one = 1;
+	gdrfab_cu_result err;
+	bool first;
+
+	if (p->kind != GDRFAB_MEM_CUDA_DEVICE || !p->buffer_id)
+		return 0;
+	pthread_mutex_lock(&ids_lock);
+	first = ids_insert(p->buffer_id);
+	pthread_mutex_unlock(&ids_lock);
+	if (!first)
+		return 0;
+	err = gdrfab_cu.ptr_set_attr(&one, GDRFAB_CU_PTR_SYNC_MEMOPS,
+				     (gdrfab_cu_ptr)p->base);
+	if (err == GDRFAB_CU_SUCCESS)
+		return 0;
+	if (err == GDRFAB_CU_NOT_SUPPORTED) {
+		/* VMM allocations (cuMemCreate/cuMemMap) refuse it: their
+		 * memory operations are not made synchronous, which is the
+		 * application's to order (it owns the stream). */
+		if (!refusal_logged) {
+			refusal_logged = true;
+			GDRFAB_INFO(FI_LOG_MR,
+				    "SYNC_MEMOPS not supported for the "
+				    "allocation at 0x%lx (a VMM allocation?): "
+				    "registering it anyway\n",
+				    (unsigned long)p->base);
+		}
+		return -FI_EOPNOTSUPP;
+	}
+	GDRFAB_WARN(FI_LOG_MR, "SYNC_MEMOPS on 0x%lx: %s\n",
+		    (unsigned long)p->base, gdrfab_cu_strerror(err));
+	return -FI_EIO;
+}
+
+int gdrfab_cuda_dmabuf_fd(const void *addr, size_t len, int *fd,
+			  uint64_t *offset)
+{
+	uintptr_t start = (uintptr_t)addr & ~(GDRFAB_GPU_PAGE - 1);
+	uintptr_t end = ((uintptr_t)addr + len + GDRFAB_GPU_PAGE - 1) &
+			~(GDRFAB_GPU_PAGE - 1);
+	gdrfab_cu_result err;
+	int handle = -1;
+
+	if (!gdrfab_cuda_available(NULL) || !gdrfab_cu.range_handle)
+		return -FI_ENOSYS;
+	err = gdrfab_cu.range_handle(&handle, (gdrfab_cu_ptr)start, end - start,
+				     GDRFAB_CU_HANDLE_DMABUF_FD, 0);
+	if (err != GDRFAB_CU_SUCCESS) {
+		GDRFAB_INFO(FI_LOG_MR,
+			    "cuMemGetHandleForAddressRange(0x%lx, %zu): %s\n",
+			    (unsigned long)start, (size_t)(end - start),
+			    gdrfab_cu_strerror(err));
+		return err == GDRFAB_CU_NOT_SUPPORTED ? -FI_EOPNOTSUPP
+						      : -FI_EINVAL;
+	}
+	*fd = handle;
+	*offset = (uintptr_t)addr - start;
+	return 0;
+}

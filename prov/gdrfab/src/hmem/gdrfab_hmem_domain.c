@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * A domain's GPU memory path: chosen once per domain, logged with its
+ * reason, and the registration backend its cache uses.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gdrfab.h"
+#include "gdrfab_hmem.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_params.h"
+
+const char *gdrfab_cuda_reg_name(enum gdrfab_cuda_reg path)
+{
+	switch (path) {
+	case GDRFAB_CUDA_REG_DMABUF: return "dmabuf";
+	case GDRFAB_CUDA_REG_PEERMEM: return "peermem";
+	case GDRFAB_CUDA_REG_STAGED: return "staged";
+	default: return "none";
+	}
+}
+
+static bool any_device(bool dmabuf)
+{
+	for (int i = 0; i < gdrfab_cuda_device_count(); i++) {
+		const struct gdrfab_cuda_dev *d = gdrfab_cuda_device(i);
+
+		if (dmabuf ? d->dmabuf_supported : d->gdr_supported)
+			return true;
+	}
+	return false;
+}
+
+bool gdrfab_hmem_offered(const char **why)
+{
+	const char *peer_why;
+
+	if (!gdrfab_cuda_available(why))
+		return false;
+	/* Staged works on any NIC; a forced dma-buf path needs a GPU that
+	 * exports dma-bufs. A forced peermem path is taken at its word:
+	 * in a container the module may not show in /sys. */
+	(void)peer_why;
+	if (gdrfab_params.cuda_reg == GDRFAB_CUDA_REG_DMABUF &&
+	    !any_device(true)) {
+		if (why)
+			*why = "FI_GDRFAB_CUDA_REG=dmabuf but no GPU exports "
+			       "dma-bufs";
+		return false;
+	}
+	return true;
+}
+
+/* Whether the NIC takes dma-buf registrations: with an invalid fd a
+ * device that supports them fails with EBADF, one that does not with
+ * EOPNOTSUPP (or the call is missing). */
+static bool nic_takes_dmabuf(struct gdrfab_domain *domain)
+{
+	struct ibv_mr *mr = ibv_reg_dmabuf_mr(domain->pd, 0, 4096, 0, -1,
+					      IBV_ACCESS_LOCAL_WRITE);
+
+	if (mr) {
+		ibv_dereg_mr(mr);
+		return true;
+	}
+	return errno == EBADF;
+}
+
+static enum gdrfab_cuda_reg choose_path(struct gdrfab_domain *domain)
+{
+	const char *name = domain->info->domain_attr->name;
+	const char *peer_why;
+	bool nic_dmabuf = nic_takes_dmabuf(domain);
+	bool gpu_dmabuf = any_device(true);
+	bool peermem = gdrfab_peermem_loaded(&peer_why);
+
+	switch (gdrfab_params.cuda_reg) {
+	case GDRFAB_CUDA_REG_DMABUF:
+		if (!gpu_dmabuf || !nic_dmabuf)
+			GDRFAB_WARN(FI_LOG_DOMAIN,
+				    "%s: FI_GDRFAB_CUDA_REG=dmabuf, but %s: "
+				    "GPU registrations will fail\n",
+				    name,
+				    !gpu_dmabuf ? "no GPU reports dma-buf "
+						  "support (driver or kernel "
+						  "too old?)"
+						: "the NIC refuses dma-buf "
+						  "registrations");
+		return GDRFAB_CUDA_REG_DMABUF;
+	case GDRFAB_CUDA_REG_PEERMEM:
+		if (!peermem)
+			GDRFAB_WARN(FI_LOG_DOMAIN,
+				    "%s: FI_GDRFAB_CUDA_REG=peermem, but %s: "
+				    "GPU registrations will likely fail\n",
+				    name, peer_why);
+		return GDRFAB_CUDA_REG_PEERMEM;
+	case GDRFAB_CUDA_REG_STAGED:
+		GDRFAB_INFO(FI_LOG_DOMAIN,
+			    "%s: GPU memory staged through host buffers "
+			    "(FI_GDRFAB_CUDA_REG=staged)\n",
+			    name);
+		return GDRFAB_CUDA_REG_STAGED;
+	}
+	if (gpu_dmabuf && nic_dmabuf) {
+		GDRFAB_INFO(FI_LOG_DOMAIN,
+			    "%s: GPU memory registered through dma-buf (GPU "
+			    "and NIC support it)\n",
+			    name);
+		return GDRFAB_CUDA_REG_DMABUF;
+	}
+	if (peermem && any_device(false)) {
+		GDRFAB_INFO(FI_LOG_DOMAIN,
+			    "%s: GPU memory registered through peer memory "
+			    "(%s; dma-buf: %s)\n",
+			    name, peer_why,
+			    !gpu_dmabuf ? "GPU lacks it" : "NIC refuses it");
+		return GDRFAB_CUDA_REG_PEERMEM;
+	}
+	GDRFAB_INFO(FI_LOG_DOMAIN,
+		    "%s: GPU memory staged through host buffers: dma-buf %s, "
+		    "%s\n",
+		    name,
+		    !gpu_dmabuf ? "unsupported by the GPU"
+				: "refused by the NIC",
+		    peermem ? "and no GPU supports GPUDirect RDMA" : peer_why);
+	return GDRFAB_CUDA_REG_STAGED;
+}
+
+/* Says what is missing when the NIC refuses GPU memory. */
+static const char *gdr_failure_hint(enum gdrfab_cuda_reg path, int err)
+{
+	if (path == GDRFAB_CUDA_REG_DMABUF)
+		return err == EOPNOTSUPP || err == EPROTONOSUPPORT
+			       ? "the NIC or its driver refuses dma-buf"
+		       : err == EINVAL ? "the GPU range cannot be exported "
+					 "(IOMMU or BAR mapping?)"
+				       : "dma-buf registration failed";
+	if (err == EFAULT || err == EINVAL)
+		return "the kernel cannot pin this GPU memory: is "
+		       "nvidia-peermem loaded (modprobe nvidia-peermem)?";
+	return "peer-memory registration failed";
+}
+
+static int backend_reg(void *ctx, struct gdrfab_reg *r)
+{
+	struct gdrfab_domain *domain = ctx;
+	enum gdrfab_cuda_reg path = domain->hmem.path;
+	bool gpu = r->mem.kind == GDRFAB_MEM_CUDA_DEVICE;
+	uint64_t off = 0;
+	int fd = -1, err, ret;
+
+	if (gpu && path == GDRFAB_CUDA_REG_DMABUF) {
+		ret = gdrfab_cuda_dmabuf_fd((void *)r->start, r->len, &fd,
+					    &off);
+		if (ret) {
+			GDRFAB_WARN(FI_LOG_MR,
+				    "no dma-buf for GPU memory 0x%lx+%zu: "
+				    "the driver refuses to export it\n",
+				    (unsigned long)r->start, r->len);
+			return ret;
+		}
+		r->mr = ibv_reg_dmabuf_mr(domain->pd, off, r->len, r->start, fd,
+					  r->access);
+	} else {
+		r->mr = ibv_reg_mr(domain->pd, (void *)r->start, r->len,
+				   r->access);
+	}
+	if (r->mr) {
+		r->dmabuf_fd = fd;
+		return 0;
+	}
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (gpu)
+		GDRFAB_WARN(FI_LOG_MR,
+			    "registering GPU memory 0x%lx+%zu on %s (%s): %s: "
+			    "%s\n",
+			    (unsigned long)r->start, r->len,
+			    domain->info->domain_attr->name,
+			    gdrfab_cuda_reg_name(path), strerror(err),
+			    gdr_failure_hint(path, err));
+	else
+		GDRFAB_WARN(FI_LOG_MR, "ibv_reg_mr(0x%lx, %zu) on %s: %s%s\n",
+			    (unsigned long)r->start, r->len,
+			    domain->info->domain_attr->name, strerror(err),
+			    err == ENOMEM ? " (is the locked-memory limit, "
+					    "ulimit -l, too low?)"
+					  : "");
+	if (gpu && (err == ENOMEM || err == ENOSPC))
+		return -FI_ENOSPC; /* the cache evicts and retries */
+	if (gpu && (err == EFAULT || err == EINVAL || err == EOPNOTSUPP))
+		return -FI_EOPNOTSUPP;
+	return gdrfab_errno_to_fi(err);
+}
+
+static void backend_dereg(void *ctx, struct gdrfab_reg *r)
+{
+	int err;
+
+	(void)ctx;
+	if (r->mr && (err = ibv_dereg_mr(r->mr)))
+		GDRFAB_WARN(FI_LOG_MR, "ibv_dereg_mr: %s\n", strerror(err));
+	if (r->dmabuf_fd >= 0)
+		close(r->dmabuf_fd);
+}
+
+int gdrfab_hmem_domain_init(struct gdrfab_domain *domain)
+{
+	struct gdrfab_hmem_domain *h = &domain->hmem;
+	struct gdrfab_reg_backend be = {
+		.reg = backend_reg,
+		.dereg = backend_dereg,
+		.ctx = domain,
+	};
+
+	pthread_mutex_init(&h->flush_lock, NULL);
+	gdrfab_mr_cache_init(&h->cache, &be, gdrfab_params.mr_cache_enable,
+			     gdrfab_params.mr_cache_max_size,
+			     gdrfab_params.mr_cache_max_count);
+	h->path = gdrfab_hmem_offered(NULL) ? choose_path(domain)
+					    : GDRFAB_CUDA_REG_NONE;
+	return 0;
+}
+
+void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain)
+{
+	struct gdrfab_hmem_domain *h = &domain->hmem;
+
+	gdrfab_mr_cache_fini(&h->cache);
+	if (h->flush_qp)
+		ibv_destroy_qp(h->flush_qp);
+	if (h->flush_cq)
+		ibv_destroy_cq(h->flush_cq);
+	if (h->flush_mr)
+		ibv_dereg_mr(h->flush_mr);
+	pthread_mutex_destroy(&h->flush_lock);
+}

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * GPU buffers in the data path. Bytes the CPU must touch (eager payloads,
+ * injects) are copied with CUDA, never with memcpy; GPU memory the NIC
+ * does not reach (the staged path, or P2P disabled on the endpoint) goes
+ * through a registered host buffer per operation; and data the NIC wrote
+ * into GPU memory is flushed, where the GPU needs it, before the
+ * completion that reports it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+
+/* The GPU device of a buffer: from its descriptor, or, for a buffer
+ * passed without one (injects), from CUDA once the application has
+ * registered GPU memory. -1 for host memory. */
+static int buf_device(struct gdrfab_proto *proto, const void *buf, void *desc)
+{
+	struct gdrfab_cuda_ptr p;
+
+	if (desc)
+		return gdrfab_mr_device(desc);
+	if (!atomic_load(&proto->ep->domain->hmem.cuda_used) ||
+	    gdrfab_cuda_classify(buf, &p) || p.kind != GDRFAB_MEM_CUDA_DEVICE)
+		return -1;
+	return p.device;
+}
+
+int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
+			 size_t n, void *desc)
+{
+	int dev = buf_device(proto, src, desc);
+
+	if (dev < 0) {
+		memcpy(dst, src, n);
+		return 0;
+	}
+	return gdrfab_cuda_copy_to_host(dst, src, n, dev);
+}
+
+int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
+		       size_t n, void *desc)
+{
+	int dev = buf_device(proto, dst, desc);
+
+	if (dev < 0) {
+		memcpy(dst, src, n);
+		return 0;
+	}
+	return gdrfab_cuda_copy_to_device(dst, src, n, dev);
+}
+
+bool gdrfab_iov_has_gpu(void **desc, size_t count)
+{
+	for (size_t i = 0; desc && i < count; i++) {
+		if (gdrfab_mr_device(desc[i]) >= 0)
+			return true;
+	}
+	return false;
+}
+
+bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count)
+{
+	for (size_t i = 0; desc && i < count; i++) {
+		if (gdrfab_ep_stages(ep, desc[i]))
+			return true;
+	}
+	return false;
+}
+
+int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       const struct iovec *iov, void **desc, size_t count,
+		       int access, bool fill)
+{
+	size_t len = gdrfab_iov_len(iov, count), off = 0;
+	int ret;
+
+	/* The application's buffers, to copy back into at the end. */
+	req->gpu_iov_count = count;
+	for (size_t i = 0; i < count; i++) {
+		req->gpu_iov[i] = iov[i];
+		req->gpu_desc[i] = desc ? desc[i] : NULL;
+	}
+	req->stage = malloc(len ? len : 1);
+	if (!req->stage)
+		return -FI_ENOMEM;
+	for (size_t i = 0; fill && i < count; i++) {
+		ret = gdrfab_copy_from_buf(proto, req->stage + off,
+					   iov[i].iov_base, iov[i].iov_len,
+					   desc ? desc[i] : NULL);
+		if (ret)
+			return ret;
+		off += iov[i].iov_len;
+	}
+	req->iov_count = 1;
+	req->iov[0].iov_base = req->stage;
+	req->iov[0].iov_len = len;
+	req->desc[0] = NULL;
+	req->len = len;
+	if (!len)
+		return 0;
+	req->stage_mr = ibv_reg_mr(proto->pd, req->stage, len,
+				   access | IBV_ACCESS_LOCAL_WRITE);
+	if (!req->stage_mr) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "registering a %zu-byte host staging buffer: "
+			    "%s\n",
+			    len, strerror(errno));
+		return gdrfab_errno_to_fi(errno);
+	}
+	req->lkey[0] = req->stage_mr->lkey;
+	if (access & IBV_ACCESS_REMOTE_READ) {
+		req->rseg[0].addr = (uintptr_t)req->stage;
+		req->rseg[0].len = len;
+		req->rseg[0].rkey = req->stage_mr->rkey;
+		req->rseg_count = 1;
+	}
+	return 0;
+}
+
+int gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       size_t len)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < req->gpu_iov_count && off < len; i++) {
+		size_t n = GDRFAB_MIN(req->gpu_iov[i].iov_len, len - off);
+		int ret = gdrfab_copy_to_buf(proto, req->gpu_iov[i].iov_base,
+					     req->stage + off, n,
+					     req->gpu_desc[i]);
+
+		if (ret)
+			return ret;
+		off += n;
+	}
+	return 0;
+}
+
+void gdrfab_stage_free(struct gdrfab_req *req)
+{
+	if (req->stage_mr)
+		ibv_dereg_mr(req->stage_mr);
+	free(req->stage);
+	req->stage_mr = NULL;
+	req->stage = NULL;
+	req->gpu_iov_count = 0;
+}
+
+int gdrfab_flush_iov(struct gdrfab_proto *proto, const struct iovec *iov,
+		     void **desc, size_t count, size_t len)
+{
+	struct gdrfab_domain *domain = proto->ep->domain;
+	int last = -1;
+
+	/* The last GPU buffer the data reached: reading its last byte
+	 * orders every write before it. */
+	for (size_t i = 0, off = 0; desc && i < count && off < len; i++) {
+		if (gdrfab_mr_device(desc[i]) >= 0 && iov[i].iov_len)
+			last = (int)i;
+		off += iov[i].iov_len;
+	}
+	if (last < 0)
+		return 0;
+	{
+		struct gdrfab_mr *mr = desc[last];
+		size_t n = iov[last].iov_len;
+
+		return gdrfab_hmem_flush(domain, mr->mem.device,
+					 iov[last].iov_base, n,
+					 mr->rndv_mr ? mr->rndv_mr->rkey : 0);
+	}
+}

@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The CUDA stand-in (see standin_cuda.h): a test double, never shipped. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "standin_cuda.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+	OK = 0,
+	INVALID_VALUE = 1,
+	NOT_INITIALIZED = 3,
+	NO_DEVICE = 100,
+	INVALID_CONTEXT = 201,
+	NOT_SUPPORTED = 801,
+};
+
+#define GPU_PAGE   (64UL * 1024)
+#define MAX_ALLOCS 4096
+#define MEM_HOST   1
+#define MEM_DEVICE 2
+
+struct alloc {
+	uintptr_t base;	  /* what the application sees */
+	uint8_t *alias;	  /* the same pages, for the stand-in's copies */
+	size_t size, cap; /* in use, and mapped (kept for reuse) */
+	uint64_t id;	  /* buffer ID: new on every allocation */
+	int type;	  /* MEM_HOST or MEM_DEVICE */
+	bool managed, live, sync_memops;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct alloc allocs[MAX_ALLOCS];
+static uint64_t next_id = 1;
+static struct standin_stats stats;
+static bool inited;
+static int devices = 1;
+static __thread int ctx_depth;
+
+static int env_int(const char *name, int def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? atoi(v) : def;
+}
+
+EXPORT void standin_stats(struct standin_stats *out)
+{
+	pthread_mutex_lock(&lock);
+	*out = stats;
+	pthread_mutex_unlock(&lock);
+}
+
+static struct alloc *find(uintptr_t p)
+{
+	for (int i = 0; i < MAX_ALLOCS; i++) {
+		struct alloc *a = &allocs[i];
+
+		if (a->live && p >= a->base && p < a->base + a->size)
+			return a;
+	}
+	return NULL;
+}
+
+/* The stand-in's view of an address: the alias of device memory, the
+ * address itself for anything else. */
+static uint8_t *cpu_view(uintptr_t p, size_t len)
+{
+	struct alloc *a = find(p);
+
+	if (!a)
+		return (uint8_t *)p;
+	if (p + len > a->base + a->size)
+		return NULL;
+	return a->alias + (p - a->base);
+}
+
+EXPORT CUresult cuInit(unsigned flags)
+{
+	(void)flags;
+	if (env_int("GDRFAB_STANDIN_INIT_FAIL", 0))
+		return NO_DEVICE;
+	devices = env_int("GDRFAB_STANDIN_DEVICES", 1);
+	inited = true;
+	return OK;
+}
+
+EXPORT CUresult cuDriverGetVersion(int *v)
+{
+	*v = 13000;
+	return OK;
+}
+
+EXPORT CUresult cuDeviceGetCount(int *n)
+{
+	if (!inited)
+		return NOT_INITIALIZED;
+	*n = devices;
+	return OK;
+}
+
+EXPORT CUresult cuDeviceGet(int *dev, int ordinal)
+{
+	if (ordinal < 0 || ordinal >= devices)
+		return INVALID_VALUE;
+	*dev = ordinal;
+	return OK;
+}
+
+EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
+{
+	if (dev < 0 || dev >= devices)
+		return INVALID_VALUE;
+	switch (attr) {
+	case 116: /* GPU_DIRECT_RDMA_SUPPORTED */ *v = 1; break;
+	case 117: /* GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: HOST */
+		*v = env_int("GDRFAB_STANDIN_FLUSH", 1) ? 1 : 0;
+		break;
+	case 118: /* GPU_DIRECT_RDMA_WRITES_ORDERING */
+		*v = env_int("GDRFAB_STANDIN_ORDERING", 0);
+		break;
+	case 124: /* DMA_BUF_SUPPORTED: rxe could not use one anyway */
+		*v = 0;
+		break;
+	default: *v = 0;
+	}
+	return OK;
+}
+
+EXPORT CUresult cuDeviceGetPCIBusId(char *id, int len, int dev)
+{
+	snprintf(id, (size_t)len, "0000:%02X:00.0", 0x80 + dev);
+	return OK;
+}
+
+EXPORT CUresult cuGetErrorString(CUresult err, const char **s)
+{
+	*s = err == NOT_SUPPORTED ? "operation not supported (stand-in)"
+				  : "stand-in error";
+	return OK;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
+{
+	*ctx = (void *)(uintptr_t)(0x1000 + dev);
+	return OK;
+}
+
+EXPORT CUresult cuCtxPushCurrent_v2(void *ctx)
+{
+	(void)ctx;
+	ctx_depth++;
+	return OK;
+}
+
+EXPORT CUresult cuCtxPopCurrent_v2(void **ctx)
+{
+	if (!ctx_depth)
+		return INVALID_CONTEXT;
+	ctx_depth--;
+	if (ctx)
+		*ctx = (void *)0x1000;
+	return OK;
+}
+
+EXPORT CUresult cuCtxGetCurrent(void **ctx)
+{
+	*ctx = ctx_depth ? (void *)0x1000 : NULL;
+	return OK;
+}
+
+EXPORT CUresult cuCtxGetDevice(int *dev)
+{
+	if (!ctx_depth)
+		return INVALID_CONTEXT;
+	*dev = 0;
+	return OK;
+}
+
+EXPORT CUresult cuStreamCreate(void **s, unsigned flags)
+{
+	(void)flags;
+	*s = (void *)0x2000;
+	return OK;
+}
+
+EXPORT CUresult cuStreamSynchronize(void *s)
+{
+	(void)s;
+	return OK;
+}
+
+/* Device (and managed) memory: a memfd mapped twice, the application's
+ * mapping 64 KB-aligned and, for device memory, inaccessible. Freed
+ * blocks are kept and handed out again at the same address with a new
+ * buffer ID, as the CUDA driver reuses addresses. */
+static CUresult alloc_mem(CUdeviceptr *out, size_t size, bool managed)
+{
+	bool cpu = managed || env_int("GDRFAB_STANDIN_CPU_VISIBLE", 0);
+	size_t cap = (size + GPU_PAGE - 1) & ~(GPU_PAGE - 1);
+	struct alloc *slot = NULL;
+	uint8_t *resv, *app, *alias;
+	int fd;
+
+	if (!size)
+		return INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < MAX_ALLOCS; i++) {
+		struct alloc *a = &allocs[i];
+
+		if (!a->live && a->base && a->cap >= cap &&
+		    a->managed == managed) {
+			slot = a;
+			break;
+		}
+	}
+	if (slot) {
+		mprotect((void *)slot->base, slot->cap,
+			 cpu ? PROT_READ | PROT_WRITE : PROT_NONE);
+		goto done;
+	}
+	for (int i = 0; i < MAX_ALLOCS && !slot; i++) {
+		if (!allocs[i].base)
+			slot = &allocs[i];
+	}
+	fd = slot ? memfd_create("standin-gpu", 0) : -1;
+	if (fd < 0 || ftruncate(fd, (off_t)cap)) {
+		pthread_mutex_unlock(&lock);
+		return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+	}
+	resv = mmap(NULL, cap + GPU_PAGE, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	app = (uint8_t *)(((uintptr_t)resv + GPU_PAGE - 1) & ~(GPU_PAGE - 1));
+	app = mmap(app, cap, cpu ? PROT_READ | PROT_WRITE : PROT_NONE,
+		   MAP_SHARED | MAP_FIXED, fd, 0);
+	alias = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	slot->base = (uintptr_t)app;
+	slot->alias = alias;
+	slot->cap = cap;
+	slot->managed = managed;
+done:
+	slot->size = size;
+	slot->id = next_id++;
+	slot->type = MEM_DEVICE;
+	slot->live = true;
+	slot->sync_memops = false;
+	memset(slot->alias, 0, slot->cap);
+	*out = slot->base;
+	pthread_mutex_unlock(&lock);
+	return OK;
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t size)
+{
+	return alloc_mem(out, size, false);
+}
+
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr *out, size_t size, unsigned flags)
+{
+	(void)flags;
+	return alloc_mem(out, size, true);
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	struct alloc *a;
+
+	pthread_mutex_lock(&lock);
+	a = find(p);
+	if (!a || a->base != p || a->type != MEM_DEVICE) {
+		pthread_mutex_unlock(&lock);
+		return INVALID_VALUE;
+	}
+	a->live = false;
+	pthread_mutex_unlock(&lock);
+	return OK;
+}
+
+/* CUDA-pinned host memory: ordinary memory CUDA knows as host memory. */
+static CUresult track_host(void *p, size_t size)
+{
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < MAX_ALLOCS; i++) {
+		struct alloc *a = &allocs[i];
+
+		if (!a->base) {
+			*a = (struct alloc){.base = (uintptr_t)p,
+					    .alias = p,
+					    .size = size,
+					    .cap = size,
+					    .id = next_id++,
+					    .type = MEM_HOST,
+					    .live = true};
+			pthread_mutex_unlock(&lock);
+			return OK;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return 2;
+}
+
+EXPORT CUresult cuMemAllocHost_v2(void **p, size_t size)
+{
+	*p = aligned_alloc(4096, (size + 4095) & ~4095UL);
+	return *p ? track_host(*p, size) : 2;
+}
+
+EXPORT CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned flags)
+{
+	(void)flags;
+	return track_host(p, size);
+}
+
+EXPORT CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data,
+				       CUdeviceptr p)
+{
+	struct alloc *a;
+
+	pthread_mutex_lock(&lock);
+	stats.ptr_queries++;
+	a = find(p);
+	for (unsigned i = 0; i < n; i++) {
+		switch (attrs[i]) {
+		case 2: /* MEMORY_TYPE */
+			*(unsigned *)data[i] = a ? (unsigned)a->type : 0;
+			break;
+		case 7: /* BUFFER_ID */
+			*(unsigned long long *)data[i] = a ? a->id : 0;
+			break;
+		case 8: /* IS_MANAGED */
+			*(unsigned *)data[i] = a && a->managed;
+			break;
+		case 9: /* DEVICE_ORDINAL */
+			*(int *)data[i] = a ? 0 : -2;
+			break;
+		case 11: /* RANGE_START_ADDR */
+			*(CUdeviceptr *)data[i] = a ? a->base : 0;
+			break;
+		case 12: /* RANGE_SIZE */
+			*(size_t *)data[i] = a ? a->size : 0;
+			break;
+		default: break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return OK;
+}
+
+EXPORT CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p)
+{
+	struct alloc *a;
+	CUresult ret = OK;
+
+	pthread_mutex_lock(&lock);
+	a = find(p);
+	if (!a)
+		ret = INVALID_VALUE;
+	else if (attr == 6) /* SYNC_MEMOPS */
+		*(unsigned *)data = a->sync_memops;
+	else if (attr == 7)
+		*(unsigned long long *)data = a->id;
+	else
+		ret = INVALID_VALUE;
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+EXPORT CUresult cuPointerSetAttribute(const void *value, int attr,
+				      CUdeviceptr p)
+{
+	struct alloc *a;
+	CUresult ret = OK;
+
+	pthread_mutex_lock(&lock);
+	a = find(p);
+	if (attr != 6 || !a || a->type != MEM_DEVICE) {
+		ret = INVALID_VALUE;
+	} else {
+		a->sync_memops = *(const unsigned *)value != 0;
+		stats.sync_memops++;
+	}
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+static CUresult copy(uintptr_t dst, uintptr_t src, size_t len, bool to_host)
+{
+	uint8_t *d, *s;
+
+	pthread_mutex_lock(&lock);
+	d = cpu_view(dst, len);
+	s = cpu_view(src, len);
+	if (to_host)
+		stats.copies_to_host++;
+	else
+		stats.copies_to_dev++;
+	pthread_mutex_unlock(&lock);
+	if (!d || !s)
+		return INVALID_VALUE;
+	memcpy(d, s, len);
+	return OK;
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t len,
+				     void *stream)
+{
+	(void)stream;
+	return copy((uintptr_t)dst, src, len, true);
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src,
+				     size_t len, void *stream)
+{
+	(void)stream;
+	return copy(dst, (uintptr_t)src, len, false);
+}
+
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t len)
+{
+	return copy((uintptr_t)dst, src, len, true);
+}
+
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t len)
+{
+	return copy(dst, (uintptr_t)src, len, false);
+}
+
+EXPORT CUresult cuFlushGPUDirectRDMAWrites(int target, int scope)
+{
+	(void)target, (void)scope;
+	if (!env_int("GDRFAB_STANDIN_FLUSH", 1))
+		return NOT_SUPPORTED;
+	pthread_mutex_lock(&lock);
+	stats.flushes++;
+	pthread_mutex_unlock(&lock);
+	return OK;
+}
+
+EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr p,
+					      size_t size, int type,
+					      unsigned long long flags)
+{
+	(void)handle, (void)p, (void)size, (void)type, (void)flags;
+	return NOT_SUPPORTED;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The CUDA stand-in: a libcuda.so.1 for machines without a GPU (CI and the
+ * soft-RoCE VM). It answers the driver API calls gdrfab makes, and those a
+ * test needs to make "device" memory: memory the CPU cannot touch through
+ * the address the application sees (it is mapped PROT_NONE there), so a
+ * provider that memcpy's from or into it crashes instead of passing. The
+ * stand-in reaches it through a second mapping of the same pages.
+ *
+ * Set in the environment before cuInit:
+ *   GDRFAB_STANDIN_DEVICES   device count (default 1; 0: no device)
+ *   GDRFAB_STANDIN_INIT_FAIL cuInit fails (CUDA_ERROR_NO_DEVICE)
+ *   GDRFAB_STANDIN_ORDERING  GPU_DIRECT_RDMA_WRITES_ORDERING (default 0)
+ *   GDRFAB_STANDIN_FLUSH     cuFlushGPUDirectRDMAWrites supported (1)
+ *   GDRFAB_STANDIN_CPU_VISIBLE  device memory readable by the CPU (and so
+ *                            registrable by rxe, standing in for peermem)
+ * Everything it stands in for is also checked on a real GPU (tests/gpu/).
+ */
+#ifndef STANDIN_CUDA_H
+#define STANDIN_CUDA_H
+
+#include <stdint.h>
+
+struct standin_stats {
+	uint64_t sync_memops;	 /* cuPointerSetAttribute(SYNC_MEMOPS) calls */
+	uint64_t flushes;	 /* cuFlushGPUDirectRDMAWrites calls */
+	uint64_t copies_to_host; /* device -> host copies */
+	uint64_t copies_to_dev;	 /* host -> device copies */
+	uint64_t ptr_queries;	 /* cuPointerGetAttributes calls */
+};
+
+/* Resolved with dlsym by tests: a snapshot of the counters. */
+typedef void (*standin_stats_fn)(struct standin_stats *out);
+
+#endif /* STANDIN_CUDA_H */

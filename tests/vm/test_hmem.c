@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * GPU memory over rxe, with the CUDA stand-in (tests/cuda/) as the GPU:
+ * what FI_HMEM_CUDA registration accepts and refuses, SYNC_MEMOPS once per
+ * allocation, the registration cache and its buffer-ID check, the staged
+ * path for every kind of operation, and flushes before completions. The
+ * same behaviours are checked against a real GPU by tests/gpu/.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_helpers.h"
+#include "gpu_standin.h"
+
+#ifndef FI_OPT_CUDA_API_PERMITTED
+#define FI_OPT_CUDA_API_PERMITTED 10
+#endif
+
+static struct dp_ep p[2];
+static bool paired;
+
+/* The stand-in and the provider read their settings at first use. */
+static void start(const char *cuda_reg, bool cpu_visible)
+{
+	require_vm();
+	if (cuda_reg)
+		setenv("FI_GDRFAB_CUDA_REG", cuda_reg, 1);
+	if (cpu_visible)
+		setenv("GDRFAB_STANDIN_CPU_VISIBLE", "1", 1);
+	gpu_open();
+	dp_pair(&p[0], &p[1], &(struct dp_opts){0});
+	paired = true;
+}
+
+static void teardown(void)
+{
+	if (paired) {
+		dp_close(&p[1]);
+		dp_close(&p[0]);
+	}
+}
+
+TestSuite(hmem, .fini = teardown, .timeout = 240);
+
+static struct fid_mr *reg_cuda(struct dp_ep *e, void *buf, size_t len,
+			       uint64_t access, int *ret)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct fi_mr_attr attr = {
+		.mr_iov = &iov,
+		.iov_count = 1,
+		.access = access,
+		.iface = FI_HMEM_CUDA,
+	};
+	struct fid_mr *mr = NULL;
+
+	*ret = fi_mr_regattr(e->d.domain, &attr, 0, &mr);
+	return mr;
+}
+
+static struct fid_mr *reg_gpu(struct dp_ep *e, void *buf, size_t len,
+			      uint64_t access)
+{
+	int ret;
+	struct fid_mr *mr = reg_cuda(e, buf, len, access, &ret);
+
+	cr_assert_eq(ret, 0, "FI_HMEM_CUDA registration: %s",
+		     fi_strerror(-ret));
+	return mr;
+}
+
+Test(hmem, fi_info_offers_hmem_with_cuda)
+{
+	start(NULL, false);
+	cr_assert(p[0].d.info->caps & FI_HMEM);
+	cr_assert(p[0].d.info->domain_attr->mr_mode & FI_MR_HMEM);
+}
+
+Test(hmem, no_cuda_means_no_hmem)
+{
+	struct fid_mr *mr;
+	bool off = false;
+	int ret;
+
+	setenv("GDRFAB_STANDIN_INIT_FAIL", "1", 1);
+	require_vm();
+	dp_pair(&p[0], &p[1], &(struct dp_opts){0});
+	paired = true;
+	cr_assert_not(p[0].d.info->caps & FI_HMEM);
+	mr = reg_cuda(&p[0], &off, sizeof(off), FI_SEND, &ret);
+	cr_assert_eq(ret, -FI_ENOSYS);
+	cr_assert_null(mr);
+	cr_assert_eq(fi_setopt(&p[0].ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_CUDA_API_PERMITTED, &off, sizeof(off)),
+		     -FI_EINVAL);
+}
+
+Test(hmem, registration_checks_what_the_memory_is)
+{
+	void *dev, *managed, *pinned, *host = dp_alloc(4096);
+	struct fid_mr *mr;
+	int ret;
+
+	start(NULL, false);
+	dev = gpu_alloc(1 << 20);
+	managed = gpu_alloc_managed(1 << 16);
+	pinned = gpu_alloc_host(1 << 16);
+	mr = reg_cuda(&p[0], managed, 1 << 16, FI_SEND, &ret);
+	cr_assert_eq(ret, -FI_EINVAL, "managed memory is refused");
+	mr = reg_cuda(&p[0], host, 4096, FI_SEND, &ret);
+	cr_assert_eq(ret, -FI_EINVAL, "a host pointer is not FI_HMEM_CUDA");
+	mr = reg_cuda(&p[0], pinned, 4096, FI_SEND, &ret);
+	cr_assert_eq(ret, -FI_EINVAL, "CUDA-pinned host memory either");
+	mr = reg_cuda(&p[0], (char *)dev + (1 << 20) - 16, 64, FI_SEND, &ret);
+	cr_assert_eq(ret, -FI_EINVAL, "a range past the allocation");
+	mr = reg_gpu(&p[0], dev, 1 << 20, FI_SEND | FI_RECV);
+	/* Once GPU memory is in use, a device pointer passed as host
+	 * memory is caught. */
+	ret = fi_mr_reg(p[0].d.domain, dev, 4096, FI_SEND, 0, 0, 0,
+			&(struct fid_mr *){NULL}, NULL);
+	cr_assert_eq(ret, -FI_EINVAL);
+	fi_close(&mr->fid);
+	free(host);
+}
+
+Test(hmem, sync_memops_is_set_once_per_allocation)
+{
+	struct fid_mr *a, *b, *c;
+	uint8_t *dev, *other;
+	uint64_t before;
+
+	start(NULL, false);
+	dev = gpu_alloc(1 << 20);
+	other = gpu_alloc(1 << 16);
+	before = gpu_stats().sync_memops;
+	a = reg_gpu(&p[0], dev, 4096, FI_SEND);
+	b = reg_gpu(&p[0], dev + 8192, 4096, FI_RECV);
+	cr_assert_eq(gpu_stats().sync_memops, before + 1);
+	cr_assert_eq(gpu_sync_memops_of(dev), 1);
+	c = reg_gpu(&p[0], other, 4096, FI_SEND);
+	cr_assert_eq(gpu_stats().sync_memops, before + 2);
+	fi_close(&a->fid);
+	fi_close(&b->fid);
+	fi_close(&c->fid);
+}
+
+/* Keys identify registrations (rxe gives non-remote MRs key 0, so these
+ * ask for remote reading). */
+#define KEYED FI_REMOTE_READ
+
+Test(hmem, cache_shares_a_granule_and_drops_reallocated_memory)
+{
+	struct fid_mr *a, *b;
+	uint8_t *dev;
+	uint64_t key;
+
+	start("peermem", true);
+	dev = gpu_alloc(1 << 20);
+	a = reg_gpu(&p[0], dev, 100, KEYED);
+	b = reg_gpu(&p[0], dev + 4096, 100, KEYED);
+	cr_assert_eq(fi_mr_key(a), fi_mr_key(b),
+		     "two buffers in one 64 KB page share a registration");
+	key = fi_mr_key(a);
+	fi_close(&a->fid);
+	fi_close(&b->fid);
+	a = reg_gpu(&p[0], dev, 100, KEYED);
+	cr_assert_eq(fi_mr_key(a), key, "kept after its last close");
+	/* Freed and reallocated at the same address: a new buffer ID, so
+	 * the old registration (still held by a) must not be served. */
+	gpu_free(dev);
+	cr_assert_eq(gpu_alloc(1 << 20), dev, "the stand-in reuses addresses");
+	b = reg_gpu(&p[0], dev, 100, KEYED);
+	cr_assert_neq(fi_mr_key(b), key);
+	fi_close(&a->fid);
+	fi_close(&b->fid);
+}
+
+Test(hmem, cache_can_be_turned_off)
+{
+	struct fid_mr *a, *b;
+	uint8_t *dev;
+
+	setenv("FI_GDRFAB_MR_CACHE_ENABLE", "0", 1);
+	start("peermem", true);
+	dev = gpu_alloc(1 << 20);
+	a = reg_gpu(&p[0], dev, 100, KEYED);
+	b = reg_gpu(&p[0], dev, 100, KEYED);
+	cr_assert_neq(fi_mr_key(a), fi_mr_key(b));
+	fi_close(&a->fid);
+	fi_close(&b->fid);
+}
+
+/* A tagged message from GPU memory into GPU memory; checks the bytes and
+ * that the data path copied through CUDA (staged) as expected. */
+static void gpu_to_gpu(size_t len)
+{
+	uint8_t *src = gpu_alloc(len ? len : 1), *dst = gpu_alloc(len + 64);
+	struct fid_mr *smr = reg_gpu(&p[0], src, len ? len : 1, FI_SEND);
+	struct fid_mr *dmr = reg_gpu(&p[1], dst, len + 64, FI_RECV);
+	struct fi_cq_tagged_entry e;
+
+	gpu_fill(src, len, 7);
+	DP_POST(p, 2,
+		fi_trecv(p[1].ep, dst, len + 64, fi_mr_desc(dmr),
+			 FI_ADDR_UNSPEC, 0x42, 0, dst));
+	DP_POST(p, 2,
+		fi_tsend(p[0].ep, src, len, fi_mr_desc(smr), p[0].peer[1], 0x42,
+			 src));
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_eq(e.len, len);
+	cr_assert_eq(e.buf, dst);
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert(gpu_check(dst, len, 7), "%zu bytes arrived", len);
+	fi_close(&smr->fid);
+	fi_close(&dmr->fid);
+	gpu_free(src);
+	gpu_free(dst);
+}
+
+Test(hmem, staged_messages_of_every_size)
+{
+	struct standin_stats before;
+	size_t sizes[] = {0, 1, 100, 8192, 8193, 65536, 1 << 20, 9 << 20};
+
+	start(NULL, false); /* rxe: no dma-buf, no peermem: staged */
+	before = gpu_stats();
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		gpu_to_gpu(sizes[i]);
+	cr_assert_gt(gpu_stats().copies_to_host, before.copies_to_host);
+	cr_assert_gt(gpu_stats().copies_to_dev, before.copies_to_dev);
+}
+
+Test(hmem, staged_rma_on_local_gpu_buffers)
+{
+	size_t len = 3 << 20;
+	uint8_t *src, *back, *remote = dp_alloc(len);
+	struct fid_mr *smr, *bmr, *rmr;
+	struct fi_cq_tagged_entry e;
+	int ret;
+
+	start(NULL, false);
+	src = gpu_alloc(len);
+	back = gpu_alloc(len);
+	smr = reg_gpu(&p[0], src, len, FI_WRITE);
+	bmr = reg_gpu(&p[0], back, len, FI_READ);
+	rmr = dp_reg(&p[1], remote, len, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	gpu_fill(src, len, 3);
+	DP_POST(p, 2,
+		fi_write(p[0].ep, src, len, fi_mr_desc(smr), p[0].peer[1],
+			 (uintptr_t)remote, fi_mr_key(rmr), NULL));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert(dp_check(remote, len, 3));
+	DP_POST(p, 2,
+		fi_read(p[0].ep, back, len, fi_mr_desc(bmr), p[0].peer[1],
+			(uintptr_t)remote, fi_mr_key(rmr), NULL));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert(gpu_check(back, len, 3));
+	/* Peers cannot reach GPU memory the NIC cannot reach. */
+	reg_cuda(&p[1], src, len, FI_REMOTE_WRITE, &ret);
+	cr_assert_eq(ret, -FI_EOPNOTSUPP);
+	fi_close(&smr->fid);
+	fi_close(&bmr->fid);
+	fi_close(&rmr->fid);
+	free(remote);
+}
+
+Test(hmem, p2p_options_follow_the_domain)
+{
+	int mode = FI_HMEM_P2P_REQUIRED;
+	bool no = false;
+
+	start(NULL, false);
+	cr_assert_eq(fi_setopt(&p[0].ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_FI_HMEM_P2P, &mode, sizeof(mode)),
+		     -FI_EOPNOTSUPP, "staged domain: P2P cannot be required");
+	mode = FI_HMEM_P2P_DISABLED;
+	cr_assert_eq(fi_setopt(&p[0].ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_FI_HMEM_P2P, &mode, sizeof(mode)),
+		     0);
+	cr_assert_eq(fi_setopt(&p[0].ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_CUDA_API_PERMITTED, &no, sizeof(no)),
+		     -FI_EOPNOTSUPP, "the data path copies with CUDA");
+}
+
+/* Rendezvous into GPU memory the NIC writes (peermem over the stand-in):
+ * the flush must come before the completion. */
+static void p2p_rendezvous(uint64_t expect_flushes)
+{
+	size_t len = 1 << 20;
+	uint8_t *src, *dst;
+	struct fid_mr *smr, *dmr;
+	struct fi_cq_tagged_entry e;
+	uint64_t before;
+
+	src = gpu_alloc(len);
+	dst = gpu_alloc(len);
+	smr = reg_gpu(&p[0], src, len, FI_SEND);
+	dmr = reg_gpu(&p[1], dst, len, FI_RECV);
+	gpu_fill(src, len, 9);
+	before = gpu_stats().flushes;
+	DP_POST(p, 2,
+		fi_recv(p[1].ep, dst, len, fi_mr_desc(dmr), FI_ADDR_UNSPEC,
+			NULL));
+	DP_POST(p, 2,
+		fi_send(p[0].ep, src, len, fi_mr_desc(smr), p[0].peer[1],
+			NULL));
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_eq(gpu_stats().flushes, before + expect_flushes,
+		     "flushes when the receive completed");
+	cr_assert(gpu_check(dst, len, 9));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	fi_close(&smr->fid);
+	fi_close(&dmr->fid);
+}
+
+Test(hmem, p2p_receive_is_flushed_before_its_completion)
+{
+	start("peermem", true);
+	p2p_rendezvous(1);
+	gpu_to_gpu(100);
+	gpu_to_gpu(5 << 20);
+}
+
+Test(hmem, owner_ordered_gpu_needs_no_flush)
+{
+	setenv("GDRFAB_STANDIN_ORDERING", "100", 1);
+	start("peermem", true);
+	p2p_rendezvous(0);
+}
+
+Test(hmem, read_flush_without_cuda_flush)
+{
+	setenv("GDRFAB_STANDIN_FLUSH", "0", 1);
+	start("peermem", true);
+	p2p_rendezvous(0); /* flushed by an RDMA READ instead */
+}
+
+Test(hmem, writedata_into_gpu_is_flushed)
+{
+	size_t len = 65536;
+	uint8_t *src = dp_alloc(len), *dst;
+	struct fid_mr *smr, *dmr;
+	struct fi_cq_tagged_entry e;
+	uint64_t before;
+
+	start("peermem", true);
+	dst = gpu_alloc(len);
+	smr = dp_reg(&p[0], src, len, FI_WRITE);
+	dmr = reg_gpu(&p[1], dst, len, FI_REMOTE_WRITE);
+	dp_fill(src, len, 5);
+	before = gpu_stats().flushes;
+	DP_POST(p, 2,
+		fi_writedata(p[0].ep, src, len, fi_mr_desc(smr), 0xabcd,
+			     p[0].peer[1], (uintptr_t)dst, fi_mr_key(dmr),
+			     NULL));
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_eq(e.data, 0xabcd);
+	cr_assert_geq(gpu_stats().flushes, before + 1);
+	cr_assert(gpu_check(dst, len, 5));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	fi_close(&smr->fid);
+	fi_close(&dmr->fid);
+	free(src);
+}
+
+Test(hmem, p2p_disabled_endpoint_stages)
+{
+	int mode = FI_HMEM_P2P_DISABLED;
+	uint64_t before;
+
+	start("peermem", true);
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(fi_setopt(&p[i].ep->fid, FI_OPT_ENDPOINT,
+				       FI_OPT_FI_HMEM_P2P, &mode, sizeof(mode)),
+			     0);
+	before = gpu_stats().copies_to_host;
+	gpu_to_gpu(1 << 20);
+	cr_assert_gt(gpu_stats().copies_to_host, before,
+		     "the sender staged the rendezvous source");
+}
