@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * gdrfab's CUDA layer against a real GPU (run on the lent GPU machine; it
+ * has no RDMA NIC, so registrations themselves are tested over rxe with
+ * the stand-in). Checks every allocation kind's classification, what
+ * SYNC_MEMOPS does for each, buffer IDs across free and reallocation,
+ * dma-buf export of aligned and unaligned ranges, the flush decision from
+ * the device's attributes, and staged copies byte for byte; then times
+ * classification, cache hits and misses and staged copies against the
+ * bare CUDA calls. Exit 77 (skipped) without a GPU.
+ */
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gdrfab.h"
+#include "gdrfab_cuda.h"
+#include "gdrfab_hmem.h"
+#include "gdrfab_mr_cache.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		checks++;                                                      \
+		if (cond) {                                                    \
+			printf("PASS ");                                       \
+		} else {                                                       \
+			printf("FAIL ");                                       \
+			failures++;                                            \
+		}                                                              \
+		printf(__VA_ARGS__);                                           \
+		printf("\n");                                                  \
+	} while (0)
+
+/* The driver API, resolved like the provider does (never linked). */
+#define CU(name) static __typeof__(&name) p_##name
+CU(cuCtxSetCurrent);
+CU(cuDevicePrimaryCtxRetain);
+CU(cuMemAlloc_v2);
+CU(cuMemFree_v2);
+CU(cuMemAllocHost_v2);
+CU(cuMemFreeHost);
+CU(cuMemHostRegister_v2);
+CU(cuMemHostUnregister);
+CU(cuMemAllocManaged);
+CU(cuPointerGetAttribute);
+CU(cuPointerGetAttributes);
+CU(cuPointerSetAttribute);
+CU(cuMemcpyDtoH_v2);
+CU(cuMemcpyHtoD_v2);
+CU(cuMemGetAllocationGranularity);
+CU(cuMemCreate);
+CU(cuMemAddressReserve);
+CU(cuMemMap);
+CU(cuMemSetAccess);
+CU(cuMemUnmap);
+CU(cuMemRelease);
+CU(cuMemAddressFree);
+
+static void load_api(void)
+{
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+#define R(name) p_##name = (__typeof__(p_##name))dlsym(lib, #name)
+	R(cuCtxSetCurrent);
+	R(cuDevicePrimaryCtxRetain);
+	R(cuMemAlloc_v2);
+	R(cuMemFree_v2);
+	R(cuMemAllocHost_v2);
+	R(cuMemFreeHost);
+	R(cuMemHostRegister_v2);
+	R(cuMemHostUnregister);
+	R(cuMemAllocManaged);
+	R(cuPointerGetAttribute);
+	R(cuPointerGetAttributes);
+	R(cuPointerSetAttribute);
+	R(cuMemcpyDtoH_v2);
+	R(cuMemcpyHtoD_v2);
+	R(cuMemGetAllocationGranularity);
+	R(cuMemCreate);
+	R(cuMemAddressReserve);
+	R(cuMemMap);
+	R(cuMemSetAccess);
+	R(cuMemUnmap);
+	R(cuMemRelease);
+	R(cuMemAddressFree);
+#undef R
+}
+
+static const char *kind_name(enum gdrfab_mem_kind k)
+{
+	static const char *n[] = {"host", "cuda-host", "device", "managed"};
+
+	return n[k];
+}
+
+static unsigned sync_memops_of(CUdeviceptr p)
+{
+	unsigned v = 0;
+
+	p_cuPointerGetAttribute(&v, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p);
+	return v;
+}
+
+static void test_kinds(void)
+{
+	struct gdrfab_cuda_ptr c;
+	CUdeviceptr dev, managed;
+	void *pinned, *hostreg = aligned_alloc(4096, 1 << 20);
+	char stack;
+
+	p_cuMemAlloc_v2(&dev, 4 << 20);
+	CHECK(!gdrfab_cuda_classify((void *)dev, &c) &&
+		      c.kind == GDRFAB_MEM_CUDA_DEVICE && c.buffer_id &&
+		      c.base == dev && c.size == 4 << 20 && c.device == 0,
+	      "cuMemAlloc: %s, buffer id %llu, range 0x%lx+%zu",
+	      kind_name(c.kind), (unsigned long long)c.buffer_id,
+	      (unsigned long)c.base, c.size);
+	CHECK(!gdrfab_cuda_classify((void *)(dev + 12345), &c) &&
+		      c.base == dev,
+	      "an interior pointer names its allocation");
+	CHECK(sync_memops_of(dev) == 0, "SYNC_MEMOPS unset before");
+	CHECK(gdrfab_cuda_sync_memops(&c) == 0 && sync_memops_of(dev) == 1,
+	      "SYNC_MEMOPS set on cuMemAlloc memory, read back as 1");
+	CHECK(gdrfab_cuda_sync_memops(&c) == 0,
+	      "the same allocation again: no second call needed");
+
+	p_cuMemAllocHost_v2(&pinned, 1 << 20);
+	CHECK(!gdrfab_cuda_classify(pinned, &c) &&
+		      c.kind == GDRFAB_MEM_CUDA_HOST,
+	      "cuMemAllocHost: %s", kind_name(c.kind));
+	p_cuMemHostRegister_v2(hostreg, 1 << 20, 0);
+	CHECK(!gdrfab_cuda_classify(hostreg, &c) &&
+		      c.kind == GDRFAB_MEM_CUDA_HOST,
+	      "cuMemHostRegister: %s", kind_name(c.kind));
+	CHECK(!gdrfab_cuda_classify(&stack, &c) && c.kind == GDRFAB_MEM_HOST,
+	      "pageable host memory: %s", kind_name(c.kind));
+	p_cuMemAllocManaged(&managed, 1 << 20, CU_MEM_ATTACH_GLOBAL);
+	CHECK(!gdrfab_cuda_classify((void *)managed, &c) &&
+		      c.kind == GDRFAB_MEM_CUDA_MANAGED,
+	      "cuMemAllocManaged: %s (refused for GPUDirect)",
+	      kind_name(c.kind));
+	{
+		unsigned one = 1;
+		CUresult r = p_cuPointerSetAttribute(
+			&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, managed);
+
+		printf("INFO SYNC_MEMOPS on managed memory: CUDA result %d\n",
+		       r);
+	}
+	p_cuMemHostUnregister(hostreg);
+	p_cuMemFreeHost(pinned);
+	p_cuMemFree_v2(managed);
+
+	/* Freed, then reallocated: the buffer ID tells them apart. */
+	{
+		uint64_t old_id;
+
+		gdrfab_cuda_classify((void *)dev, &c);
+		old_id = c.buffer_id;
+		p_cuMemFree_v2(dev);
+		CHECK(!gdrfab_cuda_classify((void *)dev, &c) &&
+			      c.kind == GDRFAB_MEM_HOST,
+		      "a freed device pointer is no longer device memory");
+		CUdeviceptr again;
+		p_cuMemAlloc_v2(&again, 4 << 20);
+		gdrfab_cuda_classify((void *)again, &c);
+		CHECK(c.buffer_id != old_id,
+		      "reallocation (%s address): buffer id %llu -> %llu",
+		      again == dev ? "same" : "another",
+		      (unsigned long long)old_id,
+		      (unsigned long long)c.buffer_id);
+		p_cuMemFree_v2(again);
+	}
+	free(hostreg);
+}
+
+/* A VMM allocation (cuMemCreate + cuMemMap) of one granule. */
+static void test_vmm(void)
+{
+	CUmemAllocationProp prop = {
+		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+		.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0},
+		.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+	};
+	CUmemAccessDesc access = {
+		.location = prop.location,
+		.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+	};
+	CUmemGenericAllocationHandle h;
+	struct gdrfab_cuda_ptr c;
+	size_t gran = 0;
+	CUdeviceptr va;
+	uint64_t off;
+	int fd, ret;
+
+	prop.allocFlags.gpuDirectRDMACapable = 1;
+	if (p_cuMemGetAllocationGranularity(&gran, &prop,
+					    CU_MEM_ALLOC_GRANULARITY_MINIMUM) ||
+	    p_cuMemCreate(&h, gran, &prop, 0) ||
+	    p_cuMemAddressReserve(&va, gran, 0, 0, 0) ||
+	    p_cuMemMap(va, gran, 0, h, 0) ||
+	    p_cuMemSetAccess(va, gran, &access, 1)) {
+		CHECK(0, "VMM allocation of %zu bytes", gran);
+		return;
+	}
+	CHECK(!gdrfab_cuda_classify((void *)va, &c) &&
+		      c.kind == GDRFAB_MEM_CUDA_DEVICE,
+	      "VMM (cuMemCreate/cuMemMap): %s, buffer id %llu",
+	      kind_name(c.kind), (unsigned long long)c.buffer_id);
+	ret = gdrfab_cuda_sync_memops(&c);
+	CHECK(ret == 0 || ret == -FI_EOPNOTSUPP,
+	      "VMM: SYNC_MEMOPS %s (registration goes on)",
+	      ret ? "refused: not supported" : "accepted");
+	ret = gdrfab_cuda_dmabuf_fd((void *)(va + 4096), 8192, &fd, &off);
+	CHECK(!ret && fd >= 0 && off == 4096, "VMM: dma-buf fd %d, offset %llu",
+	      fd, (unsigned long long)off);
+	if (!ret)
+		close(fd);
+	p_cuMemUnmap(va, gran);
+	p_cuMemRelease(h);
+	p_cuMemAddressFree(va, gran);
+}
+
+static void test_dmabuf_and_flush(void)
+{
+	const struct gdrfab_cuda_dev *d = gdrfab_cuda_device(0);
+	CUdeviceptr dev;
+	uint64_t off;
+	int fd, ret;
+
+	printf("INFO device 0 %s: GPUDirect %d, dma-buf %d, flush %d, writes "
+	       "ordering %d\n",
+	       d->bus_id, d->gdr_supported, d->dmabuf_supported,
+	       d->flush_supported, d->writes_ordering);
+	p_cuMemAlloc_v2(&dev, 2 << 20);
+	ret = gdrfab_cuda_dmabuf_fd((void *)dev, 1 << 20, &fd, &off);
+	CHECK(!ret && fd >= 0 && off == 0, "dma-buf of an aligned range");
+	if (!ret)
+		close(fd);
+	ret = gdrfab_cuda_dmabuf_fd((void *)(dev + 100), 1000, &fd, &off);
+	CHECK(!ret && fd >= 0 && off == 100,
+	      "dma-buf of an unaligned range: widened to 64 KB, offset %llu",
+	      (unsigned long long)off);
+	if (!ret)
+		close(fd);
+	p_cuMemFree_v2(dev);
+	CHECK(gdrfab_hmem_flush_method(0) ==
+		      (d->writes_ordering >= GDRFAB_CUDA_ORDERING_OWNER
+			       ? GDRFAB_FLUSH_NONE
+		       : d->flush_supported ? GDRFAB_FLUSH_CUDA
+					    : GDRFAB_FLUSH_READ),
+	      "flush method from the device's attributes: %d",
+	      (int)gdrfab_hmem_flush_method(0));
+	ret = gdrfab_cuda_flush(0);
+	CHECK(d->flush_supported ? ret == 0 : ret != 0,
+	      "cuFlushGPUDirectRDMAWrites: %d", ret);
+}
+
+static void test_staged_copies(void)
+{
+	size_t sizes[] = {1, 4095, 1 << 20, 64 << 20};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+		uint8_t *a = malloc(n), *b = malloc(n);
+		CUdeviceptr dev;
+		bool same;
+
+		for (size_t j = 0; j < n; j++)
+			a[j] = (uint8_t)(j * 7 + i);
+		memset(b, 0, n);
+		p_cuMemAlloc_v2(&dev, n);
+		same = !gdrfab_cuda_copy_to_device((void *)dev, a, n, 0) &&
+		       !gdrfab_cuda_copy_to_host(b, (void *)dev, n, 0) &&
+		       !memcmp(a, b, n);
+		CHECK(same, "staged copy of %zu bytes, there and back", n);
+		p_cuMemFree_v2(dev);
+		free(a);
+		free(b);
+	}
+}
+
+static int fake_reg(void *ctx, struct gdrfab_reg *r)
+{
+	(void)ctx, (void)r;
+	return 0;
+}
+
+static void fake_dereg(void *ctx, struct gdrfab_reg *r)
+{
+	(void)ctx, (void)r;
+}
+
+static struct gdrfab_reg_backend fake = {.reg = fake_reg,
+					 .dereg = fake_dereg};
+
+static void test_cache_buffer_ids(void)
+{
+	struct gdrfab_mr_cache cache;
+	struct gdrfab_cuda_ptr c;
+	struct gdrfab_reg *a, *b;
+	CUdeviceptr dev, again;
+
+	gdrfab_mr_cache_init(&cache, &fake, true, 1ULL << 34, 64);
+	p_cuMemAlloc_v2(&dev, 1 << 20);
+	gdrfab_cuda_classify((void *)dev, &c);
+	gdrfab_reg_get(&cache, (void *)dev, 4096, 1, &c, &a);
+	gdrfab_reg_put(&cache, a);
+	p_cuMemFree_v2(dev);
+	p_cuMemAlloc_v2(&again, 1 << 20);
+	gdrfab_cuda_classify((void *)again, &c);
+	gdrfab_reg_get(&cache, (void *)again, 4096, 1, &c, &b);
+	CHECK(again != dev || cache.stale == 1,
+	      "real reallocation at %s address: stale entries %llu",
+	      again == dev ? "the same" : "another",
+	      (unsigned long long)cache.stale);
+	gdrfab_reg_put(&cache, b);
+	p_cuMemFree_v2(again);
+	gdrfab_mr_cache_fini(&cache);
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Costs on the data path's critical path, each against the bare CUDA
+ * call it is built on, measured in the same run. */
+static void bench(void)
+{
+	enum { N = 200000 };
+	struct gdrfab_mr_cache cache;
+	struct gdrfab_cuda_ptr c;
+	struct gdrfab_reg *r;
+	CUdeviceptr dev;
+	double t0, bare, cls, hit, miss;
+	CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+				       CU_POINTER_ATTRIBUTE_BUFFER_ID};
+	unsigned type;
+	unsigned long long id;
+	void *data[] = {&type, &id};
+
+	p_cuMemAlloc_v2(&dev, 64 << 20);
+	t0 = now_us();
+	for (int i = 0; i < N; i++)
+		p_cuPointerGetAttributes(2, attrs, data, dev + 4096);
+	bare = (now_us() - t0) / N;
+	t0 = now_us();
+	for (int i = 0; i < N; i++)
+		gdrfab_cuda_classify((void *)(dev + 4096), &c);
+	cls = (now_us() - t0) / N;
+	gdrfab_mr_cache_init(&cache, &fake, true, 1ULL << 34, 1024);
+	t0 = now_us();
+	for (int i = 0; i < N; i++) {
+		gdrfab_cuda_classify((void *)(dev + 4096), &c);
+		gdrfab_reg_get(&cache, (void *)(dev + 4096), 4096, 1, &c, &r);
+		gdrfab_reg_put(&cache, r);
+	}
+	hit = (now_us() - t0) / N;
+	gdrfab_mr_cache_fini(&cache);
+	gdrfab_mr_cache_init(&cache, &fake, false, 1ULL << 34, 1024);
+	t0 = now_us();
+	for (int i = 0; i < N; i++) {
+		gdrfab_cuda_classify((void *)(dev + 4096), &c);
+		gdrfab_reg_get(&cache, (void *)(dev + 4096), 4096, 1, &c, &r);
+		gdrfab_reg_put(&cache, r);
+	}
+	miss = (now_us() - t0) / N;
+	gdrfab_mr_cache_fini(&cache);
+	printf("BENCH bare cuPointerGetAttributes (2 attrs): %.3f us\n", bare);
+	printf("BENCH gdrfab classification (6 attrs): %.3f us (%.2fx)\n",
+	       cls, cls / bare);
+	printf("BENCH cache hit with buffer-ID check: %.3f us (%.2fx)\n", hit,
+	       hit / bare);
+	printf("BENCH cache miss, registration stubbed (no NIC here): %.3f us "
+	       "(%.2fx)\n",
+	       miss, miss / bare);
+	{
+		int fd;
+		uint64_t off;
+
+		t0 = now_us();
+		for (int i = 0; i < 1000; i++) {
+			if (!gdrfab_cuda_dmabuf_fd((void *)dev, 1 << 20, &fd,
+						   &off))
+				close(fd);
+		}
+		printf("BENCH dma-buf export of 1 MiB (a miss's CUDA part): "
+		       "%.3f us (%.0fx)\n",
+		       (now_us() - t0) / 1000, (now_us() - t0) / 1000 / bare);
+	}
+	for (size_t n = 4096; n <= (64 << 20); n *= 64) {
+		uint8_t *h = malloc(n);
+		int reps = n >= (1 << 20) ? 20 : 2000;
+		double tc, ts;
+
+		memset(h, 1, n);
+		t0 = now_us();
+		for (int i = 0; i < reps; i++)
+			p_cuMemcpyDtoH_v2(h, dev, n);
+		tc = (now_us() - t0) / reps;
+		t0 = now_us();
+		for (int i = 0; i < reps; i++)
+			gdrfab_cuda_copy_to_host(h, (void *)dev, n, 0);
+		ts = (now_us() - t0) / reps;
+		printf("BENCH staged copy D->H %zu B: %.1f MB/s, cuMemcpyDtoH "
+		       "%.1f MB/s, ratio %.2f\n",
+		       n, n / ts, n / tc, tc / ts);
+		free(h);
+	}
+	p_cuMemFree_v2(dev);
+}
+
+int main(void)
+{
+	const char *why;
+	CUcontext ctx;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!gdrfab_cuda_available(&why)) {
+		printf("SKIP: GPU tests: %s\n", why);
+		return 77;
+	}
+	load_api();
+	p_cuDevicePrimaryCtxRetain(&ctx, 0);
+	p_cuCtxSetCurrent(ctx);
+	CHECK(gdrfab_cuda_current_device() == 0,
+	      "the current context's device is found");
+	test_kinds();
+	test_vmm();
+	test_dmabuf_and_flush();
+	test_staged_copies();
+	test_cache_buffer_ids();
+	bench();
+	printf("%d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}

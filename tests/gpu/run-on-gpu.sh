@@ -1,0 +1,13 @@
+#!/bin/bash
+# Runs what needs a real GPU, from a build carried to the GPU machine (the
+# `device` tool): the CUDA layer's tests and benchmark, and the topology
+# tool on the real GPU's PCI id. Output goes to stdout and, when set, $OUT.
+set -u
+b=${1:-build}
+out=${OUT:-/tmp}
+nvidia-smi --query-gpu=name,pci.bus_id,driver_version --format=csv,noheader 2>&1 | tee "$out/gpu.txt"
+"$b/tests/gpu/gdrfab_gpu_tests" 2>&1 | tee "$out/gpu-tests.txt"
+rc=${PIPESTATUS[0]}
+FI_LOG_LEVEL=info FI_PROVIDER=gdrfab "$b/examples/gdrfab_topo" 2>&1 | tee "$out/topo.txt"
+echo "gpu tests exit $rc"
+exit "$rc"
