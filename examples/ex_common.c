@@ -23,6 +23,7 @@ static void usage_exit(const char *prog, const char *usage)
 		"usage: %s [options] [server-host]\n%s\n"
 		"  -p PROV    libfabric provider (default gdrfab)\n"
 		"  -d DOMAIN  domain (NIC), e.g. mlx5_0 or rxe0\n"
+		"  -D cuda    the buffer is GPU memory (CUDA device 0)\n"
 		"  -P PORT    TCP port for exchanging names (default 47593)\n"
 		"  -m MODE    tagged (messages) or rma (fi_writedata)\n"
 		"  -s SIZES   comma-separated sizes in bytes (default "
@@ -42,8 +43,13 @@ void ex_parse(int argc, char **argv, struct ex_opts *o, const char *usage)
 	o->prov = "gdrfab";
 	o->port = 47593;
 	o->window = 64;
-	while ((op = getopt(argc, argv, "p:d:P:m:s:i:w:ch")) != -1) {
+	while ((op = getopt(argc, argv, "p:d:D:P:m:s:i:w:ch")) != -1) {
 		switch (op) {
+		case 'D':
+			if (strcmp(optarg, "cuda"))
+				usage_exit(argv[0], usage);
+			o->cuda = true;
+			break;
 		case 'p': o->prov = optarg; break;
 		case 'd': o->domain = optarg; break;
 		case 'P': o->port = atoi(optarg); break;
@@ -231,11 +237,12 @@ static int open_fabric(struct ex_ctx *c)
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
 	int ret;
 
-	hints->caps = FI_TAGGED | FI_RMA | FI_MSG;
+	hints->caps = FI_TAGGED | FI_RMA | FI_MSG | (c->o.cuda ? FI_HMEM : 0);
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->mode = FI_CONTEXT;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
-				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+				      FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+				      (c->o.cuda ? FI_MR_HMEM : 0);
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->fabric_attr->prov_name = strdup(c->o.prov);
 	if (c->o.domain)
@@ -272,11 +279,12 @@ int ex_setup(struct ex_ctx *c, size_t max_size)
 		return -1;
 	CHECK(open_fabric(c));
 	c->buf_len = 2 * max_size;
-	if (posix_memalign((void **)&c->buf, 4096, c->buf_len ? c->buf_len : 1))
-		return -FI_ENOMEM;
-	memset(c->buf, 0, c->buf_len);
-	CHECK(fi_mr_reg(c->domain, c->buf, c->buf_len ? c->buf_len : 1, access,
-			0, 1, 0, &c->mr, NULL));
+	/* GPU memory the NIC cannot reach (gdrfab's staged path) takes no
+	 * remote access: RMA then needs GPUDirect. */
+	if (c->o.cuda && c->o.mode == EX_TAGGED)
+		access &= ~(uint64_t)(FI_REMOTE_READ | FI_REMOTE_WRITE);
+	CHECK(ex_buf_alloc(c, c->buf_len));
+	CHECK(ex_buf_reg(c, access));
 	CHECK(fi_getname(&c->ep->fid, mine.name, &len));
 	mine.name_len = len;
 	mine.addr = (c->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
@@ -308,7 +316,7 @@ void ex_teardown(struct ex_ctx *c)
 	if (c->fabric)
 		fi_close(&c->fabric->fid);
 	fi_freeinfo(c->info);
-	free(c->buf);
+	ex_buf_free(c);
 	if (c->sock >= 0)
 		close(c->sock);
 }

@@ -34,6 +34,7 @@ struct ex_opts {
 	int iters;  /* -i, 0: chosen per size */
 	int window; /* -w, bandwidth only */
 	bool check; /* -c: verify the data */
+	bool cuda;  /* -D cuda: the buffer is GPU memory (FI_HMEM_CUDA) */
 };
 
 struct ex_ctx {
@@ -73,5 +74,14 @@ int ex_iters(const struct ex_ctx *c, size_t size, int small, int large);
 double ex_now_us(void);
 void ex_fill(uint8_t *p, size_t len, unsigned seed);
 bool ex_verify(const uint8_t *p, size_t len, unsigned seed);
+
+/* The data buffer (ex_buf.c): host or GPU memory, filled, checked and
+ * copied through the CPU only by way of host copies. */
+int ex_buf_alloc(struct ex_ctx *c, size_t len);
+void ex_buf_free(struct ex_ctx *c);
+int ex_buf_reg(struct ex_ctx *c, uint64_t access);
+void ex_buf_fill(struct ex_ctx *c, size_t off, size_t len, unsigned seed);
+bool ex_buf_verify(struct ex_ctx *c, size_t off, size_t len, unsigned seed);
+void ex_buf_copy(struct ex_ctx *c, size_t dst, size_t src, size_t len);
 
 #endif /* EX_COMMON_H */

@@ -37,31 +37,31 @@ static ssize_t post_recv(struct ex_ctx *c, size_t len, void *arg)
 static int round_trip(struct ex_ctx *c, size_t size, int iter)
 {
 	int done = 0;
-	uint8_t *rx = c->buf + c->buf_len / 2;
 
 	if (c->o.mode == EX_TAGGED && ex_post(c, &done, post_recv, size, NULL))
 		return -1;
 	if (!ex_is_server(c)) {
 		if (c->o.check)
-			ex_fill(c->buf, size, (unsigned)iter);
+			ex_buf_fill(c, 0, size, (unsigned)iter);
 		if (ex_post(c, &done, post_send, size, (void *)(uintptr_t)iter))
 			return -1;
 		ex_wait(c, 2 - done);
 	} else {
 		ex_wait(c, 1 - done);
 		done = 0;
-		if (c->o.check && !ex_verify(rx, size, (unsigned)iter)) {
+		if (c->o.check &&
+		    !ex_buf_verify(c, c->buf_len / 2, size, (unsigned)iter)) {
 			fprintf(stderr, "data mismatch at size %zu\n", size);
 			return -1;
 		}
 		if (c->o.check)
-			memcpy(c->buf, rx, size);
+			ex_buf_copy(c, 0, c->buf_len / 2, size);
 		if (ex_post(c, &done, post_send, size, (void *)(uintptr_t)iter))
 			return -1;
 		ex_wait(c, 1 - done);
 	}
 	if (!ex_is_server(c) && c->o.check &&
-	    !ex_verify(rx, size, (unsigned)iter)) {
+	    !ex_buf_verify(c, c->buf_len / 2, size, (unsigned)iter)) {
 		fprintf(stderr, "echo mismatch at size %zu\n", size);
 		return -1;
 	}

@@ -120,8 +120,7 @@ static void test_kinds(void)
 	      "cuMemAlloc: %s, buffer id %llu, range 0x%lx+%zu",
 	      kind_name(c.kind), (unsigned long long)c.buffer_id,
 	      (unsigned long)c.base, c.size);
-	CHECK(!gdrfab_cuda_classify((void *)(dev + 12345), &c) &&
-		      c.base == dev,
+	CHECK(!gdrfab_cuda_classify((void *)(dev + 12345), &c) && c.base == dev,
 	      "an interior pointer names its allocation");
 	CHECK(sync_memops_of(dev) == 0, "SYNC_MEMOPS unset before");
 	CHECK(gdrfab_cuda_sync_memops(&c) == 0 && sync_memops_of(dev) == 1,
@@ -185,7 +184,8 @@ static void test_vmm(void)
 	CUmemAllocationProp prop = {
 		.type = CU_MEM_ALLOCATION_TYPE_PINNED,
 		.location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0},
-		.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+		.requestedHandleTypes =
+			CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
 	};
 	CUmemAccessDesc access = {
 		.location = prop.location,
@@ -296,8 +296,7 @@ static void fake_dereg(void *ctx, struct gdrfab_reg *r)
 	(void)ctx, (void)r;
 }
 
-static struct gdrfab_reg_backend fake = {.reg = fake_reg,
-					 .dereg = fake_dereg};
+static struct gdrfab_reg_backend fake = {.reg = fake_reg, .dereg = fake_dereg};
 
 static void test_cache_buffer_ids(void)
 {
@@ -376,8 +375,8 @@ static void bench(void)
 	miss = (now_us() - t0) / N;
 	gdrfab_mr_cache_fini(&cache);
 	printf("BENCH bare cuPointerGetAttributes (2 attrs): %.3f us\n", bare);
-	printf("BENCH gdrfab classification (6 attrs): %.3f us (%.2fx)\n",
-	       cls, cls / bare);
+	printf("BENCH gdrfab classification (6 attrs): %.3f us (%.2fx)\n", cls,
+	       cls / bare);
 	printf("BENCH cache hit with buffer-ID check: %.3f us (%.2fx)\n", hit,
 	       hit / bare);
 	printf("BENCH cache miss, registration stubbed (no NIC here): %.3f us "

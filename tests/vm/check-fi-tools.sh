@@ -50,9 +50,38 @@ FI_PROVIDER=gdrfab fi_info >"$out" 2>&1
 check "FI_PROVIDER=gdrfab selects it" grep -q "provider: gdrfab$" "$out"
 
 fi_info -e >"$out" 2>&1
-for p in DEVICE GID_INDEX TX_SIZE RX_SIZE CQ_SIZE EAGER_MAX RX_BUFS TX_BUFS CONN_TIMEOUT_MS PEER_TIMEOUT_MS TOPO_FILE GPU NIC_MAP; do
+for p in DEVICE GID_INDEX TX_SIZE RX_SIZE CQ_SIZE EAGER_MAX RX_BUFS TX_BUFS CONN_TIMEOUT_MS PEER_TIMEOUT_MS TOPO_FILE GPU NIC_MAP CUDA_REG CUDA_FLUSH MR_CACHE_ENABLE MR_CACHE_MAX_SIZE MR_CACHE_MAX_COUNT; do
 	check "-e lists FI_GDRFAB_$p" grep -q "FI_GDRFAB_$p" "$out"
 done
+# FI_HMEM only where GPU memory can be moved: not without CUDA; with the
+# CUDA stand-in (tests/cuda) the staged path works on rxe.
+standin=$PWD/tests/cuda/.libs
+fi_info -p gdrfab -v >"$out" 2>&1
+check "no CUDA: FI_HMEM not offered" bash -c "! grep -q FI_HMEM '$out'"
+LD_LIBRARY_PATH=$standin fi_info -p gdrfab -v >"$out" 2>&1
+check "CUDA (stand-in): FI_HMEM offered" grep -q "FI_HMEM" "$out"
+check "CUDA (stand-in): FI_MR_HMEM in mr_mode" grep -q "FI_MR_HMEM" "$out"
+check "no CUDA (cuInit fails): FI_HMEM not offered" bash -c \
+	"! GDRFAB_STANDIN_INIT_FAIL=1 LD_LIBRARY_PATH='$standin' fi_info -p gdrfab -v | grep -q FI_HMEM"
+
+# The project's pingpong with GPU buffers (-D cuda): staged over rxe.
+cuda_pingpong() {
+	local port=47690
+	LD_LIBRARY_PATH=$standin ./examples/gdrfab_pingpong -D cuda -d rxe0 -P $port -c -i 5 -s 1,8192,65536,1048576 >"$out.srv" 2>&1 &
+	for _ in $(seq 200); do
+		ss -ltn | grep -q ":$port " && break
+		sleep 0.05
+	done
+	LD_LIBRARY_PATH=$standin timeout 120 ./examples/gdrfab_pingpong -D cuda -d rxe1 -P $port -c -i 5 -s 1,8192,65536,1048576 192.0.2.1 >"$out" 2>&1
+	local rc=$?
+	wait $! || rc=1
+	cat "$out"
+	grep -q "^ *1048576 " "$out" || rc=1
+	[ $rc = 0 ] || cat "$out.srv"
+	return $rc
+}
+check "gdrfab_pingpong -D cuda (stand-in, staged)" cuda_pingpong
+
 # fi_pingpong: server on rxe0, client on rxe1 (its control socket comes
 # up within seconds: wait for it, do not sleep).
 pingpong() {
