@@ -11,6 +11,7 @@ make --no-print-directory format-check || { echo "style: run 'make -C build form
 make --no-print-directory check
 status=$?
 logs="tests/unit/gdrfab_unit.log tests/topo/check-topo.sh.log tests/vm/run-vm-tests.sh.log"
+[ -r tests/gpu/gdrfab_gpu_tests.log ] && logs="$logs tests/gpu/gdrfab_gpu_tests.log"
 for log in $logs; do
 	echo "==== $log"
 	[ -r "$log" ] && sed -e 's/\x1b\[[0-9;]*m//g' "$log"

@@ -13,6 +13,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_info.h"
+#include "gdrfab_cuda.h"
 #include "gdrfab_params.h"
 #include "gdrfab_topo.h"
 
@@ -67,6 +68,24 @@ int gdrfab_topo_process_gpu(const struct gdrfab_topo *t, const char *gpu_param)
 			return (int)(r % (long)t->ngpu);
 	}
 	return -1;
+}
+
+/* The GPU of the calling thread's CUDA context comes first: it is the one
+ * the process really uses. Then FI_GDRFAB_GPU, then the local rank. */
+static int this_process_gpu(const struct gdrfab_topo *t)
+{
+	int dev = gdrfab_cuda_current_device();
+	const struct gdrfab_cuda_dev *d = gdrfab_cuda_device(dev);
+	int g;
+
+	if (d && d->bus_id[0] && (g = gdrfab_topo_find_gpu(t, d->bus_id)) >= 0) {
+		GDRFAB_INFO(FI_LOG_CORE,
+			    "NIC order for the current CUDA context's GPU "
+			    "(device %d, %s)\n",
+			    dev, d->bus_id);
+		return g;
+	}
+	return gdrfab_topo_process_gpu(t, gdrfab_params.gpu);
 }
 
 /* Position of a NIC name in the map's list for this GPU, or -1. */
@@ -190,7 +209,6 @@ void gdrfab_topo_order(struct fi_info **head)
 		return;
 	t = gdrfab_topo_get();
 	if (t)
-		gdrfab_topo_sort_infos(
-			t, gdrfab_topo_process_gpu(t, gdrfab_params.gpu),
-			gdrfab_params.nic_map, head);
+		gdrfab_topo_sort_infos(t, this_process_gpu(t),
+				       gdrfab_params.nic_map, head);
 }
