@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "gdrfab.h"
-#include "gdrfab_info.h"
 #include "gdrfab_cuda.h"
+#include "gdrfab_info.h"
 #include "gdrfab_params.h"
 #include "gdrfab_topo.h"
 
@@ -78,7 +78,8 @@ static int this_process_gpu(const struct gdrfab_topo *t)
 	const struct gdrfab_cuda_dev *d = gdrfab_cuda_device(dev);
 	int g;
 
-	if (d && d->bus_id[0] && (g = gdrfab_topo_find_gpu(t, d->bus_id)) >= 0) {
+	if (d && d->bus_id[0] &&
+	    (g = gdrfab_topo_find_gpu(t, d->bus_id)) >= 0) {
 		GDRFAB_INFO(FI_LOG_CORE,
 			    "NIC order for the current CUDA context's GPU "
 			    "(device %d, %s)\n",
