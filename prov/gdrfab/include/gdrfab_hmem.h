@@ -46,13 +46,11 @@ struct gdrfab_hmem_domain {
 	/* GPU memory peers may write into (FI_REMOTE_WRITE, P2P): remote
 	 * CQ data of an fi_writedata is reported once writes into it are
 	 * visible. The flush READ reads the newest such region. */
-	int rw_count;
+	atomic_int rw_count; /* read without the lock on every writedata */
 	int rw_device;
 	void *rw_addr;
 	uint32_t rw_rkey;
 	const void *rw_owner;
-	/* Counters for tests: flushes done, by kind. */
-	atomic_uint_fast64_t flushes_cuda, flushes_read;
 };
 
 /* Chooses the domain's path (FI_GDRFAB_CUDA_REG; auto tries dma-buf, then

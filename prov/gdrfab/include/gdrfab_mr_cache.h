@@ -42,7 +42,6 @@ struct gdrfab_reg {
 	struct gdrfab_cuda_ptr mem;
 	unsigned refs;
 	bool cached; /* in the cache's list (else freed at its last put) */
-	void *backend_data;
 	struct gdrfab_list lru; /* most recently used first */
 };
 

@@ -160,7 +160,7 @@ out:
 	GDRFAB_INFO(FI_LOG_CORE,
 		    "no CUDA: %s; GPU memory (FI_HMEM) is not offered\n",
 		    why_not);
-	if (lib && !cuda_ok)
+	if (lib)
 		dlclose(lib);
 	memset(&gdrfab_cu, 0, sizeof(gdrfab_cu));
 }

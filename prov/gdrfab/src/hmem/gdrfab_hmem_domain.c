@@ -35,14 +35,11 @@ static bool any_device(bool dmabuf)
 
 bool gdrfab_hmem_offered(const char **why)
 {
-	const char *peer_why;
-
 	if (!gdrfab_cuda_available(why))
 		return false;
 	/* Staged works on any NIC; a forced dma-buf path needs a GPU that
 	 * exports dma-bufs. A forced peermem path is taken at its word:
 	 * in a container the module may not show in /sys. */
-	(void)peer_why;
 	if (gdrfab_params.cuda_reg == GDRFAB_CUDA_REG_DMABUF &&
 	    !any_device(true)) {
 		if (why)

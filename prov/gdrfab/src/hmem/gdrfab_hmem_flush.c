@@ -47,9 +47,14 @@ static int flush_qp_setup(struct gdrfab_domain *domain)
 	struct gdrfab_addr self = domain->port_addr;
 	int err;
 
-	h->flush_cq = ibv_create_cq(domain->ctx, 2, NULL, NULL, 0);
-	h->flush_mr = ibv_reg_mr(domain->pd, &h->flush_buf,
-				 sizeof(h->flush_buf), IBV_ACCESS_LOCAL_WRITE);
+	/* Each piece is kept once made: a later attempt after a failure
+	 * makes only what is missing. */
+	if (!h->flush_cq)
+		h->flush_cq = ibv_create_cq(domain->ctx, 2, NULL, NULL, 0);
+	if (!h->flush_mr)
+		h->flush_mr = ibv_reg_mr(domain->pd, &h->flush_buf,
+					 sizeof(h->flush_buf),
+					 IBV_ACCESS_LOCAL_WRITE);
 	if (!h->flush_cq || !h->flush_mr)
 		return -FI_ENOMEM;
 	p.cq = h->flush_cq;
@@ -120,7 +125,6 @@ static int flush_read(struct gdrfab_domain *domain, void *addr, size_t len,
 		ret = -FI_EIO;
 		goto out;
 	}
-	atomic_fetch_add(&h->flushes_read, 1);
 out:
 	pthread_mutex_unlock(&h->flush_lock);
 	return ret;
@@ -129,16 +133,10 @@ out:
 int gdrfab_hmem_flush(struct gdrfab_domain *domain, int device, void *addr,
 		      size_t len, uint32_t rkey)
 {
-	int ret;
-
 	if (!len)
 		return 0;
 	switch (gdrfab_hmem_flush_method(device)) {
-	case GDRFAB_FLUSH_CUDA:
-		ret = gdrfab_cuda_flush(device);
-		if (!ret)
-			atomic_fetch_add(&domain->hmem.flushes_cuda, 1);
-		return ret;
+	case GDRFAB_FLUSH_CUDA: return gdrfab_cuda_flush(device);
 	case GDRFAB_FLUSH_READ: return flush_read(domain, addr, len, rkey);
 	default: return 0;
 	}
@@ -172,7 +170,7 @@ void gdrfab_hmem_flush_remote_writes(struct gdrfab_domain *domain)
 	void *addr;
 	uint32_t rkey;
 
-	if (!h->rw_count)
+	if (!atomic_load(&h->rw_count))
 		return;
 	pthread_mutex_lock(&h->flush_lock);
 	device = h->rw_device;

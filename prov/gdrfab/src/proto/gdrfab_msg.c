@@ -172,8 +172,8 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	req->tag = tag;
 	req->data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
 	/* Inline needs the data at post time: not for injects, which may
-	 * wait for the connection after the caller reused the buffer. */
-	/* Inline reads the buffer with the CPU: never GPU memory. */
+	 * wait for the connection after the caller reused the buffer. It
+	 * reads the buffer with the CPU: never GPU memory. */
 	if (!silent &&
 	    len + sizeof(struct gdrfab_pkt_hdr) <= req->conn->max_inline &&
 	    count + 1 <= (size_t)proto->max_sge &&
