@@ -266,13 +266,16 @@ struct wire_info {
 	uint64_t name_len, addr, key;
 };
 
-int ex_setup(struct ex_ctx *c, size_t max_size)
+int ex_setup(struct ex_ctx *c)
 {
+	size_t max_size = 0;
 	struct wire_info mine = {0}, theirs;
 	size_t len = sizeof(mine.name);
 	uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE |
 			  FI_REMOTE_READ | FI_REMOTE_WRITE;
 
+	for (int i = 0; i < c->o.nsizes; i++)
+		max_size = c->o.sizes[i] > max_size ? c->o.sizes[i] : max_size;
 	c->sock = ex_is_server(c) ? tcp_accept(c->o.port)
 				  : tcp_connect(c->o.server, c->o.port);
 	if (c->sock < 0)

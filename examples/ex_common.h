@@ -56,8 +56,9 @@ struct ex_ctx {
 
 /* Parses argv; prints usage and exits on bad input. */
 void ex_parse(int argc, char **argv, struct ex_opts *o, const char *usage);
-/* Opens everything, exchanges names and buffer keys with the peer. */
-int ex_setup(struct ex_ctx *c, size_t max_size);
+/* Opens everything, with a buffer for the largest of the sizes, and
+ * exchanges names and buffer keys with the peer. */
+int ex_setup(struct ex_ctx *c);
 void ex_teardown(struct ex_ctx *c);
 /* Waits for n completions on the CQ (errors are reported, fatal). */
 int ex_wait(struct ex_ctx *c, int n);

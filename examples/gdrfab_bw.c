@@ -49,13 +49,10 @@ static int window(struct ex_ctx *c, size_t size)
 int main(int argc, char **argv)
 {
 	struct ex_ctx c = {.sock = -1};
-	size_t max = 0;
 
 	ex_parse(argc, argv, &c.o,
 		 "Streaming bandwidth of tagged messages or RDMA writes.");
-	for (int i = 0; i < c.o.nsizes; i++)
-		max = c.o.sizes[i] > max ? c.o.sizes[i] : max;
-	if (ex_setup(&c, max))
+	if (ex_setup(&c))
 		return 1;
 	if (!ex_is_server(&c))
 		printf("# %s bandwidth over %s (%s), window %d\n"

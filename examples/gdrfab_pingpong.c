@@ -71,13 +71,10 @@ static int round_trip(struct ex_ctx *c, size_t size, int iter)
 int main(int argc, char **argv)
 {
 	struct ex_ctx c = {.sock = -1};
-	size_t max = 0;
 
 	ex_parse(argc, argv, &c.o,
 		 "Round-trip latency of tagged messages or fi_writedata.");
-	for (int i = 0; i < c.o.nsizes; i++)
-		max = c.o.sizes[i] > max ? c.o.sizes[i] : max;
-	if (ex_setup(&c, max))
+	if (ex_setup(&c))
 		return 1;
 	if (!ex_is_server(&c))
 		printf("# %s pingpong over %s (%s)\n%10s %10s %12s %14s\n",
