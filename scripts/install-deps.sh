@@ -1,7 +1,8 @@
 #!/bin/bash
 # Installs, on Debian 12 as root, every package gdrfab needs to build, test
 # and run its demo and benchmarks: libfabric, rdma-core, hwloc, Criterion,
-# and the soft-RoCE VM's qemu, kernel and userland. Installs only what is
+# the soft-RoCE VM's qemu, kernel and userland, and the kernel headers
+# and sparse that gdrfab.ko is built and checked with. Installs only what is
 # missing, so a second run takes a second.
 set -euo pipefail
 
@@ -15,6 +16,8 @@ packages=(
 	libfabric-bin rdma-core ibverbs-utils iproute2 hwloc-nox perftest
 	# the soft-RoCE VM (tests/vm/vm-run)
 	qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
+	# gdrfab.ko and its stand-in, built for the VM's kernel (W=1, sparse)
+	linux-headers-amd64 sparse
 )
 
 missing=()

@@ -10,7 +10,7 @@ cd build
 make --no-print-directory format-check || { echo "style: run 'make -C build format'"; exit 1; }
 make --no-print-directory check
 status=$?
-logs="tests/unit/gdrfab_unit.log tests/topo/check-topo.sh.log tests/vm/run-vm-tests.sh.log"
+logs="tests/unit/gdrfab_unit.log tests/topo/check-topo.sh.log tests/vm/run-vm-tests.sh.log tests/kmod/run-kmod-tests.sh.log"
 [ -r tests/gpu/gdrfab_gpu_tests.log ] && logs="$logs tests/gpu/gdrfab_gpu_tests.log"
 for log in $logs; do
 	echo "==== $log"

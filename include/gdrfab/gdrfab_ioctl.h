@@ -25,22 +25,22 @@
 
 #define GDRFAB_DEVICE_PATH "/dev/gdrfab"
 
-#define GDRFAB_ABI_MAJOR 1
-#define GDRFAB_ABI_MINOR 0
-#define GDRFAB_ABI_VERSION ((GDRFAB_ABI_MAJOR << 16) | GDRFAB_ABI_MINOR)
+#define GDRFAB_ABI_MAJOR	    1
+#define GDRFAB_ABI_MINOR	    0
+#define GDRFAB_ABI_VERSION	    ((GDRFAB_ABI_MAJOR << 16) | GDRFAB_ABI_MINOR)
 #define GDRFAB_ABI_VERSION_MAJOR(v) ((v) >> 16)
 
 /* The granule the NVIDIA driver pins in: ranges are rounded out to it. */
 #define GDRFAB_GPU_PAGE_SHIFT 16
-#define GDRFAB_GPU_PAGE_SIZE (1ULL << GDRFAB_GPU_PAGE_SHIFT)
+#define GDRFAB_GPU_PAGE_SIZE  (1ULL << GDRFAB_GPU_PAGE_SHIFT)
 
 /* GDRFAB_IOC_VERSION: what the module speaks and allows (all out). */
 struct gdrfab_ioc_version {
-	__u32 abi_version;     /* GDRFAB_ABI_VERSION of the module */
-	__u32 pin_flags;       /* the GDRFAB_PIN_* flags it accepts */
+	__u32 abi_version;	/* GDRFAB_ABI_VERSION of the module */
+	__u32 pin_flags;	/* the GDRFAB_PIN_* flags it accepts */
 	__u64 max_pinned_bytes; /* per open file */
-	__u32 max_regions;      /* per open file */
-	__u32 features;         /* GDRFAB_FEATURE_* */
+	__u32 max_regions;	/* per open file */
+	__u32 features;		/* GDRFAB_FEATURE_* */
 };
 
 /* The module was built with the persistent p2p API. */
@@ -58,11 +58,11 @@ struct gdrfab_ioc_version {
 
 /* GDRFAB_IOC_PIN */
 struct gdrfab_ioc_pin {
-	__u64 addr;          /* in: GPU virtual address (any alignment) */
-	__u64 length;        /* in: bytes, > 0 */
-	__u32 flags;         /* in: GDRFAB_PIN_* */
-	__u32 reserved;      /* in: 0 */
-	__u64 handle;        /* out: names the region in later calls */
+	__u64 addr;	     /* in: GPU virtual address (any alignment) */
+	__u64 length;	     /* in: bytes, > 0 */
+	__u32 flags;	     /* in: GDRFAB_PIN_* */
+	__u32 reserved;	     /* in: 0 */
+	__u64 handle;	     /* out: names the region in later calls */
 	__u64 mmap_offset;   /* out: pass to mmap() to map the region */
 	__u64 pinned_addr;   /* out: addr rounded down to 64 KB */
 	__u64 pinned_length; /* out: the 64 KB-rounded length mapped */
@@ -74,25 +74,28 @@ struct gdrfab_ioc_unpin {
 };
 
 /* Region states reported by GDRFAB_IOC_INFO. */
-#define GDRFAB_REGION_PINNED 0
+#define GDRFAB_REGION_PINNED  0
 #define GDRFAB_REGION_REVOKED 1 /* the driver took it back: mappings fault */
 
-/* Region flags reported by GDRFAB_IOC_INFO. */
-#define GDRFAB_REGION_PERSISTENT (1U << 0) /* pinned with the persistent API */
-#define GDRFAB_REGION_CONTIGUOUS (1U << 1) /* physically contiguous */
-#define GDRFAB_REGION_WC (1U << 2)         /* mapped write-combining */
+/*
+ * Region flags reported by GDRFAB_IOC_INFO: pinned with the persistent API,
+ * physically contiguous, mapped write-combining.
+ */
+#define GDRFAB_REGION_PERSISTENT (1U << 0)
+#define GDRFAB_REGION_CONTIGUOUS (1U << 1)
+#define GDRFAB_REGION_WC	 (1U << 2)
 
 /* GDRFAB_IOC_INFO */
 struct gdrfab_ioc_info {
-	__u64 handle;        /* in */
+	__u64 handle;	     /* in */
 	__u64 pinned_addr;   /* out */
 	__u64 pinned_length; /* out */
 	__u64 mmap_offset;   /* out */
 	__u32 page_size;     /* out: the GPU page size in bytes */
 	__u32 pt_version;    /* out: the driver's page-table version */
-	__u32 entries;       /* out: GPU pages in the region */
-	__u32 state;         /* out: GDRFAB_REGION_* */
-	__u32 flags;         /* out: GDRFAB_REGION_PERSISTENT... */
+	__u32 entries;	     /* out: GPU pages in the region */
+	__u32 state;	     /* out: GDRFAB_REGION_* */
+	__u32 flags;	     /* out: GDRFAB_REGION_PERSISTENT... */
 	__u32 reserved;
 	/*
 	 * out: how many regions of this file the driver has revoked so far.
@@ -102,10 +105,10 @@ struct gdrfab_ioc_info {
 	__u64 generation;
 };
 
-#define GDRFAB_IOC_MAGIC 0xD7
+#define GDRFAB_IOC_MAGIC   0xD7
 #define GDRFAB_IOC_VERSION _IOR(GDRFAB_IOC_MAGIC, 0, struct gdrfab_ioc_version)
-#define GDRFAB_IOC_PIN _IOWR(GDRFAB_IOC_MAGIC, 1, struct gdrfab_ioc_pin)
-#define GDRFAB_IOC_UNPIN _IOW(GDRFAB_IOC_MAGIC, 2, struct gdrfab_ioc_unpin)
-#define GDRFAB_IOC_INFO _IOWR(GDRFAB_IOC_MAGIC, 3, struct gdrfab_ioc_info)
+#define GDRFAB_IOC_PIN	   _IOWR(GDRFAB_IOC_MAGIC, 1, struct gdrfab_ioc_pin)
+#define GDRFAB_IOC_UNPIN   _IOW(GDRFAB_IOC_MAGIC, 2, struct gdrfab_ioc_unpin)
+#define GDRFAB_IOC_INFO	   _IOWR(GDRFAB_IOC_MAGIC, 3, struct gdrfab_ioc_info)
 
 #endif /* GDRFAB_IOCTL_H */

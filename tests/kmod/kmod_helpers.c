@@ -30,7 +30,8 @@ static int kt_ioctl(int fd, unsigned long cmd, void *arg)
 int kt_pin(int fd, uint64_t addr, uint64_t len, uint32_t flags,
 	   struct gdrfab_ioc_pin *out)
 {
-	struct gdrfab_ioc_pin pin = {.addr = addr, .length = len, .flags = flags};
+	struct gdrfab_ioc_pin pin = {
+		.addr = addr, .length = len, .flags = flags};
 	int ret = kt_ioctl(fd, GDRFAB_IOC_PIN, &pin);
 
 	if (out)

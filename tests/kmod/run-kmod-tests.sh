@@ -16,6 +16,7 @@ if ! command -v qemu-system-x86_64 >/dev/null || ! ls /boot/vmlinuz-* >/dev/null
 	exit 77
 fi
 cd "$builddir" || exit 99
+export FI_PROVIDER_PATH="$builddir/.libs"
 "$srcdir/tests/kmod/build-kmods.sh" kmod-build || exit 1
 
 exec "$srcdir/tests/vm/vm-run" --check-dmesg --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c '
@@ -47,5 +48,8 @@ exec "$srcdir/tests/vm/vm-run" --check-dmesg --timeout "${GDRFAB_VM_TIMEOUT:-120
 	# The process'"'"'s own pages behind the "GPU" addresses.
 	load backing=process || exit 1
 	tests --filter "process/*"
+	# The provider over it, with the CUDA stand-in as the GPU.
+	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests \
+		--jobs 1 --color=never --timeout 240 --filter "hmem_kmod/*" || status=1
 	unload
 	exit $status'

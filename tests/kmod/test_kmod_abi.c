@@ -149,7 +149,8 @@ Test(abi, mmap_errors)
 	void *p;
 
 	cr_assert_eq(kt_pin(fd, (uintptr_t)gpu, 2 * KB64, 0, &pin), 0);
-	p = mmap(NULL, KB64, PROT_READ, MAP_PRIVATE, fd, (off_t)pin.mmap_offset);
+	p = mmap(NULL, KB64, PROT_READ, MAP_PRIVATE, fd,
+		 (off_t)pin.mmap_offset);
 	cr_assert_eq(p, MAP_FAILED, "private mappings are refused");
 	cr_assert_eq(kt_map(fd, &pin, 0, 3 * KB64), MAP_FAILED,
 		     "past the region");

@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -62,9 +63,9 @@ Test(map, revoke_live_mapping_sigbus)
 	uint64_t gen;
 	long late;
 
-	cr_assert_eq(kt_pin(fd, (uintptr_t)gpu, KB64, GDRFAB_PIN_REVOCABLE,
-			    &pin),
-		     0);
+	cr_assert_eq(
+		kt_pin(fd, (uintptr_t)gpu, KB64, GDRFAB_PIN_REVOCABLE, &pin),
+		0);
 	cr_assert_eq(kt_info(fd, pin.handle, &info), 0);
 	cr_assert_eq(info.flags & GDRFAB_REGION_PERSISTENT, 0);
 	gen = info.generation;
@@ -104,9 +105,9 @@ Test(map, revoke_before_first_fault)
 	struct gdrfab_ioc_pin pin;
 	uint8_t *p, v;
 
-	cr_assert_eq(kt_pin(fd, (uintptr_t)gpu, KB64, GDRFAB_PIN_REVOCABLE,
-			    &pin),
-		     0);
+	cr_assert_eq(
+		kt_pin(fd, (uintptr_t)gpu, KB64, GDRFAB_PIN_REVOCABLE, &pin),
+		0);
 	p = kt_map(fd, &pin, 0, KB64);
 	cr_assert(p != MAP_FAILED);
 	kt_revoke(0, 0);
@@ -165,9 +166,9 @@ Test(map, close_then_munmap)
 	uint8_t *p;
 
 	cr_assert_eq(kt_pin(fd, (uintptr_t)gpu, KB64, 0, &pin), 0);
-	cr_assert_eq(kt_pin(fd, (uintptr_t)gpu, KB64, GDRFAB_PIN_REVOCABLE,
-			    NULL),
-		     0);
+	cr_assert_eq(
+		kt_pin(fd, (uintptr_t)gpu, KB64, GDRFAB_PIN_REVOCABLE, NULL),
+		0);
 	p = kt_map(fd, &pin, 0, KB64);
 	fill(p, 64, 1);
 	close(fd);
@@ -187,9 +188,9 @@ Test(map, fork_child_gets_nothing)
 	pid_t pid;
 	int status;
 
-	cr_assert_eq(kt_pin(fd, (uintptr_t)gpu, KB64, GDRFAB_PIN_REVOCABLE,
-			    &pin),
-		     0);
+	cr_assert_eq(
+		kt_pin(fd, (uintptr_t)gpu, KB64, GDRFAB_PIN_REVOCABLE, &pin),
+		0);
 	p = kt_map(fd, &pin, 0, KB64);
 	p[0] = 11;
 	pid = fork();
@@ -198,11 +199,13 @@ Test(map, fork_child_gets_nothing)
 		struct gdrfab_ioc_info info;
 		int bad = 0;
 
-		bad |= ioctl(fd, GDRFAB_IOC_VERSION, &v) != -1 || errno != EPERM;
+		bad |= ioctl(fd, GDRFAB_IOC_VERSION, &v) != -1 ||
+		       errno != EPERM;
 		bad |= kt_pin(fd, (uintptr_t)gpu, KB64, 0, NULL) != -EPERM;
 		bad |= kt_info(fd, pin.handle, &info) != -EPERM;
 		bad |= kt_unpin(fd, pin.handle) != -EPERM;
-		bad |= kt_map(fd, &pin, 0, KB64) != MAP_FAILED || errno != EPERM;
+		bad |= kt_map(fd, &pin, 0, KB64) != MAP_FAILED ||
+		       errno != EPERM;
 		/* VM_DONTCOPY: the parent's mapping is not in the child. */
 		bad |= mincore(p, 4096, (unsigned char[1]){0}) != -1 ||
 		       errno != ENOMEM;
@@ -225,9 +228,20 @@ Test(map, fork_child_gets_nothing)
  * process), so it stays armed until the driver revokes it, as it does when
  * the process's GPU memory goes, and the module stays loaded until then.
  */
+static long module_refs(void)
+{
+	FILE *f = fopen("/sys/module/gdrfab/refcnt", "r");
+	long n = -1;
+
+	cr_assert(f);
+	cr_assert_eq(fscanf(f, "%ld", &n), 1);
+	fclose(f);
+	return n;
+}
+
 Test(map, exit_with_live_pins)
 {
-	long live = kt_stat("live");
+	long live = kt_stat("live"), refs = module_refs();
 	pid_t pid = fork();
 	int status;
 
@@ -255,8 +269,12 @@ Test(map, exit_with_live_pins)
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d",
 		  WEXITSTATUS(status));
-	cr_assert_eq(kt_stat("live"), live + 1, "only the revocable pin is left");
+	cr_assert_eq(kt_stat("live"), live + 1,
+		     "only the revocable pin is left");
+	cr_assert_eq(module_refs(), refs + 1,
+		     "the armed callback does not hold the module");
 	kt_revoke(0, 0);
 	cr_assert_eq(kt_stat("live"), live);
+	cr_assert_eq(module_refs(), refs);
 	cr_assert_eq(kt_stat("violations"), 0);
 }

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dp_helpers.h"
 #include "gpu_standin.h"
@@ -378,4 +379,70 @@ Test(hmem, p2p_disabled_endpoint_stages)
 	gpu_to_gpu(1 << 20);
 	cr_assert_gt(gpu_stats().copies_to_host, before,
 		     "the sender staged the rendezvous source");
+}
+
+/*
+ * With gdrfab.ko loaded over the p2p stand-in (tests/kmod/, backing the
+ * "GPU" addresses with the stand-in CUDA's own pages), small copies to and
+ * from GPU memory go through /dev/gdrfab's mapping, not through CUDA. Run
+ * by tests/kmod/run-kmod-tests.sh, where the modules are loaded.
+ */
+TestSuite(hmem_kmod, .fini = teardown, .timeout = 240);
+
+static void require_gdrfab_ko(void)
+{
+	if (access("/dev/gdrfab", R_OK | W_OK))
+		cr_skip_test("no /dev/gdrfab: gdrfab.ko is not loaded here");
+}
+
+Test(hmem_kmod, small_copies_bypass_cuda)
+{
+	struct standin_stats before, after;
+
+	require_gdrfab_ko();
+	start(NULL, false);
+	before = gpu_stats();
+	gpu_to_gpu(1);
+	gpu_to_gpu(100);
+	gpu_to_gpu(8192); /* the eager limit and FI_GDRFAB_KMOD_COPY_MAX */
+	after = gpu_stats();
+	/* The test's own gpu_fill and gpu_check copy once each per round. */
+	cr_assert_eq(after.copies_to_host, before.copies_to_host + 3,
+		     "GPU sends read with CUDA");
+	cr_assert_eq(after.copies_to_dev, before.copies_to_dev + 3,
+		     "GPU receives written with CUDA");
+	/* Staged rendezvous chunks are larger: CUDA copies them. */
+	gpu_to_gpu(1 << 20);
+	after = gpu_stats();
+	cr_assert_gt(after.copies_to_dev, before.copies_to_dev);
+}
+
+Test(hmem_kmod, reallocated_buffer_is_pinned_again)
+{
+	struct standin_stats before;
+
+	require_gdrfab_ko();
+	start(NULL, false);
+	before = gpu_stats();
+	/* gpu_to_gpu frees its buffers, and the stand-in hands the same
+	 * addresses out again with new buffer IDs: each round must land in
+	 * the new allocation, never through the previous pin. */
+	for (int i = 0; i < 20; i++)
+		gpu_to_gpu(64 + (size_t)i);
+	/* gpu_fill's copies only. */
+	cr_assert_eq(gpu_stats().copies_to_dev, before.copies_to_dev + 20);
+}
+
+Test(hmem_kmod, copy_max_zero_uses_cuda)
+{
+	struct standin_stats before;
+
+	require_gdrfab_ko();
+	setenv("FI_GDRFAB_KMOD_COPY_MAX", "0", 1);
+	start(NULL, false);
+	before = gpu_stats();
+	gpu_to_gpu(100);
+	/* gpu_fill and gpu_check copy once each; the provider too. */
+	cr_assert_gt(gpu_stats().copies_to_dev, before.copies_to_dev + 1);
+	cr_assert_gt(gpu_stats().copies_to_host, before.copies_to_host + 1);
 }

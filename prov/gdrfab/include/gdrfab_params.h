@@ -48,6 +48,9 @@ struct gdrfab_params {
 	bool mr_cache_enable;
 	size_t mr_cache_max_size;
 	size_t mr_cache_max_count;
+	/* FI_GDRFAB_KMOD_COPY_MAX: host<->GPU copies up to this many bytes
+	 * go through /dev/gdrfab's CPU mapping; 0 turns that off. */
+	size_t kmod_copy_max;
 };
 
 extern struct gdrfab_params gdrfab_params;
@@ -62,6 +65,8 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_DEFAULT_PEER_TIMEOUT_MS 4000
 #define GDRFAB_DEFAULT_MR_CACHE_SIZE   (8ULL << 30)
 #define GDRFAB_DEFAULT_MR_CACHE_COUNT  1024
+#define GDRFAB_DEFAULT_KMOD_COPY_MAX   8192
+#define GDRFAB_MAX_KMOD_COPY	       (1 << 20)
 
 /* Defines every parameter with libfabric and fills gdrfab_params. */
 void gdrfab_params_init(void);

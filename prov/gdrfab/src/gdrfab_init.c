@@ -7,11 +7,13 @@
 
 #include "gdrfab.h"
 #include "gdrfab_info.h"
+#include "gdrfab_kmod.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 
 static void gdrfab_cleanup(void)
 {
+	gdrfab_kmod_fini();
 	gdrfab_params_fini();
 }
 

@@ -21,6 +21,7 @@ struct gdrfab_params gdrfab_params = {
 	.mr_cache_enable = true,
 	.mr_cache_max_size = GDRFAB_DEFAULT_MR_CACHE_SIZE,
 	.mr_cache_max_count = GDRFAB_DEFAULT_MR_CACHE_COUNT,
+	.kmod_copy_max = GDRFAB_DEFAULT_KMOD_COPY_MAX,
 };
 
 static const char *const cuda_reg_names[] = {"auto", "dmabuf", "peermem",
@@ -75,6 +76,22 @@ static void read_bytes(const char *name, size_t *out)
 			    name, value, *out);
 	else
 		*out = (size_t)v;
+}
+
+static void read_kmod_copy_max(void)
+{
+	int v;
+
+	if (fi_param_get_int(&gdrfab_prov, "KMOD_COPY_MAX", &v) != FI_SUCCESS)
+		return;
+	if (v < 0 || v > GDRFAB_MAX_KMOD_COPY)
+		GDRFAB_WARN(FI_LOG_CORE,
+			    "FI_GDRFAB_KMOD_COPY_MAX=%d is outside [0, %d]: "
+			    "using %zu\n",
+			    v, GDRFAB_MAX_KMOD_COPY,
+			    gdrfab_params.kmod_copy_max);
+	else
+		gdrfab_params.kmod_copy_max = (size_t)v;
 }
 
 #define GDRFAB_MAX_QUEUE_SIZE (1 << 24)
@@ -252,6 +269,11 @@ void gdrfab_params_init(void)
 	fi_param_define(&gdrfab_prov, "MR_CACHE_MAX_COUNT", FI_PARAM_INT,
 			"Registrations the cache keeps before evicting "
 			"(default: 1024)");
+	fi_param_define(&gdrfab_prov, "KMOD_COPY_MAX", FI_PARAM_INT,
+			"Host<->GPU copies up to this many bytes use the CPU "
+			"mapping of GPU memory that gdrfab.ko (/dev/gdrfab) "
+			"provides instead of a CUDA copy; 0 disables "
+			"(default: 8192, at most 1048576)");
 
 	if (fi_param_get_str(&gdrfab_prov, "DEVICE", &devices) == FI_SUCCESS &&
 	    gdrfab_parse_device_filter(&gdrfab_params, devices))
@@ -295,6 +317,7 @@ void gdrfab_params_init(void)
 		  GDRFAB_DEFAULT_MR_CACHE_COUNT);
 	read_ms("PEER_TIMEOUT_MS", &gdrfab_params.peer_timeout_ms,
 		GDRFAB_DEFAULT_PEER_TIMEOUT_MS, 100, 600000);
+	read_kmod_copy_max();
 }
 
 void gdrfab_params_fini(void)

@@ -9,6 +9,7 @@
 #include "gdrfab.h"
 #include "gdrfab_cuda.h"
 #include "gdrfab_cuda_sym.h"
+#include "gdrfab_kmod.h"
 
 #define GDRFAB_CUDA_MAX_STREAMS 64
 
@@ -110,14 +111,19 @@ static int copy(void *dst, const void *src, size_t len, int device,
 	return 0;
 }
 
+/* Small copies go through gdrfab.ko's CPU mapping when it is there. */
 int gdrfab_cuda_copy_to_host(void *dst, const void *src, size_t len, int device)
 {
+	if (gdrfab_kmod_copy((void *)src, dst, len, false))
+		return 0;
 	return copy(dst, src, len, device, true);
 }
 
 int gdrfab_cuda_copy_to_device(void *dst, const void *src, size_t len,
 			       int device)
 {
+	if (gdrfab_kmod_copy(dst, (void *)src, len, true))
+		return 0;
 	return copy(dst, src, len, device, false);
 }
 
