@@ -158,7 +158,8 @@ static void kt_catch_sigbus(void)
 	sigaction(SIGBUS, &sa, NULL);
 }
 
-bool kt_load_faults(volatile const uint8_t *p, uint8_t *val)
+/* One access at p, a load into *val or a store of *val. */
+static bool kt_access_faults(volatile uint8_t *p, uint8_t *val, bool store)
 {
 	kt_catch_sigbus();
 	if (sigsetjmp(kt_jmp, 1)) {
@@ -166,20 +167,20 @@ bool kt_load_faults(volatile const uint8_t *p, uint8_t *val)
 		return true;
 	}
 	kt_armed = 1;
-	*val = *p;
+	if (store)
+		*p = *val;
+	else
+		*val = *p;
 	kt_armed = 0;
 	return false;
 }
 
+bool kt_load_faults(volatile const uint8_t *p, uint8_t *val)
+{
+	return kt_access_faults((volatile uint8_t *)p, val, false);
+}
+
 bool kt_store_faults(volatile uint8_t *p, uint8_t val)
 {
-	kt_catch_sigbus();
-	if (sigsetjmp(kt_jmp, 1)) {
-		kt_armed = 0;
-		return true;
-	}
-	kt_armed = 1;
-	*p = val;
-	kt_armed = 0;
-	return false;
+	return kt_access_faults(p, &val, true);
 }

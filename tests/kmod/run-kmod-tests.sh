@@ -5,19 +5,13 @@
 # loads the modules in each configuration and runs the Criterion tests,
 # then unloads them. Exit 77 (skipped) when no VM or no headers are here.
 set -u
-builddir=${GDRFAB_BUILDDIR:-$PWD}
-srcdir=${GDRFAB_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-if [ "${GDRFAB_SKIP_VM:-0}" = 1 ]; then
-	echo "SKIP: kernel module tests (GDRFAB_SKIP_VM=1)"
-	exit 77
-fi
-if ! command -v qemu-system-x86_64 >/dev/null || ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
-	echo "SKIP: kernel module tests need qemu-system-x86 and linux-image-amd64 (scripts/install-deps.sh)"
-	exit 77
-fi
-cd "$builddir" || exit 99
-export FI_PROVIDER_PATH="$builddir/.libs"
-"$srcdir/tests/kmod/build-kmods.sh" kmod-build || exit 1
+. "$(dirname "$0")/../vm/vm-prelude.sh" "kernel module tests"
+"$srcdir/tests/kmod/build-kmods.sh" kmod-build
+case $? in
+0) ;;
+2) echo "SKIP: kernel module tests: no kernel headers or sparse (scripts/install-deps.sh)"; exit 77 ;;
+*) exit 1 ;;
+esac
 
 exec "$srcdir/tests/vm/vm-run" --check-dmesg --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c '
 	status=0

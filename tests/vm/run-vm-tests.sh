@@ -3,18 +3,7 @@
 # the Criterion integration tests and the fi_info checks against this
 # build's provider. Exit 77 (automake's "skipped") when no VM can run here.
 set -u
-builddir=${GDRFAB_BUILDDIR:-$PWD}
-srcdir=${GDRFAB_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-if [ "${GDRFAB_SKIP_VM:-0}" = 1 ]; then
-	echo "SKIP: VM tests (GDRFAB_SKIP_VM=1)"
-	exit 77
-fi
-if ! command -v qemu-system-x86_64 >/dev/null || ! ls /boot/vmlinuz-* >/dev/null 2>&1; then
-	echo "SKIP: VM tests need qemu-system-x86 and linux-image-amd64 (scripts/install-deps.sh)"
-	exit 77
-fi
-cd "$builddir" || exit 99
-export FI_PROVIDER_PATH="$builddir/.libs"
+. "$(dirname "$0")/vm-prelude.sh" "VM tests"
 exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c '
 	status=0
 	./tests/vm/gdrfab_vm_tests --jobs 2 --color=never --timeout 300 || status=1
