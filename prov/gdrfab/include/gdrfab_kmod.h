@@ -11,21 +11,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 /* Copies len bytes into (to_device) or out of GPU memory at gpu through
  * the module's mapping. true when done; false when the caller must copy
  * with CUDA (no module, too large, a pin that failed). */
 bool gdrfab_kmod_copy(void *gpu, void *host, size_t len, bool to_device);
-
-/* Copies done through the module and pins made, since the process began
- * (for tests and the benchmark). */
-struct gdrfab_kmod_stats {
-	uint64_t copies;
-	uint64_t pins;
-	uint64_t stale; /* pins dropped because the buffer ID changed */
-};
-void gdrfab_kmod_get_stats(struct gdrfab_kmod_stats *out);
 
 /* Unmaps and unpins everything (provider unload). */
 void gdrfab_kmod_fini(void);

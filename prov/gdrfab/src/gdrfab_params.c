@@ -78,22 +78,6 @@ static void read_bytes(const char *name, size_t *out)
 		*out = (size_t)v;
 }
 
-static void read_kmod_copy_max(void)
-{
-	int v;
-
-	if (fi_param_get_int(&gdrfab_prov, "KMOD_COPY_MAX", &v) != FI_SUCCESS)
-		return;
-	if (v < 0 || v > GDRFAB_MAX_KMOD_COPY)
-		GDRFAB_WARN(FI_LOG_CORE,
-			    "FI_GDRFAB_KMOD_COPY_MAX=%d is outside [0, %d]: "
-			    "using %zu\n",
-			    v, GDRFAB_MAX_KMOD_COPY,
-			    gdrfab_params.kmod_copy_max);
-	else
-		gdrfab_params.kmod_copy_max = (size_t)v;
-}
-
 #define GDRFAB_MAX_QUEUE_SIZE (1 << 24)
 #define GDRFAB_MAX_DEVNAME    63
 
@@ -178,7 +162,8 @@ static void read_str(const char *name, char **out)
 }
 
 /* Milliseconds in [min, max]; otherwise the default, with a warning. */
-static void read_ms(const char *name, int *out, int def, int min, int max)
+/* An integer parameter within [min, max]; def when unset or outside. */
+static void read_int_in(const char *name, int *out, int def, int min, int max)
 {
 	int value;
 
@@ -301,8 +286,8 @@ void gdrfab_params_init(void)
 		  GDRFAB_DEFAULT_EAGER_MAX);
 	read_size("RX_BUFS", &gdrfab_params.rx_bufs, GDRFAB_DEFAULT_RX_BUFS);
 	read_size("TX_BUFS", &gdrfab_params.tx_bufs, GDRFAB_DEFAULT_TX_BUFS);
-	read_ms("CONN_TIMEOUT_MS", &gdrfab_params.conn_timeout_ms,
-		GDRFAB_DEFAULT_CONN_TIMEOUT_MS, 10, 3600000);
+	read_int_in("CONN_TIMEOUT_MS", &gdrfab_params.conn_timeout_ms,
+		    GDRFAB_DEFAULT_CONN_TIMEOUT_MS, 10, 3600000);
 	read_choice("CUDA_REG", &gdrfab_params.cuda_reg, cuda_reg_names);
 	read_choice("CUDA_FLUSH", &gdrfab_params.cuda_flush, cuda_flush_names);
 	{
@@ -315,9 +300,16 @@ void gdrfab_params_init(void)
 	read_bytes("MR_CACHE_MAX_SIZE", &gdrfab_params.mr_cache_max_size);
 	read_size("MR_CACHE_MAX_COUNT", &gdrfab_params.mr_cache_max_count,
 		  GDRFAB_DEFAULT_MR_CACHE_COUNT);
-	read_ms("PEER_TIMEOUT_MS", &gdrfab_params.peer_timeout_ms,
-		GDRFAB_DEFAULT_PEER_TIMEOUT_MS, 100, 600000);
-	read_kmod_copy_max();
+	read_int_in("PEER_TIMEOUT_MS", &gdrfab_params.peer_timeout_ms,
+		    GDRFAB_DEFAULT_PEER_TIMEOUT_MS, 100, 600000);
+	{
+		int copy_max;
+
+		read_int_in("KMOD_COPY_MAX", &copy_max,
+			    GDRFAB_DEFAULT_KMOD_COPY_MAX, 0,
+			    GDRFAB_MAX_KMOD_COPY);
+		gdrfab_params.kmod_copy_max = (size_t)copy_max;
+	}
 }
 
 void gdrfab_params_fini(void)

@@ -43,7 +43,6 @@ static struct {
 	struct window win[MAX_WINDOWS];
 	size_t nwin;
 	uint64_t clock;
-	struct gdrfab_kmod_stats stats;
 } kmod = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
 /* Under kmod.lock. */
@@ -144,7 +143,6 @@ static struct window *window_new(const struct gdrfab_cuda_ptr *p,
 			     .len = pin.pinned_length,
 			     .map = map,
 			     .handle = pin.handle};
-	kmod.stats.pins++;
 	return w;
 }
 
@@ -162,7 +160,6 @@ static struct window *window_find(const struct gdrfab_cuda_ptr *p,
 			return w;
 		if (overlaps && w->buffer_id != p->buffer_id &&
 		    w->va >= p->base && w->va < p->base + p->size) {
-			kmod.stats.stale++;
 			window_drop(i);
 			continue;
 		}
@@ -205,19 +202,11 @@ bool gdrfab_kmod_copy(void *gpu, void *host, size_t len, bool to_device)
 			} else {
 				memcpy(host, m, len);
 			}
-			kmod.stats.copies++;
 			done = true;
 		}
 	}
 	pthread_mutex_unlock(&kmod.lock);
 	return done;
-}
-
-void gdrfab_kmod_get_stats(struct gdrfab_kmod_stats *out)
-{
-	pthread_mutex_lock(&kmod.lock);
-	*out = kmod.stats;
-	pthread_mutex_unlock(&kmod.lock);
 }
 
 void gdrfab_kmod_fini(void)
