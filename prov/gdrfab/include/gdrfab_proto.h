@@ -231,7 +231,8 @@ struct gdrfab_proto {
 	struct ibv_cq *ud_cq;
 	uint8_t *ud_mem;
 	struct ibv_mr *ud_mr;
-	unsigned ud_tx_next;
+	/* Transmit slots the NIC may still read: bit i is slot i. */
+	uint64_t ud_tx_busy;
 	/* Connections by peer name, and their RC QP numbers. */
 	struct gdrfab_addrmap conn_by_name;
 	struct gdrfab_list conns, dead;

@@ -12,7 +12,7 @@ struct gdrfab_domain;
 
 /* The Q_Key all gdrfab UD queue pairs use. */
 #define GDRFAB_UD_QKEY	      0x6764723fu
-#define GDRFAB_UD_QUEUE_DEPTH 64
+#define GDRFAB_UD_QUEUE_DEPTH 192
 
 /* Creates a UD QP and its CQ on the domain's port and brings the QP to RTS.
  * Returns 0 or a negative FI_E* code (logged). */

@@ -24,9 +24,12 @@
 #include "gdrfab_strerror.h"
 #include "gdrfab_ud.h"
 
-#define GRH_LEN		40
-#define UD_RX_SLOTS	32
-#define UD_TX_SLOTS	16
+#define GRH_LEN 40
+/* Enough receive slots for 128 peers connecting at once between two polls;
+ * UD drops what does not fit and the resend timer recovers it. */
+#define UD_RX_SLOTS 128
+/* One bit each in ud_tx_busy. */
+#define UD_TX_SLOTS	64
 #define UD_SLOT_SIZE	(GRH_LEN + sizeof(struct gdrfab_cm_msg))
 #define UD_SEND_FLAG	(1ULL << 63)
 #define RESEND_FIRST_MS 20
@@ -176,14 +179,11 @@ static void ud_repost(struct gdrfab_proto *proto, uint64_t slot)
 static void send_cm(struct gdrfab_conn *conn, enum gdrfab_cm_type type)
 {
 	struct gdrfab_proto *proto = conn->proto;
-	unsigned slot = UD_RX_SLOTS + proto->ud_tx_next++ % UD_TX_SLOTS;
-	struct gdrfab_cm_msg *msg =
-		(void *)(proto->ud_mem + slot * UD_SLOT_SIZE);
-	struct ibv_sge sge = {.addr = (uintptr_t)msg,
-			      .length = sizeof(*msg),
+	unsigned slot;
+	struct gdrfab_cm_msg *msg;
+	struct ibv_sge sge = {.length = sizeof(*msg),
 			      .lkey = proto->ud_mr->lkey};
 	struct ibv_send_wr wr = {
-		.wr_id = UD_SEND_FLAG | slot,
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_SEND,
@@ -192,6 +192,21 @@ static void send_cm(struct gdrfab_conn *conn, enum gdrfab_cm_type type)
 	struct ibv_send_wr *bad;
 	int err;
 
+	/* A slot is reused only once its send completed: the NIC reads it
+	 * after ibv_post_send returns. With every slot in flight the message
+	 * is dropped as UD could drop it; REQ is resent by the timer, REP and
+	 * RTU when the peer repeats what they answer. */
+	if (!~proto->ud_tx_busy) {
+		GDRFAB_DBG(FI_LOG_EP_CTRL,
+			   "every UD send slot in flight: CM message %d "
+			   "dropped, resent later\n",
+			   type);
+		return;
+	}
+	slot = (unsigned)__builtin_ctzll(~proto->ud_tx_busy);
+	msg = (void *)(proto->ud_mem + (UD_RX_SLOTS + slot) * UD_SLOT_SIZE);
+	sge.addr = (uintptr_t)msg;
+	wr.wr_id = UD_SEND_FLAG | slot;
 	memset(msg, 0, sizeof(*msg));
 	msg->version = GDRFAB_WIRE_VERSION;
 	msg->type = (uint8_t)type;
@@ -207,6 +222,8 @@ static void send_cm(struct gdrfab_conn *conn, enum gdrfab_cm_type type)
 	if (err)
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "UD send of CM message %d: %s\n",
 			    type, strerror(err));
+	else
+		proto->ud_tx_busy |= 1ULL << slot;
 }
 
 /* ---- lifecycle ---- */
@@ -518,6 +535,8 @@ void gdrfab_conn_poll_ud(struct gdrfab_proto *proto)
 	while ((n = ibv_poll_cq(proto->ud_cq, 8, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
 			if (wc[i].wr_id & UD_SEND_FLAG) {
+				proto->ud_tx_busy &=
+					~(1ULL << (wc[i].wr_id & 63));
 				if (wc[i].status != IBV_WC_SUCCESS)
 					GDRFAB_WARN(FI_LOG_EP_CTRL,
 						    "UD send: %s\n",
