@@ -1,7 +1,8 @@
 #!/bin/bash
-# The topology tool's answers for the real machines in ../shared/topologies,
-# compared with the expected results kept in tests/topo/expected (each
-# checked by hand against `lstopo-no-graphics -i FILE --whole-io`).
+# The topology tool's answers for the real machines in ../shared/topologies
+# and the hand-made corner cases in tests/topo/fixtures, compared with the
+# expected results kept in tests/topo/expected (each checked by hand
+# against `lstopo-no-graphics -i FILE --whole-io`).
 # Prints "topo: N passed, M failed"; exits 77 (skipped) without fixtures.
 set -u
 srcdir=${GDRFAB_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -15,7 +16,8 @@ fi
 pass=0 fail=0
 for expected in "$srcdir"/tests/topo/expected/*.txt; do
 	name=$(basename "$expected" .txt)
-	xml=$fixtures/$name.xml
+	xml=$srcdir/tests/topo/fixtures/$name.xml
+	[ -r "$xml" ] || xml=$fixtures/$name.xml
 	if [ ! -r "$xml" ]; then
 		echo "FAIL: topo: $name: no fixture $xml"
 		fail=$((fail + 1))

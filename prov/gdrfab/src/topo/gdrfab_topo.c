@@ -36,6 +36,32 @@ static const char *osdev_name(hwloc_obj_t pci, hwloc_obj_osdev_type_t type,
 	return NULL;
 }
 
+/* An RDMA device whose ports hwloc reports (PortNState) but none of them
+ * ACTIVE (4) carries no traffic: it is not a candidate. Without the
+ * attribute (older hwloc, some XML exports) the NIC counts. */
+static bool rdma_ports_down(hwloc_obj_t pci)
+{
+	bool any_state = false;
+
+	for (hwloc_obj_t c = pci->io_first_child; c; c = c->next_sibling) {
+		if (c->type != HWLOC_OBJ_OS_DEVICE ||
+		    c->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS)
+			continue;
+		for (unsigned i = 0; i < c->infos_count; i++) {
+			const char *n = c->infos[i].name;
+			size_t len = strlen(n);
+
+			if (strncmp(n, "Port", 4) || len < 10 ||
+			    strcmp(n + len - 5, "State"))
+				continue;
+			any_state = true;
+			if (!strcmp(c->infos[i].value, "4"))
+				return false;
+		}
+	}
+	return any_state;
+}
+
 static bool is_nvidia_gpu(hwloc_obj_t o)
 {
 	return o->attr->pcidev.vendor_id == PCI_VENDOR_NVIDIA &&
@@ -128,7 +154,11 @@ int gdrfab_topo_load(struct gdrfab_topo *t, const char *xml)
 		const char *rdma =
 			osdev_name(o, HWLOC_OBJ_OSDEV_OPENFABRICS, NULL);
 
-		if (rdma)
+		if (rdma && rdma_ports_down(o))
+			GDRFAB_INFO(FI_LOG_CORE,
+				    "%s: no active port, not a candidate\n",
+				    rdma);
+		else if (rdma)
 			add(t->nic, &t->nnic, o, rdma);
 		else if (is_nvidia_gpu(o))
 			add(t->gpu, &t->ngpu, o,

@@ -2,12 +2,14 @@
 /*
  * Which NIC(s) each GPU uses: those of its best path class; among them not
  * one far slower than the fastest (it would not be a rail); for NODE and
- * SYS the same package first; then GPUs that share a set of equally near
- * adapters split it fairly (contiguous blocks when there are at least as
- * many adapters as GPUs, round-robin otherwise), the ports or functions of
- * one adapter counting as one NIC; ties go by PCI bus id (both lists are in
- * bus-id order).
+ * SYS the same package first, then the nearest NUMA node by the
+ * topology's NUMA latency matrix where it has one; then GPUs that share a set
+ * of equally near adapters split it fairly (contiguous blocks when there are at
+ * least as many adapters as GPUs, round-robin otherwise), the ports or
+ * functions of one adapter counting as one NIC; ties go by PCI bus id (both
+ * lists are in bus-id order).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,56 @@ static hwloc_obj_t package_of(const struct gdrfab_topo *t, hwloc_obj_t o)
 	return hwloc_get_ancestor_obj_by_type(
 		t->topo, HWLOC_OBJ_PACKAGE,
 		hwloc_get_non_io_ancestor_obj(t->topo, o));
+}
+
+/* The NUMA node an I/O device hangs from (the first, if several). */
+static hwloc_obj_t numa_of(const struct gdrfab_topo *t, hwloc_obj_t o)
+{
+	hwloc_obj_t cpu = hwloc_get_non_io_ancestor_obj(t->topo, o);
+	int first = cpu && cpu->nodeset ? hwloc_bitmap_first(cpu->nodeset) : -1;
+
+	return first < 0 ? NULL
+			 : hwloc_get_numanode_obj_by_os_index(t->topo,
+							      (unsigned)first);
+}
+
+/* NUMA latency between a GPU's node and a NIC's, UINT64_MAX unknown. */
+static uint64_t numa_latency(const struct gdrfab_topo *t,
+			     struct hwloc_distances_s *d, hwloc_obj_t gpu,
+			     hwloc_obj_t nic)
+{
+	hwloc_obj_t a = numa_of(t, gpu), b = numa_of(t, nic);
+	hwloc_uint64_t ab, ba;
+
+	if (!d || !a || !b ||
+	    hwloc_distances_obj_pair_values(d, a, b, &ab, &ba))
+		return UINT64_MAX;
+	return ab;
+}
+
+/* Keeps, among NODE/SYS candidates, those of the nearest NUMA node. */
+static void keep_nearest_numa(const struct gdrfab_topo *t, size_t g,
+			      struct candidates *c)
+{
+	struct hwloc_distances_s *d = NULL;
+	uint64_t lat[GDRFAB_TOPO_MAX_DEVS], best = UINT64_MAX;
+	unsigned nr = 1;
+
+	if (hwloc_distances_get_by_type(t->topo, HWLOC_OBJ_NUMANODE, &nr, &d,
+					HWLOC_DISTANCES_KIND_MEANS_LATENCY,
+					0) ||
+	    !nr)
+		return;
+	for (size_t n = 0; n < t->nnic; n++) {
+		lat[n] = c->nic[n] ? numa_latency(t, d, t->gpu[g].obj,
+						  t->nic[n].obj)
+				   : UINT64_MAX;
+		if (lat[n] < best)
+			best = lat[n];
+	}
+	hwloc_distances_release(t->topo, d);
+	for (size_t n = 0; n < t->nnic && best != UINT64_MAX; n++)
+		c->nic[n] = c->nic[n] && lat[n] == best;
 }
 
 static void find_candidates(const struct gdrfab_topo *t, size_t g,
@@ -65,6 +117,7 @@ static void find_candidates(const struct gdrfab_topo *t, size_t g,
 		for (size_t n = 0; n < t->nnic && same_package; n++)
 			c->nic[n] = c->nic[n] &&
 				    package_of(t, t->nic[n].obj) == pkg;
+		keep_nearest_numa(t, g, c);
 	}
 	for (size_t n = 0; n < t->nnic; n++) {
 		if (c->nic[n] &&
