@@ -173,17 +173,25 @@ EXPORT CUresult cuCtxPopCurrent_v2(void **ctx)
 	return OK;
 }
 
+/* GDRFAB_STANDIN_CURRENT_DEV=N: the application made device N's context
+ * current before calling into libfabric. */
 EXPORT CUresult cuCtxGetCurrent(void **ctx)
 {
-	*ctx = ctx_depth ? (void *)0x1000 : NULL;
+	int app = env_int("GDRFAB_STANDIN_CURRENT_DEV", -1);
+
+	*ctx = ctx_depth  ? (void *)0x1000
+	       : app >= 0 ? (void *)(uintptr_t)(0x1000 + app)
+			  : NULL;
 	return OK;
 }
 
 EXPORT CUresult cuCtxGetDevice(int *dev)
 {
-	if (!ctx_depth)
+	int app = env_int("GDRFAB_STANDIN_CURRENT_DEV", -1);
+
+	if (!ctx_depth && app < 0)
 		return INVALID_CONTEXT;
-	*dev = 0;
+	*dev = ctx_depth ? 0 : app;
 	return OK;
 }
 

@@ -21,6 +21,7 @@
 #include "gdrfab_cuda.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_mr_cache.h"
+#include "gdrfab_topo.h"
 
 static int failures, checks;
 
@@ -333,6 +334,30 @@ static double now_us(void)
 
 /* Costs on the data path's critical path, each against the bare CUDA
  * call it is built on, measured in the same run. */
+/* The live topology holds the current context's GPU under the PCI id CUDA
+ * gives, and the class toward a NIC is reported as unknown where the
+ * topology is flat (the lent machines are VMs). */
+static void test_topology(void)
+{
+	const struct gdrfab_topo *t = gdrfab_topo_get();
+	const struct gdrfab_cuda_dev *d = gdrfab_cuda_device(0);
+	int g;
+
+	CHECK(t != NULL, "the live topology loads");
+	if (!t || !d)
+		return;
+	g = gdrfab_topo_find_gpu(t, d->bus_id);
+	CHECK(g >= 0, "CUDA device 0 (%s) is in the live topology as %s",
+	      d->bus_id, g >= 0 ? t->gpu[g].name : "nothing");
+	printf("INFO topology: %zu GPU(s), %zu RDMA NIC(s), %s\n", t->ngpu,
+	       t->nnic,
+	       t->flat ? "flat (classes carry no information)"
+		       : "with PCIe switches");
+	for (size_t n = 0; n < t->nnic && g >= 0; n++)
+		printf("INFO %s to %s: %s\n", t->gpu[g].name, t->nic[n].name,
+		       gdrfab_path_name(gdrfab_topo_path(t, (size_t)g, n)));
+}
+
 static void bench(void)
 {
 	enum { N = 200000 };
@@ -438,6 +463,7 @@ int main(void)
 	test_dmabuf_and_flush();
 	test_staged_copies();
 	test_cache_buffer_ids();
+	test_topology();
 	bench();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;

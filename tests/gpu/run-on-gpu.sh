@@ -9,5 +9,8 @@ nvidia-smi --query-gpu=name,pci.bus_id,driver_version --format=csv,noheader 2>&1
 "$b/tests/gpu/gdrfab_gpu_tests" 2>&1 | tee "$out/gpu-tests.txt"
 rc=${PIPESTATUS[0]}
 FI_LOG_LEVEL=info FI_PROVIDER=gdrfab "$b/examples/gdrfab_topo" 2>&1 | tee "$out/topo.txt"
+# One process's answer, asked by the real GPU's PCI id, as a job would.
+bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0 | sed 's/^0000\(....:\)/\1/')
+"$b/examples/gdrfab_topo" --gpu "${bus,,}" --json 2>&1 | tee -a "$out/topo.txt"
 echo "gpu tests exit $rc"
 exit "$rc"

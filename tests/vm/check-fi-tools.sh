@@ -50,7 +50,7 @@ FI_PROVIDER=gdrfab fi_info >"$out" 2>&1
 check "FI_PROVIDER=gdrfab selects it" grep -q "provider: gdrfab$" "$out"
 
 fi_info -e >"$out" 2>&1
-for p in DEVICE GID_INDEX TX_SIZE RX_SIZE CQ_SIZE EAGER_MAX RX_BUFS TX_BUFS CONN_TIMEOUT_MS PEER_TIMEOUT_MS TOPO_FILE GPU NIC_MAP CUDA_REG CUDA_FLUSH MR_CACHE_ENABLE MR_CACHE_MAX_SIZE MR_CACHE_MAX_COUNT KMOD_COPY_MAX; do
+for p in DEVICE GID_INDEX TX_SIZE RX_SIZE CQ_SIZE EAGER_MAX RX_BUFS TX_BUFS CONN_TIMEOUT_MS PEER_TIMEOUT_MS TOPO_FILE GPU NIC_MAP GDR_LEVEL CUDA_REG CUDA_FLUSH MR_CACHE_ENABLE MR_CACHE_MAX_SIZE MR_CACHE_MAX_COUNT KMOD_COPY_MAX; do
 	check "-e lists FI_GDRFAB_$p" grep -q "FI_GDRFAB_$p" "$out"
 done
 # FI_HMEM only where GPU memory can be moved: not without CUDA; with the
@@ -64,23 +64,61 @@ check "CUDA (stand-in): FI_MR_HMEM in mr_mode" grep -q "FI_MR_HMEM" "$out"
 check "no CUDA (cuInit fails): FI_HMEM not offered" bash -c \
 	"! GDRFAB_STANDIN_INIT_FAIL=1 LD_LIBRARY_PATH='$standin' fi_info -p gdrfab -v | grep -q FI_HMEM"
 
-# The project's pingpong with GPU buffers (-D cuda): staged over rxe.
+# fi_info's order for this process's GPU on a saved topology: in
+# tests/topo/fixtures/vm-rxe.xml rxe1 shares a PCIe switch with the GPU at
+# 80:00.0 (the stand-in's device 0), rxe0 hangs from the host bridge of the
+# one at 81:00.0 (device 1), across the other socket from the first.
+topo=$(cd "$(dirname "$0")/../topo/fixtures" && pwd)/vm-rxe.xml
+first_domain() {
+	env FI_GDRFAB_TOPO_FILE="$topo" "$@" fi_info -p gdrfab | awk '/domain:/ { print $2; exit }'
+}
+order() { # expected first domain, then environment assignments
+	local want=$1
+	shift
+	check "order: $* puts $want first" test "$(first_domain "$@")" = "$want"
+}
+order rxe1 FI_GDRFAB_GPU=0
+order rxe0 FI_GDRFAB_GPU=0000:81:00.0
+order rxe0 OMPI_COMM_WORLD_LOCAL_RANK=1
+order rxe1 SLURM_LOCALID=2
+order rxe0 FI_GDRFAB_GPU=0 FI_GDRFAB_NIC_MAP=gpu0=rxe0
+# The GPU of the application's current CUDA context wins.
+order rxe0 LD_LIBRARY_PATH="$standin" GDRFAB_STANDIN_DEVICES=2 GDRFAB_STANDIN_CURRENT_DEV=1 FI_GDRFAB_GPU=0
+
+# The project's pingpong with GPU buffers (-D cuda): staged over rxe. The
+# arguments are sizes, then environment assignments for both sides.
+pp_port=47690
 cuda_pingpong() {
-	local port=47690
-	LD_LIBRARY_PATH=$standin ./examples/gdrfab_pingpong -D cuda -d rxe0 -P $port -c -i 5 -s 1,8192,65536,1048576 >"$out.srv" 2>&1 &
+	local port=$((pp_port++)) sizes=$1
+	shift
+	env LD_LIBRARY_PATH="$standin" "$@" ./examples/gdrfab_pingpong -D cuda -d rxe0 -P $port -c -i 5 -s "$sizes" >"$out.srv" 2>&1 &
 	for _ in $(seq 200); do
 		ss -ltn | grep -q ":$port " && break
 		sleep 0.05
 	done
-	LD_LIBRARY_PATH=$standin timeout 120 ./examples/gdrfab_pingpong -D cuda -d rxe1 -P $port -c -i 5 -s 1,8192,65536,1048576 192.0.2.1 >"$out" 2>&1
+	env LD_LIBRARY_PATH="$standin" "$@" timeout 120 ./examples/gdrfab_pingpong -D cuda -d rxe1 -P $port -c -i 5 -s "$sizes" 192.0.2.1 >"$out" 2>&1
 	local rc=$?
 	wait $! || rc=1
-	cat "$out"
-	grep -q "^ *1048576 " "$out" || rc=1
-	[ $rc = 0 ] || cat "$out.srv"
+	grep -q "^ *${sizes##*,} " "$out" || rc=1
+	[ $rc = 0 ] || cat "$out" "$out.srv"
 	return $rc
 }
-check "gdrfab_pingpong -D cuda (stand-in, staged)" cuda_pingpong
+check "gdrfab_pingpong -D cuda (stand-in, staged)" cuda_pingpong 1,8192,65536,1048576
+cat "$out"
+# FI_GDRFAB_GDR_LEVEL: device 0 is SYS from rxe0, the server's NIC: past
+# PXB it is staged for that reason; at SYS the class allows GPUDirect and
+# only the missing dma-buf/peermem support stages it.
+staged_for_its_class() {
+	cuda_pingpong 1 FI_GDRFAB_TOPO_FILE="$topo" FI_LOG_LEVEL=info &&
+		grep -q 'rxe0: GPU memory staged through host buffers: GPU gpu0 (0000:80:00.0) to rxe0 is SYS, farther than FI_GDRFAB_GDR_LEVEL=PXB' "$out.srv"
+}
+within_level() {
+	cuda_pingpong 1 FI_GDRFAB_TOPO_FILE="$topo" FI_LOG_LEVEL=info FI_GDRFAB_GDR_LEVEL=sys &&
+		grep -q 'rxe0: GPU gpu0 (0000:80:00.0) to rxe0 is SYS: within FI_GDRFAB_GDR_LEVEL' "$out.srv" &&
+		! grep -q 'farther than' "$out.srv"
+}
+check "GDR_LEVEL=PXB (default): a SYS GPU is staged for its class" staged_for_its_class
+check "GDR_LEVEL=sys: a SYS GPU is within the level" within_level
 
 # fi_pingpong: server on rxe0, client on rxe1 (its control socket comes
 # up within seconds: wait for it, do not sleep).

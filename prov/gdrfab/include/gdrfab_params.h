@@ -51,6 +51,9 @@ struct gdrfab_params {
 	/* FI_GDRFAB_KMOD_COPY_MAX: host<->GPU copies up to this many bytes
 	 * go through /dev/gdrfab's CPU mapping; 0 turns that off. */
 	size_t kmod_copy_max;
+	/* FI_GDRFAB_GDR_LEVEL: the farthest enum gdrfab_path over which
+	 * CUDA_REG=auto uses GPUDirect RDMA; farther GPUs are staged. */
+	int gdr_level;
 };
 
 extern struct gdrfab_params gdrfab_params;
@@ -67,6 +70,7 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_DEFAULT_MR_CACHE_COUNT  1024
 #define GDRFAB_DEFAULT_KMOD_COPY_MAX   8192
 #define GDRFAB_MAX_KMOD_COPY	       (1 << 20)
+#define GDRFAB_DEFAULT_GDR_LEVEL       1 /* PXB, as NCCL */
 
 /* Defines every parameter with libfabric and fills gdrfab_params. */
 void gdrfab_params_init(void);

@@ -81,5 +81,11 @@ void gdrfab_topo_sort_infos(const struct gdrfab_topo *t, int gpu,
 			    const char *nic_map, struct fi_info **head);
 /* The same for this process, with its parameters. */
 void gdrfab_topo_order(struct fi_info **head);
+/* The path class between this process's GPU (as for the order, else CUDA
+ * device 0) and a domain's NIC, for FI_GDRFAB_GDR_LEVEL. 0 with *path
+ * set, or -FI_ENODATA when it is unknown or meaningless (no topology, GPU
+ * or NIC not in it, flat topology); desc says which, either way. */
+int gdrfab_topo_gdr_class(const struct fi_info *info, enum gdrfab_path *path,
+			  char *desc, size_t len);
 
 #endif /* GDRFAB_TOPO_H */

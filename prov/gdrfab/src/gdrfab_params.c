@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gdrfab.h"
 #include "gdrfab_params.h"
@@ -22,40 +23,48 @@ struct gdrfab_params gdrfab_params = {
 	.mr_cache_max_size = GDRFAB_DEFAULT_MR_CACHE_SIZE,
 	.mr_cache_max_count = GDRFAB_DEFAULT_MR_CACHE_COUNT,
 	.kmod_copy_max = GDRFAB_DEFAULT_KMOD_COPY_MAX,
+	.gdr_level = GDRFAB_DEFAULT_GDR_LEVEL,
 };
 
 static const char *const cuda_reg_names[] = {"auto", "dmabuf", "peermem",
 					     "staged", NULL};
 static const char *const cuda_flush_names[] = {"auto", "cuda", "read", "none",
 					       NULL};
+/* enum gdrfab_path order, as nvidia-smi topo -m and NCCL name them. */
+static const char *const gdr_level_names[] = {"PIX",  "PXB", "PHB",
+					      "NODE", "SYS", NULL};
 
 int gdrfab_param_choice(const char *value, const char *const *names)
 {
 	for (int i = 0; value && names[i]; i++) {
-		if (!strcmp(value, names[i]))
+		if (!strcasecmp(value, names[i]))
 			return i;
 	}
 	return -1;
 }
 
-static void read_choice(const char *name, int *out, const char *const *names)
+static void read_choice(const char *name, int *out, const char *const *names,
+			int def)
 {
-	char *value = NULL;
+	char *value = NULL, all[128] = "";
 	int i;
 
-	*out = 0;
+	*out = def;
 	if (fi_param_get_str(&gdrfab_prov, name, &value) != FI_SUCCESS ||
 	    !value)
 		return;
 	i = gdrfab_param_choice(value, names);
-	if (i < 0)
-		GDRFAB_WARN(FI_LOG_CORE,
-			    "FI_GDRFAB_%s=\"%s\" is not one of %s|%s|%s|%s: "
-			    "using %s\n",
-			    name, value, names[0], names[1], names[2], names[3],
-			    names[0]);
-	else
+	if (i >= 0) {
 		*out = i;
+		return;
+	}
+	for (i = 0; names[i]; i++) {
+		strncat(all, i ? "|" : "", sizeof(all) - strlen(all) - 1);
+		strncat(all, names[i], sizeof(all) - strlen(all) - 1);
+	}
+	GDRFAB_WARN(FI_LOG_CORE,
+		    "FI_GDRFAB_%s=\"%s\" is not one of %s: using %s\n", name,
+		    value, all, names[def]);
 }
 
 /* A byte count: sizes up to 2^63 need more than fi_param's int. */
@@ -238,6 +247,12 @@ void gdrfab_params_init(void)
 			"nvidia-peermem, then staged), dmabuf, peermem, or "
 			"staged (host bounce buffers and CUDA copies; any "
 			"NIC) (default: auto)");
+	fi_param_define(&gdrfab_prov, "GDR_LEVEL", FI_PARAM_STRING,
+			"Farthest GPU-NIC path class (PIX, PXB, PHB, NODE, "
+			"SYS, as nvidia-smi topo -m names them) over which "
+			"FI_GDRFAB_CUDA_REG=auto registers GPU memory for "
+			"GPUDirect RDMA; farther GPUs are staged (default: "
+			"PXB)");
 	fi_param_define(&gdrfab_prov, "CUDA_FLUSH", FI_PARAM_STRING,
 			"How RDMA writes into GPU memory are made visible "
 			"before their completion: auto (nothing where the GPU "
@@ -288,8 +303,11 @@ void gdrfab_params_init(void)
 	read_size("TX_BUFS", &gdrfab_params.tx_bufs, GDRFAB_DEFAULT_TX_BUFS);
 	read_int_in("CONN_TIMEOUT_MS", &gdrfab_params.conn_timeout_ms,
 		    GDRFAB_DEFAULT_CONN_TIMEOUT_MS, 10, 3600000);
-	read_choice("CUDA_REG", &gdrfab_params.cuda_reg, cuda_reg_names);
-	read_choice("CUDA_FLUSH", &gdrfab_params.cuda_flush, cuda_flush_names);
+	read_choice("CUDA_REG", &gdrfab_params.cuda_reg, cuda_reg_names, 0);
+	read_choice("CUDA_FLUSH", &gdrfab_params.cuda_flush, cuda_flush_names,
+		    0);
+	read_choice("GDR_LEVEL", &gdrfab_params.gdr_level, gdr_level_names,
+		    GDRFAB_DEFAULT_GDR_LEVEL);
 	{
 		int enable;
 

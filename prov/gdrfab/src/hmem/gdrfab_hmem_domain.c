@@ -11,6 +11,7 @@
 #include "gdrfab_hmem.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
+#include "gdrfab_topo.h"
 
 const char *gdrfab_cuda_reg_name(enum gdrfab_cuda_reg path)
 {
@@ -65,6 +66,33 @@ static bool nic_takes_dmabuf(struct gdrfab_domain *domain)
 	return errno == EBADF;
 }
 
+/* FI_GDRFAB_GDR_LEVEL, for CUDA_REG=auto: GPUDirect RDMA only up to that
+ * class between this process's GPU and the NIC (PXB by default, as NCCL:
+ * through a host bridge, reads especially are slow or fail). An unknown
+ * class (no topology, a flat VM) does not stop it. */
+static bool gdr_level_allows(struct gdrfab_domain *domain)
+{
+	const char *name = domain->info->domain_attr->name;
+	enum gdrfab_path cls;
+	char desc[192];
+	int known =
+		gdrfab_topo_gdr_class(domain->info, &cls, desc, sizeof(desc));
+
+	if (known == 0 && (int)cls > gdrfab_params.gdr_level) {
+		GDRFAB_INFO(FI_LOG_DOMAIN,
+			    "%s: GPU memory staged through host buffers: %s, "
+			    "farther than FI_GDRFAB_GDR_LEVEL=%s\n",
+			    name, desc,
+			    gdrfab_path_name(
+				    (enum gdrfab_path)gdrfab_params.gdr_level));
+		return false;
+	}
+	GDRFAB_INFO(FI_LOG_DOMAIN, "%s: %s: %s\n", name, desc,
+		    known ? "FI_GDRFAB_GDR_LEVEL not applied"
+			  : "within FI_GDRFAB_GDR_LEVEL");
+	return true;
+}
+
 static enum gdrfab_cuda_reg choose_path(struct gdrfab_domain *domain)
 {
 	const char *name = domain->info->domain_attr->name;
@@ -100,6 +128,8 @@ static enum gdrfab_cuda_reg choose_path(struct gdrfab_domain *domain)
 			    name);
 		return GDRFAB_CUDA_REG_STAGED;
 	}
+	if (!gdr_level_allows(domain))
+		return GDRFAB_CUDA_REG_STAGED;
 	if (gpu_dmabuf && nic_dmabuf) {
 		GDRFAB_INFO(FI_LOG_DOMAIN,
 			    "%s: GPU memory registered through dma-buf (GPU "

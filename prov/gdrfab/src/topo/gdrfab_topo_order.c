@@ -202,6 +202,36 @@ void gdrfab_topo_sort_infos(const struct gdrfab_topo *t, int gpu,
 	free(choice);
 }
 
+int gdrfab_topo_gdr_class(const struct fi_info *info, enum gdrfab_path *path,
+			  char *desc, size_t len)
+{
+	const struct gdrfab_topo *t = gdrfab_topo_get();
+	const struct gdrfab_cuda_dev *d0 = gdrfab_cuda_device(0);
+	int gpu, nic;
+
+	if (!t) {
+		snprintf(desc, len, "no topology");
+		return -FI_ENODATA;
+	}
+	gpu = this_process_gpu(t);
+	/* No context, parameter or rank yet: CUDA's device 0 is the one a
+	 * context made later defaults to. */
+	if (gpu < 0 && d0 && d0->bus_id[0])
+		gpu = gdrfab_topo_find_gpu(t, d0->bus_id);
+	nic = topo_nic_of(t, info);
+	if (gpu < 0 || nic < 0) {
+		snprintf(desc, len, "%s not in topology %s",
+			 gpu < 0 ? "this process's GPU" : "the NIC", t->source);
+		return -FI_ENODATA;
+	}
+	*path = gdrfab_topo_path(t, (size_t)gpu, (size_t)nic);
+	snprintf(desc, len, "GPU %s (%s) to %s is %s%s", t->gpu[gpu].name,
+		 t->gpu[gpu].busid, t->nic[nic].name, gdrfab_path_name(*path),
+		 t->flat ? " in a flat topology (a VM?), which says nothing"
+			 : "");
+	return t->flat ? -FI_ENODATA : 0;
+}
+
 void gdrfab_topo_order(struct fi_info **head)
 {
 	const struct gdrfab_topo *t;
