@@ -80,7 +80,7 @@ Test(discovery, advertised_limits_fit_the_device)
 	cr_assert_eq(info->tx_attr->size, 1024);
 	cr_assert_geq(info->ep_attr->max_msg_size, 1ULL << 30);
 	cr_assert_eq(info->domain_attr->mr_cnt, 524287);
-	cr_assert_eq(info->domain_attr->mr_key_size, 4);
+	cr_assert_eq(info->domain_attr->mr_key_size, 8);
 	cr_assert_eq(info->domain_attr->threading, FI_THREAD_SAFE);
 	fi_freeinfo(info);
 }

@@ -238,7 +238,6 @@ Test(hmem, staged_rma_on_local_gpu_buffers)
 	uint8_t *src, *back, *remote = dp_alloc(len);
 	struct fid_mr *smr, *bmr, *rmr;
 	struct fi_cq_tagged_entry e;
-	int ret;
 
 	start(NULL, false);
 	src = gpu_alloc(len);
@@ -257,13 +256,148 @@ Test(hmem, staged_rma_on_local_gpu_buffers)
 			(uintptr_t)remote, fi_mr_key(rmr), NULL));
 	dp_expect(p[0].txcq, &e, NULL, p, 2);
 	cr_assert(gpu_check(back, len, 3));
-	/* Peers cannot reach GPU memory the NIC cannot reach. */
-	reg_cuda(&p[1], src, len, FI_REMOTE_WRITE, &ret);
-	cr_assert_eq(ret, -FI_EOPNOTSUPP);
 	fi_close(&smr->fid);
 	fi_close(&bmr->fid);
 	fi_close(&rmr->fid);
 	free(remote);
+}
+
+/* Staged GPU memory as an RMA target: the peer's NIC cannot reach it, so
+ * the two data paths emulate the access (GDRFAB_EMU_KEY keys). */
+#define EMU_OFF 4096
+
+static void emu_rma(struct dp_ep *from, fi_addr_t to, uint8_t *tgt,
+		    struct fid_mr *tmr, size_t n)
+{
+	uint8_t *src = dp_alloc(n + 1), *back = dp_alloc(n + 1);
+	uint8_t *gback = gpu_alloc(n + 1);
+	struct fid_mr *smr = dp_reg(from, src, n + 1, FI_WRITE);
+	struct fid_mr *bmr = dp_reg(from, back, n + 1, FI_READ);
+	struct fid_mr *gmr = reg_gpu(from, gback, n + 1, FI_READ);
+	uint64_t raddr = (uintptr_t)tgt + EMU_OFF;
+	struct fi_cq_tagged_entry e;
+	unsigned seed = (unsigned)(n % 251);
+
+	dp_fill(src, n, seed);
+	DP_POST(p, 2,
+		fi_write(from->ep, src, n, fi_mr_desc(smr), to, raddr,
+			 fi_mr_key(tmr), NULL));
+	dp_expect(from->txcq, &e, NULL, p, 2);
+	cr_assert_eq(e.flags, FI_RMA | FI_WRITE);
+	/* Complete means in GPU memory: the target answered once there. */
+	cr_assert(gpu_check(tgt + EMU_OFF, n, seed), "%zu bytes written", n);
+	DP_POST(p, 2,
+		fi_read(from->ep, back, n, fi_mr_desc(bmr), to, raddr,
+			fi_mr_key(tmr), NULL));
+	dp_expect(from->txcq, &e, NULL, p, 2);
+	cr_assert_eq(e.flags, FI_RMA | FI_READ);
+	cr_assert(dp_check(back, n, seed), "%zu bytes read into host", n);
+	DP_POST(p, 2,
+		fi_read(from->ep, gback, n, fi_mr_desc(gmr), to, raddr,
+			fi_mr_key(tmr), NULL));
+	dp_expect(from->txcq, &e, NULL, p, 2);
+	cr_assert(gpu_check(gback, n, seed), "%zu bytes read into GPU", n);
+	fi_close(&smr->fid);
+	fi_close(&bmr->fid);
+	fi_close(&gmr->fid);
+	gpu_free(gback);
+	free(src);
+	free(back);
+}
+
+Test(hmem, staged_gpu_memory_is_an_rma_target)
+{
+	size_t sizes[] = {0, 1, 100, 8192, 8193, 65536, 3 << 20};
+	size_t len = EMU_OFF + (3 << 20);
+	uint8_t *tgt, small[16];
+	struct fid_mr *tmr;
+	struct fi_cq_tagged_entry e;
+
+	start(NULL, false); /* rxe: staged */
+	tgt = gpu_alloc(len);
+	tmr = reg_gpu(&p[1], tgt, len, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	cr_assert(fi_mr_key(tmr) >> 32, "a key of gdrfab's own, no rkey");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		emu_rma(&p[0], p[0].peer[1], tgt, tmr, sizes[i]);
+	/* To the endpoint's own address. */
+	emu_rma(&p[1], p[1].peer[1], tgt, tmr, 70000);
+	/* fi_writedata: the CQ data reaches the target's CQ. */
+	DP_POST(p, 2,
+		fi_writedata(p[0].ep, tgt, 0, NULL, 0x5eed, p[0].peer[1],
+			     (uintptr_t)tgt, fi_mr_key(tmr), NULL));
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_eq(e.flags, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA);
+	cr_assert_eq(e.data, 0x5eed);
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	/* fi_inject_write: no completion, data there by the next read. */
+	dp_fill(small, sizeof(small), 9);
+	DP_POST(p, 2,
+		fi_inject_write(p[0].ep, small, sizeof(small), p[0].peer[1],
+				(uintptr_t)tgt, fi_mr_key(tmr)));
+	memset(small, 0, sizeof(small));
+	DP_POST(p, 2,
+		fi_read(p[0].ep, small, sizeof(small), NULL, p[0].peer[1],
+			(uintptr_t)tgt, fi_mr_key(tmr), NULL));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert(dp_check(small, sizeof(small), 9));
+	fi_close(&tmr->fid);
+	gpu_free(tgt);
+}
+
+/* One emulated access that the target must refuse. */
+static void emu_refused(uint64_t op, uint8_t *local, uint64_t raddr, size_t n,
+			uint64_t key)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err = {0};
+	char buf[128];
+
+	DP_POST(p, 2,
+		op == FI_WRITE ? fi_write(p[0].ep, local, n, NULL, p[0].peer[1],
+					  raddr, key, local)
+			       : fi_read(p[0].ep, local, n, NULL, p[0].peer[1],
+					 raddr, key, local));
+	cr_assert_eq(dp_wait(p[0].txcq, &e, NULL, &err, p, 2, 20000),
+		     -FI_EAVAIL);
+	cr_assert_eq(err.err, FI_EACCES, "%s", fi_strerror(err.err));
+	cr_assert_eq(err.op_context, local);
+	cr_assert_eq(err.flags & (FI_RMA | op), FI_RMA | op);
+	cr_assert_not_null(fi_cq_strerror(p[0].txcq, err.prov_errno,
+					  err.err_data, buf, sizeof(buf)));
+}
+
+Test(hmem, emulated_rma_is_checked_by_the_target)
+{
+	size_t len = 1 << 20;
+	uint8_t *tgt, *local = dp_alloc(len);
+	struct fid_mr *ro, *rw;
+	uint64_t old_key;
+
+	start(NULL, false);
+	tgt = gpu_alloc(len);
+	gpu_fill(tgt, len, 4);
+	ro = reg_gpu(&p[1], tgt, len, FI_REMOTE_READ);
+	rw = reg_gpu(&p[1], tgt, 65536, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	/* Writes the key does not allow, eager and rendezvous. */
+	emu_refused(FI_WRITE, local, (uintptr_t)tgt, 64, fi_mr_key(ro));
+	emu_refused(FI_WRITE, local, (uintptr_t)tgt, len, fi_mr_key(ro));
+	/* Past the end of the registration, and wrapping around. */
+	emu_refused(FI_READ, local, (uintptr_t)tgt + 65536 - 10, 100,
+		    fi_mr_key(rw));
+	emu_refused(FI_READ, local, UINT64_MAX - 10, 100, fi_mr_key(rw));
+	/* A closed MR's key, even with its slot reused. */
+	old_key = fi_mr_key(rw);
+	fi_close(&rw->fid);
+	rw = reg_gpu(&p[1], tgt, 65536, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	cr_assert_neq(fi_mr_key(rw), old_key);
+	emu_refused(FI_WRITE, local, (uintptr_t)tgt, 64, old_key);
+	cr_assert(gpu_check(tgt, len, 4), "nothing refused was written");
+	/* The connection still works. */
+	emu_rma(&p[0], p[0].peer[1], tgt, rw, 100);
+	fi_close(&ro->fid);
+	fi_close(&rw->fid);
+	gpu_free(tgt);
+	free(local);
 }
 
 Test(hmem, p2p_options_follow_the_domain)

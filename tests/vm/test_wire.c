@@ -337,3 +337,41 @@ Test(wire, malformed_connection_messages_are_dropped)
 	/* None of them disturbed the existing connection. */
 	expect_only_good_message();
 }
+
+Test(wire, bad_emulated_rma_headers_are_dropped_or_refused)
+{
+	uint8_t pkt[256];
+	struct gdrfab_pkt_hdr h = good_header(0);
+	struct gdrfab_rndv_seg seg = {.len = 0};
+
+	/* Flags that cannot go together, or on that type. */
+	h.flags = GDRFAB_PKT_EMU_WRITE | GDRFAB_PKT_TAGGED;
+	raw_send(&h, sizeof(h));
+	h.flags = GDRFAB_PKT_EMU_WRITE | GDRFAB_PKT_EMU_READ;
+	raw_send(&h, sizeof(h));
+	h.flags = GDRFAB_PKT_EMU_READ; /* a read is a rendezvous header */
+	raw_send(&h, sizeof(h));
+	/* Well formed, but no such key here: refused with a FIN (that a,
+	 * which never sent it, ignores), never delivered as a message. */
+	h = good_header(4);
+	h.flags = GDRFAB_PKT_EMU_WRITE;
+	h.data = 0x1234ULL << 32;
+	h.msg_id = 777;
+	memcpy(pkt, &h, sizeof(h));
+	memcpy(pkt + sizeof(h), "evil", 4);
+	raw_send(pkt, sizeof(h) + 4);
+	h = good_header(0);
+	h.type = GDRFAB_PKT_RNDV;
+	h.flags = GDRFAB_PKT_EMU_READ;
+	h.seg_count = 1;
+	h.msg_id = 778;
+	memcpy(pkt, &h, sizeof(h));
+	memcpy(pkt + sizeof(h), &seg, sizeof(seg));
+	raw_send(pkt, sizeof(h) + sizeof(seg));
+	/* A FIN whose status is no FI_E* code. */
+	h = good_header(0);
+	h.type = GDRFAB_PKT_FIN;
+	h.data = 99999;
+	raw_send(&h, sizeof(h));
+	expect_only_good_message();
+}

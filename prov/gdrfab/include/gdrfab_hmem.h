@@ -51,7 +51,19 @@ struct gdrfab_hmem_domain {
 	void *rw_addr;
 	uint32_t rw_rkey;
 	const void *rw_owner;
+	/* Staged GPU memory peers may read or write: the NIC cannot reach
+	 * it, so its key names a slot here and the data path serves those
+	 * accesses itself (proto/gdrfab_rma_emu.c). */
+	pthread_mutex_t emu_lock;
+	struct gdrfab_mr **emu_mr;
+	uint16_t *emu_gen; /* bumped when a slot is freed: stale keys miss */
+	size_t emu_cap;
 };
+
+/* Keys of emulated-access MRs: this bit, a 16-bit generation and a 16-bit
+ * slot. Verbs rkeys are 32 bits, so the two never collide. */
+#define GDRFAB_EMU_KEY	   (1ULL << 32)
+#define GDRFAB_EMU_MAX_MRS 65536
 
 /* Chooses the domain's path (FI_GDRFAB_CUDA_REG; auto tries dma-buf, then
  * peermem, then staged) and sets up its cache. Always 0: without CUDA
@@ -74,6 +86,21 @@ void gdrfab_hmem_track_remote_write(struct gdrfab_domain *domain,
 				    uint32_t rkey, bool add);
 /* Flushes remote writes into tracked GPU memory, if there is any. */
 void gdrfab_hmem_flush_remote_writes(struct gdrfab_domain *domain);
+
+struct gdrfab_mr;
+/* Gives a staged MR with remote access its key; 0 or -FI_ENOSPC. */
+int gdrfab_emu_mr_add(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
+		      uint64_t *key);
+void gdrfab_emu_mr_remove(struct gdrfab_domain *domain, uint64_t key);
+/* The MR behind the low 32 bits of a key, if it allows `access`
+ * (FI_REMOTE_READ or FI_REMOTE_WRITE) to [addr, addr+len); else NULL and
+ * *why says what is wrong. Closing an MR while peers still access it is
+ * the application's error, as with any RMA target. */
+struct gdrfab_mr *gdrfab_emu_mr_find(struct gdrfab_domain *domain,
+				     uint32_t handle, uint64_t addr,
+				     uint64_t len, uint64_t access,
+				     const char **why);
+void gdrfab_emu_mr_fini(struct gdrfab_domain *domain);
 
 /* Whether FI_HMEM can be offered on this machine, and why not. */
 bool gdrfab_hmem_offered(const char **why);

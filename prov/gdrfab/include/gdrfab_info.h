@@ -27,7 +27,7 @@
 #define GDRFAB_MR_BASIC_MAP (FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 
 #define GDRFAB_IOV_LIMIT   4
-#define GDRFAB_MR_KEY_SIZE 4
+#define GDRFAB_MR_KEY_SIZE 8 /* rkeys, and GDRFAB_EMU_KEY keys */
 /* Remote CQ data travels as RDMA immediate data: 4 bytes. */
 #define GDRFAB_CQ_DATA_SIZE 4
 /* Rendezvous and RMA split messages into pieces the port accepts. */

@@ -126,6 +126,11 @@ struct gdrfab_mr {
 	 * through host bounce buffers. */
 	bool staged;
 	bool tracked; /* counted as remotely writable GPU memory */
+	/* The registered range, and for staged GPU memory peers may access
+	 * its GDRFAB_EMU_KEY key (0: none). */
+	void *base;
+	size_t len;
+	uint64_t emu_key;
 };
 
 /* The GPU device of a descriptor's memory, or -1 for host memory. */

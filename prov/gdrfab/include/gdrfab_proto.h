@@ -40,6 +40,15 @@ enum gdrfab_pkt_type {
 
 #define GDRFAB_PKT_TAGGED  0x1 /* tagged message (fi_tsend) */
 #define GDRFAB_PKT_CQ_DATA 0x2 /* data carries remote CQ data */
+/* RMA into or out of the target's staged GPU memory, which its NIC cannot
+ * reach (keys with GDRFAB_EMU_KEY): tag is the target address, data the
+ * key's low 32 bits << 32 | the CQ data, msg_id the initiator's cookie,
+ * answered by a FIN whose data is 0 or the FI_E* error. EMU_WRITE rides on
+ * EAGER (payload) or RNDV (the target reads it); EMU_READ on RNDV, whose
+ * segments say where the target writes the data. */
+#define GDRFAB_PKT_EMU_WRITE 0x4
+#define GDRFAB_PKT_EMU_READ  0x8
+#define GDRFAB_PKT_EMU	     (GDRFAB_PKT_EMU_WRITE | GDRFAB_PKT_EMU_READ)
 
 struct gdrfab_pkt_hdr {
 	uint8_t version;
@@ -176,10 +185,15 @@ struct gdrfab_req {
 	int error; /* FI_E* (positive) once failed */
 	int prov_errno;
 	struct gdrfab_txbuf *txbuf;
-	bool rndv;	  /* SEND: rendezvous; waiting for FIN */
+	bool rndv;	  /* SEND: waits for a FIN (rendezvous, emulated RMA) */
 	bool silent;	  /* fi_inject*: no CQ entry */
 	bool inline_data; /* SEND: header + iov sent inline, no copy */
 	bool fin_received;
+	/* Emulated RMA (GDRFAB_PKT_EMU): the initiator's fi_read, which
+	 * copies out of its staging buffer at the FIN; the target's own
+	 * request, answered with a FIN instead of a completion. */
+	bool emu_read;
+	bool emu_target;
 	uint64_t msg_id;	   /* RNDV/FIN cookie */
 	size_t multi_off;	   /* multi-receive: bytes consumed */
 	struct gdrfab_req *parent; /* RNDV_READ: the receive it fills */
@@ -289,9 +303,10 @@ void gdrfab_conn_poll_ud(struct gdrfab_proto *proto);
 void gdrfab_conn_rx(struct gdrfab_conn *conn);
 /* Sends a NOP so that a dead peer is noticed by RC retries. */
 void gdrfab_conn_keepalive(struct gdrfab_conn *conn);
-/* Sends a FIN or NOP on a connection (from the control reserve). */
+/* Sends a FIN or NOP on a connection (from the control reserve); data
+ * is a FIN's status (0 or FI_E*). */
 void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
-		      uint8_t type, uint64_t msg_id);
+		      uint8_t type, uint64_t msg_id, uint64_t data);
 
 /* ---- requests and posting (gdrfab_post.c) ---- */
 /* A request for the application (NULL when only the control reserve is
@@ -339,6 +354,30 @@ void gdrfab_recv_flush_all(struct gdrfab_proto *proto);
 /* Checks common to every data call; 0 or the -FI_E* to return. */
 int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
 		     size_t count, const char *call);
+/* Builds a send request's message (inline, eager or rendezvous by size)
+ * from req->tag and req->data; with GDRFAB_PKT_EMU_WRITE in flags it also
+ * waits for the target's FIN. 0 or a negative FI_E* code. */
+int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       const struct iovec *iov, void **desc, size_t count,
+		       uint16_t flags);
+
+/* ---- RMA to staged GPU memory (gdrfab_rma_emu.c) ---- */
+/* Initiator: turns an RMA request whose key has GDRFAB_EMU_KEY (set up
+ * by do_rma: op, flags, data) into an emulated one. 0 or -FI_E*. */
+int gdrfab_emu_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       const struct iovec *iov, void **desc, size_t count,
+		       uint64_t raddr, uint64_t key);
+/* Target: an EMU_WRITE or EMU_READ arrived. Returns the receive an
+ * EMU_WRITE's data lands in (for the caller to deliver), or NULL when
+ * the request was refused or handled here. */
+struct gdrfab_req *gdrfab_emu_target_start(struct gdrfab_proto *proto,
+					   struct gdrfab_conn *conn,
+					   const struct gdrfab_pkt_hdr *h);
+/* Target: the access is done (err 0) or failed (FI_E*): FIN to the
+ * initiator, and an fi_writedata's CQ data to the target's CQ. */
+void gdrfab_emu_target_done(struct gdrfab_proto *proto,
+			    struct gdrfab_conn *conn, uint64_t msg_id,
+			    bool cq_data, uint64_t data, size_t len, int err);
 
 /* ---- GPU buffers (gdrfab_stage.c) ---- */
 /* Copies n bytes out of / into a buffer that may be GPU memory. */

@@ -39,6 +39,8 @@ static int mr_close(struct fid *fid)
 	if (mr->tracked)
 		gdrfab_hmem_track_remote_write(mr->domain, mr, -1, NULL, 0,
 					       false);
+	if (mr->emu_key)
+		gdrfab_emu_mr_remove(mr->domain, mr->emu_key);
 	/* GPU registrations stay in the cache (lazy unpinning); host ones
 	 * are deregistered now. */
 	if (mr->rndv_reg != mr->reg)
@@ -192,13 +194,6 @@ static int classify(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 	atomic_store(&domain->hmem.cuda_used, true);
 	gdrfab_cuda_sync_memops(m); /* refusal (VMM) is logged, not fatal */
 	mr->staged = domain->hmem.path == GDRFAB_CUDA_REG_STAGED;
-	if (mr->staged && (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE))) {
-		GDRFAB_WARN(FI_LOG_MR,
-			    "fi_mr_regattr: remote access to GPU memory "
-			    "needs GPUDirect RDMA (dma-buf or peermem); this "
-			    "domain stages GPU memory through host buffers\n");
-		return -FI_EOPNOTSUPP;
-	}
 	return 0;
 }
 
@@ -276,6 +271,18 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr->fid.fid.ops = &mr_fi_ops;
 	mr->fid.mem_desc = mr;
 	mr->fid.key = mr->ibv_mr ? mr->ibv_mr->rkey : 0;
+	mr->base = attr->mr_iov[0].iov_base;
+	mr->len = attr->mr_iov[0].iov_len;
+	/* Staged GPU memory has no rkey: peers' RMA to it is served by
+	 * this domain's data path, under a key of its own. */
+	if (mr->staged && (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE))) {
+		ret = gdrfab_emu_mr_add(domain, mr, &mr->emu_key);
+		if (ret) {
+			free(mr);
+			return ret;
+		}
+		mr->fid.key = mr->emu_key;
+	}
 	atomic_fetch_add(&domain->ref, 1);
 	*out = &mr->fid;
 	return 0;

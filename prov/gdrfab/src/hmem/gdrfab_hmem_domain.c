@@ -244,6 +244,7 @@ int gdrfab_hmem_domain_init(struct gdrfab_domain *domain)
 	};
 
 	pthread_mutex_init(&h->flush_lock, NULL);
+	pthread_mutex_init(&h->emu_lock, NULL);
 	gdrfab_mr_cache_init(&h->cache, &be, gdrfab_params.mr_cache_enable,
 			     gdrfab_params.mr_cache_max_size,
 			     gdrfab_params.mr_cache_max_count);
@@ -257,6 +258,7 @@ void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain)
 	struct gdrfab_hmem_domain *h = &domain->hmem;
 
 	gdrfab_mr_cache_fini(&h->cache);
+	gdrfab_emu_mr_fini(domain);
 	if (h->flush_qp)
 		ibv_destroy_qp(h->flush_qp);
 	if (h->flush_cq)

@@ -133,6 +133,37 @@ static int prepare_rndv(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return 0;
 }
 
+int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       const struct iovec *iov, void **desc, size_t count,
+		       uint16_t flags)
+{
+	size_t len = gdrfab_iov_len(iov, count);
+	struct gdrfab_pkt_hdr *hdr;
+	int ret = 0;
+
+	/* Inline needs the data at post time: not for injects, which may
+	 * wait for the connection after the caller reused the buffer. It
+	 * reads the buffer with the CPU: never GPU memory. */
+	if (!req->silent &&
+	    len + sizeof(struct gdrfab_pkt_hdr) <= req->conn->max_inline &&
+	    count + 1 <= (size_t)proto->max_sge &&
+	    !gdrfab_iov_has_gpu(desc, count))
+		prepare_inline(req, iov, count, flags);
+	else if (len <= proto->eager_max)
+		ret = prepare_eager(proto, req, iov, desc, count, flags);
+	else
+		ret = prepare_rndv(proto, req, iov, desc, count, flags);
+	if (ret || !(flags & GDRFAB_PKT_EMU_WRITE))
+		return ret;
+	/* An emulated write ends with the target's FIN, whatever its size:
+	 * the target says whether the key allowed it. */
+	hdr = req->txbuf ? (void *)req->txbuf->data : (void *)req->ctrl;
+	if (!req->rndv)
+		hdr->msg_id = req->msg_id = ++proto->next_msg_id;
+	req->rndv = true;
+	return 0;
+}
+
 static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 		       void **desc, size_t count, fi_addr_t dest, uint64_t tag,
 		       uint64_t data, uint64_t flags, void *context,
@@ -171,18 +202,7 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	req->addr = dest;
 	req->tag = tag;
 	req->data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
-	/* Inline needs the data at post time: not for injects, which may
-	 * wait for the connection after the caller reused the buffer. It
-	 * reads the buffer with the CPU: never GPU memory. */
-	if (!silent &&
-	    len + sizeof(struct gdrfab_pkt_hdr) <= req->conn->max_inline &&
-	    count + 1 <= (size_t)proto->max_sge &&
-	    !gdrfab_iov_has_gpu(desc, count))
-		prepare_inline(req, iov, count, pkt_flags);
-	else if (len <= proto->eager_max)
-		ret = prepare_eager(proto, req, iov, desc, count, pkt_flags);
-	else
-		ret = prepare_rndv(proto, req, iov, desc, count, pkt_flags);
+	ret = gdrfab_msg_prepare(proto, req, iov, desc, count, pkt_flags);
 	if (ret)
 		gdrfab_req_free(proto, req);
 	else

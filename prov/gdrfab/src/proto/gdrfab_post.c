@@ -395,9 +395,20 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	struct gdrfab_ep *ep = proto->ep;
 
+	/* The target's side of an emulated RMA: the initiator hears of it
+	 * in a FIN, the target's application not at all. */
+	if (req->emu_target) {
+		gdrfab_emu_target_done(proto, req->conn, req->msg_id, false, 0,
+				       0, req->error ? FI_EIO : 0);
+		if (req->op == GDRFAB_OP_RNDV_READ && req->parent)
+			gdrfab_req_free(proto, req->parent);
+		gdrfab_req_free(proto, req);
+		return;
+	}
 	/* fi_read into GPU memory: the data must be there, and visible,
 	 * before the completion says so. */
-	if (req->op == GDRFAB_OP_READ && !req->error && !proto->closing) {
+	if ((req->op == GDRFAB_OP_READ || req->emu_read) && !req->error &&
+	    !proto->closing) {
 		int err = req->stage
 				  ? gdrfab_stage_drain(proto, req, req->len)
 				  : gdrfab_flush_iov(proto, req->iov, req->desc,
@@ -437,7 +448,7 @@ void gdrfab_req_fail(struct gdrfab_proto *proto, struct gdrfab_req *req,
 }
 
 void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
-		      uint8_t type, uint64_t msg_id)
+		      uint8_t type, uint64_t msg_id, uint64_t data)
 {
 	struct gdrfab_req *req = gdrfab_req_alloc(proto, true);
 	struct gdrfab_pkt_hdr *hdr;
@@ -453,6 +464,7 @@ void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	hdr->version = GDRFAB_WIRE_VERSION;
 	hdr->type = type;
 	hdr->msg_id = msg_id;
+	hdr->data = data;
 	req->op = GDRFAB_OP_CTRL;
 	req->ctrl_len = sizeof(*hdr);
 	req->conn = conn;
@@ -469,5 +481,5 @@ void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
 	conn->last_keepalive_ms = now;
 	GDRFAB_INFO(FI_LOG_EP_DATA, "keepalive to QP %u: silent for %lld ms\n",
 		    conn->remote_qpn, now - conn->last_rx_ms);
-	gdrfab_send_ctrl(conn->proto, conn, GDRFAB_PKT_NOP, 0);
+	gdrfab_send_ctrl(conn->proto, conn, GDRFAB_PKT_NOP, 0, 0);
 }

@@ -42,8 +42,15 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 		return "shorter than a header";
 	if (h->version != GDRFAB_WIRE_VERSION)
 		return "unknown wire version";
-	if (h->flags & ~(GDRFAB_PKT_TAGGED | GDRFAB_PKT_CQ_DATA))
+	if (h->flags &
+	    ~(GDRFAB_PKT_TAGGED | GDRFAB_PKT_CQ_DATA | GDRFAB_PKT_EMU))
 		return "unknown flags";
+	if ((h->flags & GDRFAB_PKT_EMU) &&
+	    ((h->flags & GDRFAB_PKT_TAGGED) ||
+	     (h->flags & GDRFAB_PKT_EMU) == GDRFAB_PKT_EMU ||
+	     ((h->flags & GDRFAB_PKT_EMU_READ) &&
+	      (h->type != GDRFAB_PKT_RNDV || (h->flags & GDRFAB_PKT_CQ_DATA)))))
+		return "bad emulated RMA flags";
 	switch (h->type) {
 	case GDRFAB_PKT_EAGER:
 		if (h->seg_count || h->size != len - sizeof(*h))
@@ -64,7 +71,8 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 		return NULL;
 	case GDRFAB_PKT_FIN:
 	case GDRFAB_PKT_NOP:
-		if (len != sizeof(*h) || h->flags || h->size)
+		if (len != sizeof(*h) || h->flags || h->size ||
+		    h->data >= FI_ERRNO_MAX)
 			return "bad control message";
 		return NULL;
 	default: return "unknown message type";
@@ -198,6 +206,14 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		return;
 	}
 	off = take_space(proto, req, h->size, &got, &done);
+	if (req->emu_target) {
+		gdrfab_emu_target_done(
+			proto, conn, h->msg_id, h->flags & GDRFAB_PKT_CQ_DATA,
+			h->data, got,
+			scatter(proto, req, off, payload, got) ? FI_EIO : 0);
+		gdrfab_req_free(proto, req);
+		return;
+	}
 	if (scatter(proto, req, off, payload, got))
 		gdrfab_complete_error(
 			proto->ep, true, req->context, rx_flags(req, h), 0,
@@ -260,6 +276,7 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	rd->tag = h->tag;
 	rd->data = h->data;
 	rd->msg_id = h->msg_id;
+	rd->emu_target = recv->emu_target;
 	rd->recv_len = got;
 	rd->multi_off = off;
 	rd->conn = conn;
@@ -318,7 +335,17 @@ void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd)
 				       rd->recv_len);
 	if (rd->gpu_iov_count)
 		buf = rd->gpu_iov[0].iov_base;
-	gdrfab_send_ctrl(proto, rd->conn, GDRFAB_PKT_FIN, rd->msg_id);
+	if (rd->emu_target) {
+		gdrfab_emu_target_done(proto, rd->conn, rd->msg_id,
+				       rd->cq_flags & FI_REMOTE_CQ_DATA,
+				       rd->data, rd->recv_len, err ? -err : 0);
+		if (rd->parent)
+			gdrfab_req_free(proto, rd->parent);
+		rd->parent = NULL;
+		gdrfab_req_free(proto, rd);
+		return;
+	}
+	gdrfab_send_ctrl(proto, rd->conn, GDRFAB_PKT_FIN, rd->msg_id, 0);
 	if (proto->closing) {
 		/* No completions while the endpoint closes. */
 	} else if (err) {
@@ -353,6 +380,13 @@ static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		if (req->msg_id != h->msg_id || !req->fully_posted)
 			continue;
 		req->fin_received = true;
+		/* An emulated RMA the target refused or could not do. */
+		if (h->data && !req->error) {
+			req->error = (int)h->data;
+			req->prov_errno = h->data == FI_EACCES
+						  ? IBV_WC_REM_ACCESS_ERR
+						  : IBV_WC_REM_OP_ERR;
+		}
 		if (!req->wr_pending)
 			gdrfab_req_finish(proto, req);
 		return;
@@ -405,6 +439,15 @@ static void handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 					     ? &proto->posted_tag
 					     : &proto->posted_msg;
 	struct gdrfab_list *it, *tmp;
+	struct gdrfab_req *emu;
+
+	/* RMA to staged GPU memory: not a message, nothing to match. */
+	if (h->flags & GDRFAB_PKT_EMU) {
+		emu = gdrfab_emu_target_start(proto, conn, h);
+		if (emu)
+			deliver(proto, emu, h, seg, payload, conn);
+		return;
+	}
 
 	gdrfab_list_for_each_safe(posted, it, tmp)
 	{

@@ -10,6 +10,7 @@
 #include <rdma/fi_rma.h>
 
 #include "gdrfab.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 
@@ -54,6 +55,7 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	struct gdrfab_addr peer;
 	struct gdrfab_req *req;
 	size_t len;
+	bool emu;
 	int ret = gdrfab_check_iov(
 		ep, iov, count, op == GDRFAB_OP_READ ? "fi_read" : "fi_write");
 
@@ -62,7 +64,8 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	len = gdrfab_iov_len(iov, count);
 	if (silent && len > proto->inject_max)
 		return -FI_EMSGSIZE;
-	if (key > UINT32_MAX) {
+	emu = (key & ~(uint64_t)UINT32_MAX) == GDRFAB_EMU_KEY;
+	if (key > UINT32_MAX && !emu) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "RMA key 0x%llx is not a gdrfab "
 			    "key (4 bytes)\n",
@@ -83,6 +86,16 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	req->op_flags = flags;
 	req->silent = silent;
 	req->data = data;
+	if (emu) {
+		/* Staged GPU memory at the target: its data path does it. */
+		ret = gdrfab_emu_prepare(proto, req, iov, desc, count, raddr,
+					 key);
+		if (!ret)
+			gdrfab_req_submit(req);
+		else
+			gdrfab_req_free(proto, req);
+		goto out;
+	}
 	if (silent)
 		ret = copy_to_txbuf(proto, req, iov, count);
 	else if (gdrfab_iov_stages(ep, desc, count))

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * RMA to and from staged GPU memory: the target's NIC cannot reach it, so
+ * its MR's key (GDRFAB_EMU_KEY) names a slot in the target domain's table
+ * and the two data paths do the access between them, over the same RC
+ * connection and the same eager and rendezvous machinery as messages:
+ *
+ *   fi_write: an EMU_WRITE message (eager, or rendezvous that the target
+ *   reads into its staging buffer) lands in the target's GPU memory;
+ *   fi_read: an EMU_READ rendezvous header names a host buffer of the
+ *   initiator, which the target RDMA-WRITEs from its staging buffer.
+ *
+ * Either way the target checks the key, its access and the range, and
+ * answers with a FIN carrying 0 or the error, so a refused access ends in
+ * an error completion at the initiator as a NIC's would, and a completed
+ * fi_write means the data is in GPU memory. The target's application sees
+ * nothing but an fi_writedata's CQ data. Progress is manual at both ends,
+ * as for messages.
+ */
+#include <string.h>
+
+#include <rdma/fi_rma.h>
+
+#include "gdrfab.h"
+#include "gdrfab_hmem.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+
+int gdrfab_emu_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       const struct iovec *iov, void **desc, size_t count,
+		       uint64_t raddr, uint64_t key)
+{
+	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
+	struct gdrfab_rndv_seg *seg = (void *)(hdr + 1);
+	uint64_t handle = (uint32_t)key;
+	int ret;
+
+	req->tag = raddr;
+	if (req->op == GDRFAB_OP_WRITE) {
+		req->op = GDRFAB_OP_SEND;
+		req->data = handle << 32 | (uint32_t)req->data;
+		return gdrfab_msg_prepare(
+			proto, req, iov, desc, count,
+			GDRFAB_PKT_EMU_WRITE |
+				((req->cq_flags & FI_REMOTE_CQ_DATA)
+					 ? GDRFAB_PKT_CQ_DATA
+					 : 0));
+	}
+	/* fi_read: the target writes into a host buffer of ours, copied
+	 * into the application's buffer (host or GPU) at the FIN. */
+	ret = gdrfab_stage_setup(proto, req, iov, desc, count,
+				 IBV_ACCESS_REMOTE_WRITE, false);
+	if (ret)
+		return ret;
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = GDRFAB_WIRE_VERSION;
+	hdr->type = GDRFAB_PKT_RNDV;
+	hdr->flags = GDRFAB_PKT_EMU_READ;
+	hdr->seg_count = 1;
+	hdr->tag = raddr;
+	hdr->data = handle << 32;
+	hdr->size = req->len;
+	hdr->msg_id = req->msg_id = ++proto->next_msg_id;
+	memset(seg, 0, sizeof(*seg));
+	seg->addr = (uintptr_t)req->stage;
+	seg->len = req->len;
+	seg->rkey = req->stage_mr ? req->stage_mr->rkey : 0;
+	req->ctrl_len = sizeof(*hdr) + sizeof(*seg);
+	req->op = GDRFAB_OP_SEND;
+	req->rndv = true; /* done at the target's FIN */
+	req->emu_read = true;
+	return 0;
+}
+
+static struct gdrfab_req *target_req(struct gdrfab_proto *proto)
+{
+	struct gdrfab_req *req = gdrfab_req_alloc(proto, false);
+
+	/* The initiator already holds its request: do not fail it for
+	 * want of ours while the control reserve lasts. */
+	return req ? req : gdrfab_req_alloc(proto, true);
+}
+
+static void refuse(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		   const struct gdrfab_pkt_hdr *h, const char *why, int err)
+{
+	char peer[128];
+
+	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
+	GDRFAB_WARN(FI_LOG_EP_DATA,
+		    "emulated RMA %s of %llu bytes at 0x%llx (key 0x%llx) "
+		    "from %s refused: %s\n",
+		    (h->flags & GDRFAB_PKT_EMU_WRITE) ? "write" : "read",
+		    (unsigned long long)h->size, (unsigned long long)h->tag,
+		    (unsigned long long)(GDRFAB_EMU_KEY | h->data >> 32), peer,
+		    why);
+	gdrfab_send_ctrl(proto, conn, GDRFAB_PKT_FIN, h->msg_id, (uint64_t)err);
+}
+
+struct gdrfab_req *gdrfab_emu_target_start(struct gdrfab_proto *proto,
+					   struct gdrfab_conn *conn,
+					   const struct gdrfab_pkt_hdr *h)
+{
+	bool write = h->flags & GDRFAB_PKT_EMU_WRITE;
+	const char *why;
+	struct gdrfab_mr *mr = gdrfab_emu_mr_find(
+		proto->ep->domain, (uint32_t)(h->data >> 32), h->tag, h->size,
+		write ? FI_REMOTE_WRITE : FI_REMOTE_READ, &why);
+	struct gdrfab_req *req;
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)h->tag,
+			    .iov_len = h->size};
+	void *desc = mr;
+	int ret;
+
+	if (!mr) {
+		refuse(proto, conn, h, why, FI_EACCES);
+		return NULL;
+	}
+	req = target_req(proto);
+	if (!req) {
+		refuse(proto, conn, h, "no request left", FI_ENOMEM);
+		return NULL;
+	}
+	req->emu_target = true;
+	req->msg_id = h->msg_id;
+	if (write) {
+		/* A receive that matched already: deliver() fills it. */
+		req->op = GDRFAB_OP_RECV;
+		req->iov[0] = iov;
+		req->desc[0] = mr;
+		req->iov_count = 1;
+		req->len = h->size;
+		return req;
+	}
+	/* A read: copy out of GPU memory, RDMA WRITE it to the initiator's
+	 * segments; the FIN goes when the WRITE completes (gdrfab_post.c). */
+	req->op = GDRFAB_OP_WRITE;
+	req->conn = conn;
+	conn->refs++;
+	ret = gdrfab_stage_setup(proto, req, &iov, &desc, 1, 0, true);
+	if (ret || !h->size) {
+		gdrfab_emu_target_done(proto, conn, h->msg_id, false, 0, 0,
+				       ret ? -ret : 0);
+		gdrfab_req_free(proto, req);
+		return NULL;
+	}
+	memcpy(req->rseg, h + 1, h->seg_count * sizeof(req->rseg[0]));
+	req->rseg_count = h->seg_count;
+	gdrfab_req_submit(req);
+	return NULL;
+}
+
+void gdrfab_emu_target_done(struct gdrfab_proto *proto,
+			    struct gdrfab_conn *conn, uint64_t msg_id,
+			    bool cq_data, uint64_t data, size_t len, int err)
+{
+	if (err)
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "emulated RMA into staged GPU memory failed: "
+			    "%s\n",
+			    fi_strerror(err));
+	gdrfab_send_ctrl(proto, conn, GDRFAB_PKT_FIN, msg_id, (uint64_t)err);
+	if (!err && cq_data && !proto->closing)
+		gdrfab_complete_rx(proto->ep, NULL,
+				   FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+				   len, NULL, (uint32_t)data, 0,
+				   gdrfab_conn_fi_addr(conn));
+}
