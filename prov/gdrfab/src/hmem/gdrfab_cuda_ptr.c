@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gdrfab.h"
 #include "gdrfab_cuda.h"
@@ -52,7 +53,11 @@ int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
 }
 
 /* Buffer IDs whose allocation already had SYNC_MEMOPS set (or refused
- * it): an open-addressing set, grown at half load. */
+ * it): an open-addressing set, grown at half load. IDs are never reused,
+ * but the allocations behind most of them are long freed: past IDS_MAX the
+ * set starts afresh, which costs a second, harmless SYNC_MEMOPS call on
+ * the allocations still live instead of memory without bound. */
+#define IDS_MAX (1u << 16)
 static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *ids;
 static size_t ids_cap, ids_used;
@@ -61,6 +66,10 @@ static bool ids_insert(uint64_t id)
 {
 	size_t i;
 
+	if (ids_used >= IDS_MAX) {
+		memset(ids, 0, ids_cap * sizeof(*ids));
+		ids_used = 0;
+	}
 	if ((ids_used + 1) * 2 > ids_cap) {
 		size_t cap = ids_cap ? ids_cap * 2 : 256;
 		uint64_t *n = calloc(cap, sizeof(*n));
