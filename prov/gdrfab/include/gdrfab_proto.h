@@ -354,6 +354,10 @@ void gdrfab_recv_flush_all(struct gdrfab_proto *proto);
 /* Checks common to every data call; 0 or the -FI_E* to return. */
 int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
 		     size_t count, const char *call);
+/* Writes a rendezvous header (with a new cookie) into req->ctrl from
+ * req->tag, data, len and rseg; the request then waits for a FIN. */
+void gdrfab_rndv_header(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			uint16_t flags);
 /* Builds a send request's message (inline, eager or rendezvous by size)
  * from req->tag and req->data; with GDRFAB_PKT_EMU_WRITE in flags it also
  * waits for the target's FIN. 0 or a negative FI_E* code. */

@@ -101,12 +101,30 @@ static void prepare_inline(struct gdrfab_req *req, const struct iovec *iov,
 	req->inline_data = true;
 }
 
+void gdrfab_rndv_header(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			uint16_t flags)
+{
+	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
+
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = GDRFAB_WIRE_VERSION;
+	hdr->type = GDRFAB_PKT_RNDV;
+	hdr->flags = flags;
+	hdr->seg_count = (uint32_t)req->rseg_count;
+	hdr->tag = req->tag;
+	hdr->data = req->data;
+	hdr->size = req->len;
+	hdr->msg_id = req->msg_id = ++proto->next_msg_id;
+	memcpy(hdr + 1, req->rseg, req->rseg_count * sizeof(req->rseg[0]));
+	req->ctrl_len = sizeof(*hdr) + req->rseg_count * sizeof(req->rseg[0]);
+	req->rndv = true;
+}
+
 /* Builds a rendezvous header naming the (registered) source buffers. */
 static int prepare_rndv(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			const struct iovec *iov, void **desc, size_t count,
 			uint16_t flags)
 {
-	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
 	/* GPU memory the NIC cannot read is copied to a host buffer that
 	 * the receiver reads instead. */
 	int ret = gdrfab_iov_stages(proto->ep, desc, count)
@@ -117,19 +135,7 @@ static int prepare_rndv(struct gdrfab_proto *proto, struct gdrfab_req *req,
 
 	if (ret)
 		return ret;
-	count = req->rseg_count;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = GDRFAB_PKT_RNDV;
-	hdr->flags = flags;
-	hdr->seg_count = (uint32_t)count;
-	hdr->tag = req->tag;
-	hdr->data = req->data;
-	hdr->size = req->len;
-	hdr->msg_id = req->msg_id = ++proto->next_msg_id;
-	memcpy(hdr + 1, req->rseg, count * sizeof(req->rseg[0]));
-	req->ctrl_len = sizeof(*hdr) + count * sizeof(req->rseg[0]);
-	req->rndv = true;
+	gdrfab_rndv_header(proto, req, flags);
 	return 0;
 }
 

@@ -397,18 +397,13 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 
 	/* The target's side of an emulated RMA: the initiator hears of it
 	 * in a FIN, the target's application not at all. */
-	if (req->emu_target) {
+	if (req->emu_target)
 		gdrfab_emu_target_done(proto, req->conn, req->msg_id, false, 0,
 				       0, req->error ? FI_EIO : 0);
-		if (req->op == GDRFAB_OP_RNDV_READ && req->parent)
-			gdrfab_req_free(proto, req->parent);
-		gdrfab_req_free(proto, req);
-		return;
-	}
 	/* fi_read into GPU memory: the data must be there, and visible,
 	 * before the completion says so. */
 	if ((req->op == GDRFAB_OP_READ || req->emu_read) && !req->error &&
-	    !proto->closing) {
+	    !proto->closing && !req->emu_target) {
 		int err = req->stage
 				  ? gdrfab_stage_drain(proto, req, req->len)
 				  : gdrfab_flush_iov(proto, req->iov, req->desc,
@@ -417,7 +412,7 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		if (err)
 			req->error = -err;
 	}
-	if (!proto->closing) {
+	if (!proto->closing && !req->emu_target) {
 		if (req->error && req->op != GDRFAB_OP_CTRL) {
 			/* A rendezvous READ carries its receive's context,
 			 * flags and tag. */

@@ -335,19 +335,17 @@ void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd)
 				       rd->recv_len);
 	if (rd->gpu_iov_count)
 		buf = rd->gpu_iov[0].iov_base;
-	if (rd->emu_target) {
+	if (rd->emu_target)
+		/* An emulated fi_write: FIN with its status, no receive. */
 		gdrfab_emu_target_done(proto, rd->conn, rd->msg_id,
 				       rd->cq_flags & FI_REMOTE_CQ_DATA,
 				       rd->data, rd->recv_len, err ? -err : 0);
-		if (rd->parent)
-			gdrfab_req_free(proto, rd->parent);
-		rd->parent = NULL;
-		gdrfab_req_free(proto, rd);
-		return;
-	}
-	gdrfab_send_ctrl(proto, rd->conn, GDRFAB_PKT_FIN, rd->msg_id, 0);
-	if (proto->closing) {
-		/* No completions while the endpoint closes. */
+	else
+		gdrfab_send_ctrl(proto, rd->conn, GDRFAB_PKT_FIN, rd->msg_id,
+				 0);
+	if (proto->closing || rd->emu_target) {
+		/* No completions while the endpoint closes, nor for the
+		 * target of an emulated RMA. */
 	} else if (err) {
 		gdrfab_complete_error(proto->ep, true, rd->context,
 				      rd->cq_flags, 0, h.size, buf, h.data,

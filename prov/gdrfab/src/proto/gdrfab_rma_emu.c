@@ -30,8 +30,6 @@ int gdrfab_emu_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       const struct iovec *iov, void **desc, size_t count,
 		       uint64_t raddr, uint64_t key)
 {
-	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
-	struct gdrfab_rndv_seg *seg = (void *)(hdr + 1);
 	uint64_t handle = (uint32_t)key;
 	int ret;
 
@@ -52,22 +50,14 @@ int gdrfab_emu_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 				 IBV_ACCESS_REMOTE_WRITE, false);
 	if (ret)
 		return ret;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = GDRFAB_PKT_RNDV;
-	hdr->flags = GDRFAB_PKT_EMU_READ;
-	hdr->seg_count = 1;
-	hdr->tag = raddr;
-	hdr->data = handle << 32;
-	hdr->size = req->len;
-	hdr->msg_id = req->msg_id = ++proto->next_msg_id;
-	memset(seg, 0, sizeof(*seg));
-	seg->addr = (uintptr_t)req->stage;
-	seg->len = req->len;
-	seg->rkey = req->stage_mr ? req->stage_mr->rkey : 0;
-	req->ctrl_len = sizeof(*hdr) + sizeof(*seg);
-	req->op = GDRFAB_OP_SEND;
-	req->rndv = true; /* done at the target's FIN */
+	req->rseg[0].addr = (uintptr_t)req->stage;
+	req->rseg[0].len = req->len;
+	req->rseg[0].rkey = req->stage_mr ? req->stage_mr->rkey : 0;
+	req->rseg[0].reserved = 0;
+	req->rseg_count = 1;
+	req->data = handle << 32;
+	gdrfab_rndv_header(proto, req, GDRFAB_PKT_EMU_READ);
+	req->op = GDRFAB_OP_SEND; /* done at the target's FIN */
 	req->emu_read = true;
 	return 0;
 }

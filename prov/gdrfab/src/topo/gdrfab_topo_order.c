@@ -81,7 +81,7 @@ static int this_process_gpu(const struct gdrfab_topo *t)
 	if (d && d->bus_id[0] &&
 	    (g = gdrfab_topo_find_gpu(t, d->bus_id)) >= 0) {
 		GDRFAB_INFO(FI_LOG_CORE,
-			    "NIC order for the current CUDA context's GPU "
+			    "this process's GPU: the current CUDA context's "
 			    "(device %d, %s)\n",
 			    dev, d->bus_id);
 		return g;
