@@ -30,6 +30,10 @@ int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
 		      const struct gdrfab_addr *peer, uint32_t remote_qpn,
 		      uint32_t remote_psn, uint32_t local_psn,
 		      enum ibv_mtu mtu);
+/* How the peer's port is reached: by LID within an InfiniBand subnet,
+ * by GID (a GRH on every packet) on RoCE or where the peer has no LID. */
+void gdrfab_rc_ah_attr(struct ibv_ah_attr *ah, const struct gdrfab_rc_params *p,
+		       const struct gdrfab_addr *peer);
 /* An address handle to the peer's port (for UD messages). */
 struct ibv_ah *gdrfab_rc_create_ah(const struct gdrfab_rc_params *p,
 				   const struct gdrfab_addr *peer);

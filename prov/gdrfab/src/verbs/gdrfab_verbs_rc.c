@@ -62,8 +62,8 @@ struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p,
 	return qp;
 }
 
-static void fill_ah(struct ibv_ah_attr *ah, const struct gdrfab_rc_params *p,
-		    const struct gdrfab_addr *peer)
+void gdrfab_rc_ah_attr(struct ibv_ah_attr *ah, const struct gdrfab_rc_params *p,
+		       const struct gdrfab_addr *peer)
 {
 	memset(ah, 0, sizeof(*ah));
 	ah->port_num = p->port_num;
@@ -91,7 +91,7 @@ int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
 	attr.rq_psn = remote_psn;
 	attr.max_dest_rd_atomic = (uint8_t)p->max_rd_atomic;
 	attr.min_rnr_timer = RC_MIN_RNR_TIMER;
-	fill_ah(&attr.ah_attr, p, peer);
+	gdrfab_rc_ah_attr(&attr.ah_attr, p, peer);
 	err = ibv_modify_qp(qp, &attr,
 			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
@@ -118,7 +118,7 @@ struct ibv_ah *gdrfab_rc_create_ah(const struct gdrfab_rc_params *p,
 	struct ibv_ah_attr attr;
 	struct ibv_ah *ah;
 
-	fill_ah(&attr, p, peer);
+	gdrfab_rc_ah_attr(&attr, p, peer);
 	ah = ibv_create_ah(p->pd, &attr);
 	if (!ah)
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_create_ah: %s\n",
