@@ -23,6 +23,8 @@ void dp_open(struct dp_ep *e, const char *device, const struct dp_opts *o)
 
 	if (!o)
 		o = &none;
+	if (o->av_map)
+		av_attr.type = FI_AV_MAP;
 	memset(e, 0, sizeof(*e));
 	test_domain_open(&e->d, device);
 	cr_assert_eq(fi_av_open(e->d.domain, &av_attr, &e->av, NULL), 0);

@@ -71,6 +71,44 @@ Test(conn, a_peer_that_is_not_there_fails_in_bounded_time)
 	dp_close(&p[0]);
 }
 
+/* Sends find their connection by fi_addr through a cache: an fi_addr
+ * removed from the AV and given to another peer must reach the new peer,
+ * and a removed one none. */
+Test(conn, an_fi_addr_given_to_another_peer_reaches_the_new_peer)
+{
+	struct dp_ep p[3];
+	char rb[8] = "", rc[8] = "";
+	struct fi_cq_tagged_entry e;
+	struct dp_opts map = {.av_map = true};
+	fi_addr_t fa, again;
+
+	dp_open(&p[0], "rxe0", &map);
+	dp_open(&p[1], "rxe1", NULL);
+	dp_open(&p[2], "rxe1", NULL);
+	cr_assert_eq(fi_av_insert(p[0].av, p[1].name, 1, &fa, 0, NULL), 1);
+	DP_POST(p, 3, fi_recv(p[1].ep, rb, 8, NULL, FI_ADDR_UNSPEC, NULL));
+	DP_POST(p, 3, fi_recv(p[2].ep, rc, 8, NULL, FI_ADDR_UNSPEC, NULL));
+	cr_assert_eq(fi_send(p[0].ep, "one", 4, NULL, fa, NULL), 0);
+	dp_expect(p[1].rxcq, &e, NULL, p, 3);
+	dp_expect(p[0].txcq, &e, NULL, p, 3);
+	cr_assert_str_eq(rb, "one");
+
+	cr_assert_eq(fi_av_remove(p[0].av, &fa, 1, 0), 0);
+	cr_assert_eq(fi_send(p[0].ep, "gone", 5, NULL, fa, NULL), -FI_EINVAL);
+	/* An FI_AV_MAP reuses the free slot: fa again, now naming
+	 * endpoint 2. */
+	cr_assert_eq(fi_av_insert(p[0].av, p[2].name, 1, &again, 0, NULL), 1);
+	cr_assert_eq(again, fa);
+	DP_POST(p, 3, fi_recv(p[1].ep, rb, 8, NULL, FI_ADDR_UNSPEC, NULL));
+	cr_assert_eq(fi_send(p[0].ep, "two", 4, NULL, fa, NULL), 0);
+	dp_expect(p[2].rxcq, &e, NULL, p, 3);
+	dp_expect(p[0].txcq, &e, NULL, p, 3);
+	cr_assert_str_eq(rc, "two");
+	dp_expect_none(p[1].rxcq, p, 3, 300);
+	for (int i = 2; i >= 0; i--)
+		dp_close(&p[i]);
+}
+
 Test(conn, sixty_four_endpoints_all_to_all)
 {
 	enum { N = 64 };

@@ -224,6 +224,8 @@ struct gdrfab_unexp {
 struct gdrfab_ep;
 
 /* Per-endpoint protocol state, made by fi_enable. */
+#define GDRFAB_CONN_CACHE 64 /* entries, a power of two */
+
 struct gdrfab_proto {
 	struct gdrfab_ep *ep;
 	struct ibv_context *ctx;
@@ -249,6 +251,16 @@ struct gdrfab_proto {
 	uint64_t ud_tx_busy;
 	/* Connections by peer name, and their RC QP numbers. */
 	struct gdrfab_addrmap conn_by_name;
+	/* Connections by fi_addr, so that a send skips the AV copy and
+	 * the name hash: an entry holds while the AV's generation and
+	 * conn_epoch (bumped whenever a connection leaves conn_by_name)
+	 * are those it was made under. */
+	struct gdrfab_conn_cache_ent {
+		fi_addr_t fi_addr;
+		uint64_t av_generation, conn_epoch;
+		struct gdrfab_conn *conn;
+	} conn_cache[GDRFAB_CONN_CACHE];
+	uint64_t conn_epoch;
 	struct gdrfab_list conns, dead;
 	struct gdrfab_conn **qpn_table;
 	size_t qpn_table_size, qpn_used;
@@ -284,6 +296,10 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto);
  * (logged). */
 struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 				    const struct gdrfab_addr *peer);
+/* The connection to the AV's fi_addr (made on first use): 0, -FI_EINVAL
+ * (not in the AV) or -FI_ENOMEM. */
+int gdrfab_conn_for_addr(struct gdrfab_proto *proto, fi_addr_t fi_addr,
+			 struct gdrfab_conn **out);
 struct gdrfab_conn *gdrfab_conn_by_qpn(struct gdrfab_proto *proto,
 				       uint32_t qpn);
 void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *msg,
@@ -312,11 +328,12 @@ void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 /* A request for the application (NULL when only the control reserve is
  * left) or for a control message (from the reserve). */
 struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl);
-/* A request for the application bound to the peer's connection (made on
- * first use); the caller holds the endpoint lock. -FI_EAGAIN when
- * requests run out. */
-int gdrfab_req_to_peer(struct gdrfab_proto *proto,
-		       const struct gdrfab_addr *peer, struct gdrfab_req **out);
+/* A request for the application bound to the connection to the AV's
+ * fi_addr (made on first use); the caller holds the endpoint lock.
+ * -FI_EAGAIN when requests run out, -FI_EINVAL for an fi_addr not in the
+ * AV. */
+int gdrfab_req_to_peer(struct gdrfab_proto *proto, fi_addr_t peer,
+		       struct gdrfab_req **out);
 struct gdrfab_txbuf *gdrfab_txbuf_alloc(struct gdrfab_proto *proto);
 void gdrfab_txbuf_free(struct gdrfab_proto *proto, struct gdrfab_txbuf *tb);
 void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);

@@ -351,6 +351,36 @@ struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 	return conn;
 }
 
+int gdrfab_conn_for_addr(struct gdrfab_proto *proto, fi_addr_t fi_addr,
+			 struct gdrfab_conn **out)
+{
+	struct gdrfab_av *av = proto->ep->av;
+	struct gdrfab_conn_cache_ent *e =
+		&proto->conn_cache[fi_addr & (GDRFAB_CONN_CACHE - 1)];
+	struct gdrfab_addr peer;
+	struct gdrfab_conn *conn;
+
+	if (e->fi_addr == fi_addr && e->conn_epoch == proto->conn_epoch &&
+	    e->av_generation == av->generation) {
+		*out = e->conn;
+		return 0;
+	}
+	if (gdrfab_av_get_addr(av, fi_addr, &peer))
+		return -FI_EINVAL;
+	conn = gdrfab_conn_get(proto, &peer);
+	if (!conn)
+		return -FI_ENOMEM;
+	/* A failed connection is in no table: the next call retries. */
+	if (conn->state != GDRFAB_CONN_FAILED) {
+		e->fi_addr = fi_addr;
+		e->av_generation = av->generation;
+		e->conn_epoch = proto->conn_epoch;
+		e->conn = conn;
+	}
+	*out = conn;
+	return 0;
+}
+
 fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn)
 {
 	struct gdrfab_av *av = conn->proto->ep->av;
@@ -377,6 +407,7 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 		    gdrfab_prov_strerror(prov_errno, NULL, 0));
 	conn->state = GDRFAB_CONN_FAILED;
 	gdrfab_addrmap_del(&proto->conn_by_name, &conn->peer);
+	proto->conn_epoch++; /* no cached fi_addr leads to it now */
 	gdrfab_list_remove(&conn->entry);
 	gdrfab_list_push_tail(&proto->dead, &conn->entry);
 	/* Outstanding work requests come back flushed. */

@@ -176,7 +176,6 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 		       bool tagged, bool silent)
 {
 	struct gdrfab_proto *proto = ep->proto;
-	struct gdrfab_addr peer;
 	struct gdrfab_req *req;
 	uint16_t pkt_flags =
 		(tagged ? GDRFAB_PKT_TAGGED : 0) |
@@ -194,10 +193,8 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 			    len, proto->inject_max);
 		return -FI_EMSGSIZE;
 	}
-	if (gdrfab_av_get_addr(ep->av, dest, &peer))
-		return -FI_EINVAL;
 	gdrfab_lock_acquire(&ep->lock);
-	ret = gdrfab_req_to_peer(proto, &peer, &req);
+	ret = gdrfab_req_to_peer(proto, dest, &req);
 	if (ret)
 		goto out;
 	req->op = GDRFAB_OP_SEND;

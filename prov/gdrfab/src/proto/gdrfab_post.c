@@ -33,19 +33,20 @@ struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl)
 	return req;
 }
 
-int gdrfab_req_to_peer(struct gdrfab_proto *proto,
-		       const struct gdrfab_addr *peer, struct gdrfab_req **out)
+int gdrfab_req_to_peer(struct gdrfab_proto *proto, fi_addr_t peer,
+		       struct gdrfab_req **out)
 {
-	struct gdrfab_req *req = gdrfab_req_alloc(proto, false);
+	struct gdrfab_conn *conn;
+	struct gdrfab_req *req;
+	int ret = gdrfab_conn_for_addr(proto, peer, &conn);
 
+	if (ret)
+		return ret;
+	req = gdrfab_req_alloc(proto, false);
 	if (!req)
 		return -FI_EAGAIN;
-	req->conn = gdrfab_conn_get(proto, peer);
-	if (!req->conn) {
-		gdrfab_req_free(proto, req);
-		return -FI_ENOMEM;
-	}
-	req->conn->refs++;
+	req->conn = conn;
+	conn->refs++;
 	*out = req;
 	return 0;
 }

@@ -182,6 +182,7 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 	gdrfab_list_init(&proto->free_reqs);
 	gdrfab_list_init(&proto->live);
 	set_limits(proto);
+	proto->conn_epoch = 1; /* the zeroed cache entries hold nothing */
 	proto->rxbuf_cnt = GDRFAB_MIN(gdrfab_params.rx_bufs,
 				      (size_t)ep->domain->dev_attr.max_srq_wr);
 	proto->txbuf_cnt = gdrfab_params.tx_bufs;

@@ -52,7 +52,6 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 		      uint64_t data, uint64_t flags, void *context, bool silent)
 {
 	struct gdrfab_proto *proto = ep->proto;
-	struct gdrfab_addr peer;
 	struct gdrfab_req *req;
 	size_t len;
 	bool emu;
@@ -72,10 +71,8 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 			    (unsigned long long)key);
 		return -FI_EINVAL;
 	}
-	if (gdrfab_av_get_addr(ep->av, peer_addr, &peer))
-		return -FI_EINVAL;
 	gdrfab_lock_acquire(&ep->lock);
-	ret = gdrfab_req_to_peer(proto, &peer, &req);
+	ret = gdrfab_req_to_peer(proto, peer_addr, &req);
 	if (ret)
 		goto out;
 	req->op = op;
