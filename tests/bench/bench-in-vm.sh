@@ -3,7 +3,6 @@
 set -u
 rounds=$1
 sizes="8 4096 65536 1048576 16777216"
-csv=$(echo $sizes | tr ' ' ,)
 export FI_PROVIDER_PATH=$PWD/.libs
 export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
 results=$(mktemp)
@@ -16,15 +15,23 @@ wait_port() {
 	return 1
 }
 
-# example PROG PROVIDER MODE EXTRA: "KIND PROVIDER SIZE VALUE" lines.
+# Iterations per size: enough that one measurement lasts a second or more
+# (TCG's hiccups last milliseconds), few enough for the largest sizes.
+lat_iters() { case $1 in 8 | 4096) echo 3000 ;; 65536) echo 300 ;; 1048576) echo 20 ;; *) echo 3 ;; esac; }
+bw_iters() { case $1 in 8) echo 500 ;; 4096) echo 200 ;; 65536) echo 40 ;; 1048576) echo 6 ;; *) echo 1 ;; esac; }
+
+# example PROG PROVIDER MODE KIND COLUMN ITERS-FN EXTRA: one run per size,
+# each adding a "KIND PROVIDER SIZE VALUE" line.
 example() {
-	local prog=$1 prov=$2 mode=$3 kind=$4 col=$5
-	shift 5
-	taskset -c 0 ./examples/$prog -p "$prov" -m "$mode" -d rxe0 -s "$csv" "$@" >/dev/null 2>&1 &
-	wait_port 47593
-	timeout 900 taskset -c 1 ./examples/$prog -p "$prov" -m "$mode" -d rxe1 -s "$csv" "$@" 192.0.2.1 |
-		awk -v k="$kind" -v p="$prov" -v c="$col" '/^ *[0-9]/ { print k, p, $1, $c }' >>"$results"
-	wait
+	local prog=$1 prov=$2 mode=$3 kind=$4 col=$5 iters=$6 s
+	shift 6
+	for s in $sizes; do
+		taskset -c 0 ./examples/$prog -p "$prov" -m "$mode" -d rxe0 -s "$s" -i "$($iters "$s")" "$@" >/dev/null 2>&1 &
+		wait_port 47593
+		timeout 900 taskset -c 1 ./examples/$prog -p "$prov" -m "$mode" -d rxe1 -s "$s" -i "$($iters "$s")" "$@" 192.0.2.1 |
+			awk -v k="$kind" -v p="$prov" -v c="$col" '/^ *[0-9]/ { print k, p, $1, $c }' >>"$results"
+		wait
+	done
 }
 
 # perftest: ib_send_lat (t_avg, one way) and ib_write_bw (MiB/s -> MB/s).
@@ -49,13 +56,13 @@ for r in $(seq "$rounds"); do
 	order="gdrfab verbs;ofi_rxm"
 	[ $((r % 2)) = 0 ] && order="verbs;ofi_rxm gdrfab"
 	for prov in $order; do
-		example gdrfab_pingpong "$prov" tagged lat 3
-		example gdrfab_bw "$prov" tagged bw_tagged 4 -w 8
-		example gdrfab_bw "$prov" rma bw_write 4 -w 8
+		example gdrfab_pingpong "$prov" tagged lat 3 lat_iters
+		example gdrfab_bw "$prov" tagged bw_tagged 4 bw_iters -w 8
+		example gdrfab_bw "$prov" rma bw_write 4 bw_iters -w 8
 	done
 	for s in $sizes; do
-		[ "$s" -le 1048576 ] && perftest ib_send_lat "$s" $((s > 65536 ? 20 : 1000))
-		perftest ib_write_bw "$s" $((s > 65536 ? 20 : 500))
+		[ "$s" -le 1048576 ] && perftest ib_send_lat "$s" "$(lat_iters "$s")"
+		perftest ib_write_bw "$s" $(($(bw_iters "$s") * 8 > 5 ? $(bw_iters "$s") * 8 : 5))
 	done
 done
 
