@@ -246,6 +246,83 @@ static void child(int to_parent, int from_parent)
 	}
 }
 
+/* A child that connects, answers one message, then only progresses. */
+static void quiet_child(int to_parent, int from_parent)
+{
+	struct dp_ep c;
+	uint8_t name[32];
+	char buf[16];
+	struct fi_cq_tagged_entry e;
+
+	dp_open(&c, "rxe1", NULL);
+	if (write(to_parent, c.name, 32) != 32 ||
+	    read(from_parent, name, 32) != 32)
+		_exit(2);
+	fi_recv(c.ep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC, NULL);
+	for (;;) {
+		if (fi_cq_read(c.rxcq, &e, 1) == 1 &&
+		    write(to_parent, "!", 1) != 1)
+			_exit(3);
+		usleep(1000);
+	}
+}
+
+/* The first work request to a peer that died is a rendezvous header: its
+ * send fails (retries exhausted), which fails the connection and with it
+ * the rendezvous send waiting for its FIN -- the same request, which must
+ * complete once, with one error, and be freed once. */
+Test(conn, a_rendezvous_send_to_a_dead_peer_fails_once)
+{
+	int up[2], down[2], status, errors = 0;
+	struct dp_ep p[1];
+	uint8_t child_name[32], *big;
+	fi_addr_t kid;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	char ready;
+	pid_t pid;
+	int ctx;
+
+	cr_assert_eq(pipe(up), 0);
+	cr_assert_eq(pipe(down), 0);
+	pid = fork();
+	if (!pid) {
+		quiet_child(up[1], down[0]);
+		_exit(0);
+	}
+	setenv("FI_GDRFAB_PEER_TIMEOUT_MS", "1500", 1);
+	big = malloc(1 << 20); /* no descriptor: registered per send */
+	cr_assert(big);
+	memset(big, 7, 1 << 20);
+	dp_open(&p[0], "rxe0", NULL);
+	cr_assert_eq(read(up[0], child_name, 32), 32);
+	cr_assert_eq(write(down[1], p[0].name, 32), 32);
+	cr_assert_eq(fi_av_insert(p[0].av, child_name, 1, &kid, 0, NULL), 1);
+	/* Connected and heard: the child got a message. */
+	cr_assert_eq(fi_send(p[0].ep, "hi", 3, NULL, kid, NULL), 0);
+	dp_expect(p[0].txcq, &e, NULL, p, 1);
+	while (read(up[0], &ready, 1) != 1)
+		;
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	cr_assert_eq(fi_send(p[0].ep, big, 1 << 20, NULL, kid, &ctx), 0);
+	for (;;) {
+		int ret = dp_wait(p[0].txcq, &e, NULL, &err, p, 1, 4000);
+
+		if (ret == -FI_ETIMEDOUT)
+			break;
+		cr_assert_eq(ret, -FI_EAVAIL,
+			     "a send to a dead peer "
+			     "succeeded");
+		cr_assert_eq(err.op_context, &ctx);
+		errors++;
+	}
+	cr_assert_eq(errors, 1, "%d completions for one send", errors);
+	cr_assert_neq(err.err, 0);
+	dp_close(&p[0]);
+	free(big);
+}
+
 Test(conn, a_peer_killed_mid_transfer_leaves_errors_not_hangs)
 {
 	int up[2], down[2], status;

@@ -223,9 +223,9 @@ struct gdrfab_unexp {
 
 struct gdrfab_ep;
 
-/* Per-endpoint protocol state, made by fi_enable. */
 #define GDRFAB_CONN_CACHE 64 /* entries, a power of two */
 
+/* Per-endpoint protocol state, made by fi_enable. */
 struct gdrfab_proto {
 	struct gdrfab_ep *ep;
 	struct ibv_context *ctx;

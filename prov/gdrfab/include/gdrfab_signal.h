@@ -22,7 +22,11 @@ int gdrfab_signal_wait(struct gdrfab_signal *sig, int timeout_ms);
 
 /* Milliseconds left of a timeout that began at start_ms (-1: forever). */
 int gdrfab_timeout_left(int timeout_ms, long long start_ms);
+/* Milliseconds of CLOCK_MONOTONIC: for the timeouts of blocking calls. */
 long long gdrfab_now_ms(void);
+/* Milliseconds of the coarse monotonic clock (no system call): for the
+ * data path's timers (connection setup, keepalives, peer timeouts). */
+long long gdrfab_tick_ms(void);
 
 /* "FI_WAIT_SET" etc., for log lines (libfabric 1.17's fi_tostr has no
  * wait-object type). */

@@ -64,12 +64,20 @@ int gdrfab_signal_wait(struct gdrfab_signal *sig, int timeout_ms)
 	return ret ? 0 : -FI_EAGAIN;
 }
 
-/* Millisecond timers only: the coarse clock is read from the vDSO page
- * without touching the clock source, which matters where that is slow to
- * read (an HPET, as in a TCG VM, costs a system call and an emulated
- * device access per read, and the data path reads the clock on every
- * progress call). Its tick (1-10 ms) is finer than any timer here needs. */
 long long gdrfab_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The coarse clock is read from the vDSO page without touching the clock
+ * source, which matters where that is slow to read (an HPET, as in a TCG
+ * VM, costs a system call and an emulated device access per read) since
+ * the data path reads it on every progress call. Its tick (1-10 ms) is
+ * finer than any of the data path's timers needs. */
+long long gdrfab_tick_ms(void)
 {
 	struct timespec ts;
 

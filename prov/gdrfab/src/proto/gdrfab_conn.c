@@ -233,7 +233,7 @@ static uint32_t random_psn(void)
 	uint32_t psn;
 
 	if (getrandom(&psn, sizeof(psn), GRND_NONBLOCK) != sizeof(psn))
-		psn = (uint32_t)gdrfab_now_ms();
+		psn = (uint32_t)gdrfab_tick_ms();
 	return psn & 0xffffff;
 }
 
@@ -253,7 +253,7 @@ static struct gdrfab_conn *conn_new(struct gdrfab_proto *proto,
 	conn->fi_addr = FI_ADDR_NOTAVAIL;
 	conn->av_generation = UINT64_MAX;
 	conn->resend_interval_ms = RESEND_FIRST_MS;
-	conn->deadline_ms = gdrfab_now_ms() + gdrfab_params.conn_timeout_ms;
+	conn->deadline_ms = gdrfab_tick_ms() + gdrfab_params.conn_timeout_ms;
 	conn->refs = 1;
 	gdrfab_list_init(&conn->pending);
 	gdrfab_list_init(&conn->rndv_wait);
@@ -319,7 +319,7 @@ static int connect_qp(struct gdrfab_conn *conn, uint32_t remote_qpn,
 static void established(struct gdrfab_conn *conn)
 {
 	conn->state = GDRFAB_CONN_CONNECTED;
-	conn->last_rx_ms = gdrfab_now_ms();
+	conn->last_rx_ms = gdrfab_tick_ms();
 	gdrfab_conn_kick(conn);
 }
 
@@ -342,11 +342,11 @@ struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 			return conn;
 		}
 		conn->state = GDRFAB_CONN_CONNECTED;
-		conn->last_rx_ms = gdrfab_now_ms();
+		conn->last_rx_ms = gdrfab_tick_ms();
 		return conn;
 	}
 	conn->state = GDRFAB_CONN_CONNECTING;
-	conn->next_resend_ms = gdrfab_now_ms() + conn->resend_interval_ms;
+	conn->next_resend_ms = gdrfab_tick_ms() + conn->resend_interval_ms;
 	send_cm(conn, GDRFAB_CM_REQ);
 	return conn;
 }
@@ -442,8 +442,8 @@ static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	}
 	conn->state = GDRFAB_CONN_ACCEPTING;
 	conn->resend_interval_ms = RESEND_FIRST_MS;
-	conn->next_resend_ms = gdrfab_now_ms() + conn->resend_interval_ms;
-	conn->deadline_ms = gdrfab_now_ms() + gdrfab_params.conn_timeout_ms;
+	conn->next_resend_ms = gdrfab_tick_ms() + conn->resend_interval_ms;
+	conn->deadline_ms = gdrfab_tick_ms() + gdrfab_params.conn_timeout_ms;
 	send_cm(conn, GDRFAB_CM_REP);
 	(void)proto;
 }
@@ -592,7 +592,7 @@ void gdrfab_conn_poll_ud(struct gdrfab_proto *proto)
 /* The first message from the peer also says its side is connected. */
 void gdrfab_conn_rx(struct gdrfab_conn *conn)
 {
-	conn->last_rx_ms = gdrfab_now_ms();
+	conn->last_rx_ms = gdrfab_tick_ms();
 	if (conn->state == GDRFAB_CONN_ACCEPTING)
 		established(conn);
 }
@@ -600,7 +600,7 @@ void gdrfab_conn_rx(struct gdrfab_conn *conn)
 /* Resends, timeouts and keepalives; at most once a millisecond. */
 void gdrfab_conn_timers(struct gdrfab_proto *proto)
 {
-	long long now = gdrfab_now_ms();
+	long long now = gdrfab_tick_ms();
 	struct gdrfab_list *it, *tmp;
 
 	gdrfab_list_for_each_safe(&proto->conns, it, tmp)

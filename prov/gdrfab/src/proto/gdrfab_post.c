@@ -337,17 +337,21 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	conn->sq_avail++;
 	conn->wr_outstanding--;
 	proto->cq_credits++;
-	req->wr_pending--;
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (!req->error) {
 			req->error = gdrfab_wc_to_fi(wc->status);
 			req->prov_errno = wc->status;
 		}
+		/* Failing the connection fails the requests queued on it,
+		 * this one among them when it waits in rndv_wait or pending:
+		 * while this work request still counts, it is failed there
+		 * but finished (and freed) only below, once. */
 		if (wc->status != IBV_WC_WR_FLUSH_ERR)
 			gdrfab_conn_fail(conn, req->error, wc->status);
 	} else {
-		conn->last_rx_ms = gdrfab_now_ms(); /* acked: alive */
+		conn->last_rx_ms = gdrfab_tick_ms(); /* acked: alive */
 	}
+	req->wr_pending--;
 	/* The connection may be freed with the request: kick it first. */
 	if (conn->state == GDRFAB_CONN_CONNECTED)
 		gdrfab_conn_kick(conn);
@@ -470,7 +474,7 @@ void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 
 void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
 {
-	long long now = gdrfab_now_ms();
+	long long now = gdrfab_tick_ms();
 
 	if (now - conn->last_keepalive_ms < 100)
 		return;

@@ -277,7 +277,7 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		if (n < POLL_BATCH)
 			break;
 	}
-	now = gdrfab_now_ms();
+	now = gdrfab_tick_ms();
 	if (now != proto->last_timer_ms) {
 		proto->last_timer_ms = now;
 		gdrfab_conn_timers(proto);
