@@ -292,8 +292,8 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto);
 void gdrfab_proto_progress(struct gdrfab_proto *proto);
 
 /* ---- connections (gdrfab_conn.c) ---- */
-/* The connection to a peer, set up on first use. NULL: out of resources
- * (logged). */
+/* The connection to a peer, set up on first use. NULL: out of resources,
+ * or a connection to itself that its QP refused (logged). */
 struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 				    const struct gdrfab_addr *peer);
 /* The connection to the AV's fi_addr (made on first use): 0, -FI_EINVAL

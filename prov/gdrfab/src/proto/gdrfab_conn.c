@@ -338,8 +338,10 @@ struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 		/* Talking to itself: one QP, connected to itself. */
 		if (connect_qp(conn, conn->qp->qp_num, conn->psn,
 			       proto->port_mtu)) {
+			/* Failing drops the table's reference, the only
+			 * one: the connection is gone. */
 			gdrfab_conn_fail(conn, FI_EIO, 0);
-			return conn;
+			return NULL;
 		}
 		conn->state = GDRFAB_CONN_CONNECTED;
 		conn->last_rx_ms = gdrfab_tick_ms();
