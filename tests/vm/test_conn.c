@@ -246,6 +246,25 @@ static void child(int to_parent, int from_parent)
 	}
 }
 
+/* Forks a child process running fn(to_parent, from_parent) before this
+ * process touches verbs; the parent reads up[0] and writes down[1], and
+ * notices a dead peer within 1.5 s. */
+static pid_t fork_child(void (*fn)(int, int), int up[2], int down[2])
+{
+	pid_t pid;
+
+	cr_assert_eq(pipe(up), 0);
+	cr_assert_eq(pipe(down), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		fn(up[1], down[0]);
+		_exit(0);
+	}
+	setenv("FI_GDRFAB_PEER_TIMEOUT_MS", "1500", 1);
+	return pid;
+}
+
 /* A child that connects, answers one message, then only progresses. */
 static void quiet_child(int to_parent, int from_parent)
 {
@@ -283,14 +302,7 @@ Test(conn, a_rendezvous_send_to_a_dead_peer_fails_once)
 	pid_t pid;
 	int ctx;
 
-	cr_assert_eq(pipe(up), 0);
-	cr_assert_eq(pipe(down), 0);
-	pid = fork();
-	if (!pid) {
-		quiet_child(up[1], down[0]);
-		_exit(0);
-	}
-	setenv("FI_GDRFAB_PEER_TIMEOUT_MS", "1500", 1);
+	pid = fork_child(quiet_child, up, down);
 	big = malloc(1 << 20); /* no descriptor: registered per send */
 	cr_assert(big);
 	memset(big, 7, 1 << 20);
@@ -336,15 +348,7 @@ Test(conn, a_peer_killed_mid_transfer_leaves_errors_not_hangs)
 	int tx_errors = 0, rx_errors = 0, tx_done = 0;
 	long long start;
 
-	cr_assert_eq(pipe(up), 0);
-	cr_assert_eq(pipe(down), 0);
-	/* Fork before either side touches verbs. */
-	pid = fork();
-	if (!pid) {
-		child(up[1], down[0]);
-		_exit(0);
-	}
-	setenv("FI_GDRFAB_PEER_TIMEOUT_MS", "1500", 1);
+	pid = fork_child(child, up, down);
 	big = dp_alloc(4 << 20);
 	sink = dp_alloc(4 << 20);
 	dp_open(&p[0], "rxe0", NULL);
