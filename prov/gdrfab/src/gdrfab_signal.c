@@ -64,12 +64,17 @@ int gdrfab_signal_wait(struct gdrfab_signal *sig, int timeout_ms)
 	return ret ? 0 : -FI_EAGAIN;
 }
 
-long long gdrfab_now_ms(void)
+static long long clock_ms(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+long long gdrfab_now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
 }
 
 /* The coarse clock is read from the vDSO page without touching the clock
@@ -79,10 +84,7 @@ long long gdrfab_now_ms(void)
  * finer than any of the data path's timers needs. */
 long long gdrfab_tick_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_ms(CLOCK_MONOTONIC_COARSE);
 }
 
 int gdrfab_timeout_left(int timeout_ms, long long start_ms)

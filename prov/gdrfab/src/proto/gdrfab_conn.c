@@ -599,7 +599,8 @@ void gdrfab_conn_rx(struct gdrfab_conn *conn)
 		established(conn);
 }
 
-/* Resends, timeouts and keepalives; at most once a millisecond. */
+/* Resends, timeouts and keepalives; at most once a tick of
+ * gdrfab_tick_ms. */
 void gdrfab_conn_timers(struct gdrfab_proto *proto)
 {
 	long long now = gdrfab_tick_ms();
