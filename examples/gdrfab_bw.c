@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bandwidth: the client keeps a window of tagged sends (or RDMA writes) in
- * flight to the server, size by size. Same invocation as gdrfab_pingpong:
+ * flight to the server, size by size. With -c the client fills its buffer
+ * with a pattern per size and the server checks what arrived last (the
+ * received message, or the target of the writes). Same invocation as
+ * gdrfab_pingpong:
  *
  *   gdrfab_bw -d rxe0 [-m rma]              # server
  *   gdrfab_bw -d rxe1 [-m rma] 192.0.2.1    # client
@@ -66,6 +69,8 @@ int main(int argc, char **argv)
 		int iters = ex_iters(&c, size, 20, 4);
 		double t0;
 
+		if (c.o.check && !ex_is_server(&c))
+			ex_buf_fill(&c, 0, size, (unsigned)s + 1);
 		ex_sync(&c);
 		if (window(&c, size)) /* warm-up */
 			return 1;
@@ -77,6 +82,11 @@ int main(int argc, char **argv)
 		}
 		/* The server has everything once it says so. */
 		ex_sync(&c);
+		if (c.o.check && ex_is_server(&c) &&
+		    !ex_buf_verify(&c, c.buf_len / 2, size, (unsigned)s + 1)) {
+			fprintf(stderr, "data mismatch at size %zu\n", size);
+			return 1;
+		}
 		if (!ex_is_server(&c)) {
 			double us = ex_now_us() - t0;
 			double ops = (double)iters * c.o.window;

@@ -123,8 +123,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (gdrfab_topo_load(&t, xml)) {
-		fprintf(stderr, "cannot load the topology%s%s\n",
-			xml ? " from " : "", xml ? xml : "");
+		fprintf(stderr, "gdrfab_topo: cannot load the topology: %s\n",
+			t.error);
 		return 1;
 	}
 	if (gpu && (only = gdrfab_topo_find_gpu(&t, gpu)) < 0) {

@@ -10,6 +10,9 @@ packages=(
 	# build
 	gcc make autoconf automake libtool pkg-config clang-format
 	libfabric-dev libibverbs-dev libhwloc-dev
+	# hwloc's libxml2 plugin: its minimal parser refuses real exports (XML
+	# comments), and apt leaves this recommended package out below
+	libhwloc-plugins
 	# tests
 	libcriterion-dev
 	# tools the demo and tests run (fi_info, ibv_devinfo, rdma, lstopo)

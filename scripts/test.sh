@@ -1,33 +1,49 @@
 #!/bin/bash
 # The whole test suite from a fresh machine: installs what is missing,
-# builds, checks the style, runs the unit tests here and the integration
-# tests inside the soft-RoCE VM, then prints Criterion's totals.
+# builds, checks the style, runs every suite (unit tests here, integration
+# and kernel-module tests inside the soft-RoCE VM, the GPU tests where a GPU
+# is), checks that the release tarball builds and tests (make distcheck,
+# without the VM), then adds it all up in one honest line:
+#   gdrfab: N passed, M failed, K skipped
+# Exits non-zero if anything failed or did not run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh || exit 1
 scripts/build.sh || exit 1
 cd build
-make --no-print-directory format-check || { echo "style: run 'make -C build format'"; exit 1; }
+
+# A step that is not a test program (style, distcheck) counts as one test:
+# its output goes to NAME.out, and a log and an automake-style result let
+# the totals count it like any suite (what it ran inside is not counted
+# again).
+step() { # name, command...
+	local name=$1 rc
+	shift
+	mkdir -p checks
+	"$@" >"checks/$name.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ]; then
+		echo "$name: 1 passed, 0 failed" >"checks/$name.log"
+		echo ":test-result: PASS" >"checks/$name.trs"
+	else
+		tail -n 30 "checks/$name.out"
+		echo "$name: 0 passed, 1 failed" >"checks/$name.log"
+		echo ":test-result: FAIL" >"checks/$name.trs"
+	fi
+	echo "$([ $rc = 0 ] && echo PASS || echo FAIL): $name (build/checks/$name.out)"
+}
+rm -rf checks
+step style make --no-print-directory format-check
 make --no-print-directory check
-status=$?
-logs="tests/unit/gdrfab_unit.log tests/topo/check-topo.sh.log tests/vm/run-vm-tests.sh.log tests/kmod/run-kmod-tests.sh.log"
-[ -r tests/gpu/gdrfab_gpu_tests.log ] && logs="$logs tests/gpu/gdrfab_gpu_tests.log"
-for log in $logs; do
-	echo "==== $log"
-	[ -r "$log" ] && sed -e 's/\x1b\[[0-9;]*m//g' "$log"
+# The tarball, built and unit-tested from a read-only copy of the sources;
+# the VM suites ran above, so they skip there.
+step distcheck env GDRFAB_SKIP_VM=1 make --no-print-directory distcheck
+
+suites=$(make --no-print-directory -s print-tests)
+for suite in $suites; do
+	echo "==== $suite.log"
+	sed -e 's/\x1b\[[0-9;]*m//g' "$suite.log" 2>/dev/null
 done
-# One total over every Criterion binary and the fi_info checks.
+echo "==== totals"
 # shellcheck disable=SC2086
-sed -e 's/\x1b\[[0-9;]*m//g; s/\r$//' $logs 2>/dev/null |
-	awk '
-	/Synthesis: Tested:/ {
-		for (i = 1; i <= NF; i++) {
-			if ($i == "Passing:") pass += $(i + 1)
-			if ($i == "Failing:") fail += $(i + 1)
-			if ($i == "Crashing:") fail += $(i + 1)
-		}
-	}
-	/^(fi_info|topo): [0-9]+ passed, [0-9]+ failed$/ { pass += $2; fail += $4 }
-	/^SKIP: / { skip += 1 }
-	END { printf "gdrfab: %d passed, %d failed, %d skipped\n", pass, fail, skip }'
-exit $status
+../tests/totals.sh $suites checks/style checks/distcheck

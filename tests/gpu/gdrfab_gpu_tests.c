@@ -465,6 +465,6 @@ int main(void)
 	test_cache_buffer_ids();
 	test_topology();
 	bench();
-	printf("%d checks, %d failed\n", checks, failures);
+	printf("gpu: %d passed, %d failed\n", checks - failures, failures);
 	return failures ? 1 : 0;
 }

@@ -14,12 +14,15 @@ kdir=/lib/modules/$kver/build
 [ -d "$kdir" ] || { echo "build-kmods: no headers for $kver (install linux-headers-amd64)" >&2; exit 2; }
 command -v sparse >/dev/null || { echo "build-kmods: sparse is missing (scripts/install-deps.sh)" >&2; exit 2; }
 
-# Kbuild writes its objects next to the sources: build from copies.
-rm -rf "$out/gdrfab" "$out/standin" "$out/include"
-mkdir -p "$out/gdrfab" "$out/standin" "$out/include/gdrfab"
-cp "$srcdir"/kmod/*.[ch] "$srcdir/kmod/Kbuild" "$out/gdrfab/"
-cp "$srcdir/include/gdrfab/gdrfab_ioctl.h" "$out/include/gdrfab/"
-cp "$srcdir"/tests/kmod/nvp2p_standin.c "$srcdir/tests/kmod/Kbuild" "$out/standin/"
+# Kbuild writes its objects next to the sources, and its M= cannot hold a
+# space: build from copies in a scratch directory, then keep the results
+# in $out.
+work=$(mktemp -d /tmp/gdrfab-kmod.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/gdrfab" "$work/standin" "$work/include/gdrfab"
+cp "$srcdir"/kmod/*.[ch] "$srcdir/kmod/Kbuild" "$work/gdrfab/"
+cp "$srcdir/include/gdrfab/gdrfab_ioctl.h" "$work/include/gdrfab/"
+cp "$srcdir"/tests/kmod/nvp2p_standin.c "$srcdir/tests/kmod/Kbuild" "$work/standin/"
 
 build() { # dir, extra make arguments
 	local dir=$1 log
@@ -33,6 +36,10 @@ build() { # dir, extra make arguments
 		return 1
 	fi
 }
-build "$out/standin"
-build "$out/gdrfab" KBUILD_EXTRA_SYMBOLS="$out/standin/Module.symvers"
+build "$work/standin"
+build "$work/gdrfab" KBUILD_EXTRA_SYMBOLS="$work/standin/Module.symvers"
+rm -rf "$out/gdrfab" "$out/standin"
+mkdir -p "$out/gdrfab" "$out/standin"
+cp "$work/gdrfab/gdrfab.ko" "$out/gdrfab/"
+cp "$work/standin/nvp2p_standin.ko" "$out/standin/"
 echo "build-kmods: $out/gdrfab/gdrfab.ko $out/standin/nvp2p_standin.ko ($kver)"

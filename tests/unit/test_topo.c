@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Topology: classes and choices on real machines' hwloc exports (from
- * ../shared/topologies), and fi_info ordering for a GPU. */
+ * tests/topo/fixtures/real), and fi_info ordering for a GPU. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +19,9 @@ static void load(const char *name)
 	const char *src = getenv("GDRFAB_SRCDIR");
 	char path[1024];
 
-	snprintf(path, sizeof(path), "%s/../shared/topologies/%s.xml",
+	snprintf(path, sizeof(path), "%s/tests/topo/fixtures/real/%s.xml",
 		 src ? src : "..", name);
-	if (access(path, R_OK))
-		cr_skip_test("no topology fixture %s", path);
-	cr_assert_eq(gdrfab_topo_load(&t, path), 0);
+	cr_assert_eq(gdrfab_topo_load(&t, path), 0, "%s: %s", path, t.error);
 }
 
 static void unload(void)
@@ -158,4 +156,42 @@ Test(topo, nic_map_overrides_the_choice)
 	gdrfab_topo_sort_infos(&t, 0, "0=mlx5_", &head);
 	cr_assert_str_eq(head->domain_attr->name, "mlx5_0");
 	fi_freeinfo(head);
+}
+
+/* A topology hwloc cannot read or parse is an error naming the file and the
+ * reason, never an abort, and the struct is safe to finalise afterwards. */
+Test(topo, a_missing_file_is_an_error_naming_it)
+{
+	cr_assert_eq(gdrfab_topo_load(&t, "/nonexistent/topo.xml"), -FI_ENOENT);
+	cr_assert(strstr(t.error, "/nonexistent/topo.xml"), "%s", t.error);
+	cr_assert(strstr(t.error, "No such file"), "%s", t.error);
+	cr_assert_null(t.topo);
+}
+
+Test(topo, an_unparsable_file_is_an_error_naming_it)
+{
+	char path[] = "/tmp/gdrfab-topo-XXXXXX";
+	int fd = mkstemp(path);
+	static const char junk[] = "<?xml version=\"1.0\"?>\n<topology>\n";
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, junk, sizeof(junk) - 1),
+		     (ssize_t)sizeof(junk) - 1);
+	close(fd);
+	cr_assert_eq(gdrfab_topo_load(&t, path), -FI_EINVAL);
+	unlink(path);
+	cr_assert(strstr(t.error, path), "%s", t.error);
+	cr_assert(strstr(t.error, "cannot parse"), "%s", t.error);
+	cr_assert_null(t.topo);
+	/* A second load after the failure works. */
+	load("lent-h200-vm");
+	cr_assert_eq(t.ngpu, 1);
+}
+
+/* Real exports often carry XML comments, which only hwloc's libxml2
+ * plugin (libhwloc-plugins) accepts: install-deps must bring it. */
+Test(topo, an_export_with_xml_comments_loads)
+{
+	load("aws-g5.48xlarge.nixl");
+	cr_assert_eq(t.ngpu, 8);
 }

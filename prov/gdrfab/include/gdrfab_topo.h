@@ -40,6 +40,7 @@ struct gdrfab_topo {
 	 * classes then carry no information (VMs). */
 	bool flat;
 	char source[256]; /* the XML file, or "this machine" */
+	char error[320];  /* why the last gdrfab_topo_load failed */
 };
 
 struct gdrfab_topo_choice {
@@ -51,7 +52,8 @@ struct gdrfab_topo_choice {
 
 /* Loads a topology with I/O objects: from xml if given, else
  * FI_GDRFAB_TOPO_FILE or HWLOC_XMLFILE if set, else this machine. GPUs and
- * NICs are ordered by PCI bus id. 0 or a negative FI_E* code. */
+ * NICs are ordered by PCI bus id. 0, or a negative FI_E* code with the file
+ * and hwloc's reason in t->error (also logged); t needs no fini then. */
 int gdrfab_topo_load(struct gdrfab_topo *t, const char *xml);
 void gdrfab_topo_fini(struct gdrfab_topo *t);
 

@@ -5,10 +5,12 @@
  * functions, like AWS's ENA beside its EFA, have none); a GPU is an NVIDIA
  * display or 3D controller.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "gdrfab.h"
 #include "gdrfab_topo.h"
@@ -126,6 +128,28 @@ static bool is_flat(struct gdrfab_topo *t)
 	return false;
 }
 
+/* Records and logs why a load failed, and frees what it had. A file that
+ * hwloc cannot parse may be fine: without its libxml2 plugin (Debian's
+ * libhwloc-plugins) hwloc falls back to a minimal parser that refuses, for
+ * one, the XML comments that many exports carry. */
+static int load_failed(struct gdrfab_topo *t, const char *xml, const char *what,
+		       int ret)
+{
+	int err = errno;
+
+	snprintf(t->error, sizeof(t->error), "%s: %s (%s)%s",
+		 xml ? xml : "this machine", what, strerror(err ? err : EINVAL),
+		 xml && ret == -FI_EINVAL
+			 ? "; if the file is valid, hwloc may lack its libxml2 "
+			   "plugin (Debian: libhwloc-plugins)"
+			 : "");
+	GDRFAB_WARN(FI_LOG_CORE, "topology %s\n", t->error);
+	if (t->topo)
+		hwloc_topology_destroy(t->topo);
+	t->topo = NULL;
+	return ret;
+}
+
 int gdrfab_topo_load(struct gdrfab_topo *t, const char *xml)
 {
 	hwloc_obj_t o = NULL;
@@ -136,18 +160,17 @@ int gdrfab_topo_load(struct gdrfab_topo *t, const char *xml)
 		xml = getenv("FI_GDRFAB_TOPO_FILE");
 	if (!xml)
 		xml = getenv("HWLOC_XMLFILE");
-	if (hwloc_topology_init(&t->topo))
-		return -FI_ENOMEM;
+	if (hwloc_topology_init(&t->topo)) {
+		t->topo = NULL;
+		return load_failed(t, xml, "hwloc_topology_init", -FI_ENOMEM);
+	}
 	hwloc_topology_set_io_types_filter(t->topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-	if (xml && hwloc_topology_set_xml(t->topo, xml)) {
-		GDRFAB_WARN(FI_LOG_CORE, "cannot read topology %s\n", xml);
-		hwloc_topology_destroy(t->topo);
-		return -FI_ENOENT;
-	}
-	if (hwloc_topology_load(t->topo)) {
-		hwloc_topology_destroy(t->topo);
-		return -FI_EIO;
-	}
+	if (xml && access(xml, R_OK))
+		return load_failed(t, xml, "cannot read the file", -FI_ENOENT);
+	if (xml && hwloc_topology_set_xml(t->topo, xml))
+		return load_failed(t, xml, "hwloc cannot parse it", -FI_EINVAL);
+	if (hwloc_topology_load(t->topo))
+		return load_failed(t, xml, "hwloc cannot parse it", -FI_EINVAL);
 	snprintf(t->source, sizeof(t->source), "%s",
 		 xml ? xml : "this machine");
 	while ((o = hwloc_get_next_pcidev(t->topo, o))) {
