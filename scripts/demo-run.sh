@@ -25,13 +25,8 @@ if [ -e /dev/nvidiactl ] && ldconfig -p | grep -q 'libcuda\.so\.1'; then
 	where="GPU memory for gdrfab (FI_HMEM_CUDA), host memory for verbs;ofi_rxm"
 fi
 
-wait_port() {
-	for _ in $(seq 200); do
-		ss -ltn | grep -q ":$port " && return 0
-		sleep 0.05
-	done
-	return 1
-}
+# wait_port: the examples' server is up (tests/vm/check-lib.sh).
+. "$(dirname "$0")/../tests/vm/check-lib.sh"
 
 # run PROGRAM PROVIDER MODE NAME [EXTRA...]: a server and a client (the
 # examples choose the iterations per size), the client's table saved as NAME.
@@ -42,7 +37,7 @@ run() {
 	./examples/"$prog" -p "$prov" -m "$mode" -d "$sdev" -s $sizes -c "$@" \
 		>"$out/$name.server" 2>&1 &
 	local server=$!
-	if ! wait_port; then
+	if ! wait_port "$port"; then
 		echo "FAILED: the server did not start:"
 		cat "$out/$name.server"
 		return 1

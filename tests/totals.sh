@@ -20,7 +20,7 @@ for suite in "$@"; do
 	log=$suite.log
 	result=$(sed -n 's/^:test-result: //p' "$suite.trs" 2>/dev/null | head -n 1)
 	if [ -z "$result" ]; then
-		printf '  %-30s %-7s\n' "$suite" "NOT RUN"
+		printf '  %-36s %-7s\n' "$suite" "NOT RUN"
 		failed+=("$suite: never ran (no $suite.trs)")
 		fail=$((fail + 1))
 		continue
@@ -33,7 +33,7 @@ for suite in "$@"; do
 				if ($i == "Failing:") f += $(i + 1)
 			}
 		}
-		/^[A-Za-z_-]+: [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ {
+		/^[A-Za-z0-9_-]+: [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ {
 			p += $2; f += $4; if (NF >= 7) s += $6
 		}
 		# A test left out by --filter is "disabled": not a skip.
@@ -72,7 +72,7 @@ for suite in "$@"; do
 		fi
 		;;
 	esac
-	printf '  %-30s %-7s %d passed, %d failed, %d skipped\n' "$suite" "$result" "$p" "$f" "$s"
+	printf '  %-36s %-7s %d passed, %d failed, %d skipped\n' "$suite" "$result" "$p" "$f" "$s"
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 done
 if [ ${#skipped[@]} -gt 0 ]; then

@@ -7,13 +7,8 @@ export FI_PROVIDER_PATH=$PWD/.libs
 export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
 results=$(mktemp)
 
-wait_port() {
-	for _ in $(seq 300); do
-		ss -ltn | grep -q ":$1 " && return 0
-		sleep 0.05
-	done
-	return 1
-}
+# wait_port: a server is up (shared with the VM checks).
+. "$(dirname "$0")/../vm/check-lib.sh"
 
 # Iterations per size: enough that one measurement lasts a second or more
 # (TCG's hiccups last milliseconds), few enough for the largest sizes.

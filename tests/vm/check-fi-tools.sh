@@ -5,18 +5,8 @@
 # msg and tagged modes. Prints one PASS/FAIL line per check and
 # "fi_info: N passed, M failed".
 set -u
-pass=0 fail=0
-check() {
-	local what=$1
-	shift
-	if "$@"; then
-		echo "PASS: fi_info: $what"
-		pass=$((pass + 1))
-	else
-		echo "FAIL: fi_info: $what"
-		fail=$((fail + 1))
-	fi
-}
+suite=fi_info
+. "$(dirname "$0")/check-lib.sh"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
@@ -125,10 +115,7 @@ check "GDR_LEVEL=sys: a SYS GPU is within the level" within_level
 pingpong() {
 	local mode=$1 size=$2 port=$3
 	fi_pingpong -p gdrfab -e rdm -m "$mode" -d rxe0 -B "$port" -I 10 -S "$size" -c >"$out.srv" 2>&1 &
-	for _ in $(seq 200); do
-		ss -ltn | grep -q ":$port " && break
-		sleep 0.05
-	done
+	wait_port "$port"
 	timeout 120 fi_pingpong -p gdrfab -e rdm -m "$mode" -d rxe1 -P "$port" -I 10 -S "$size" -c 192.0.2.1 >"$out" 2>&1
 	local rc=$?
 	wait $! || rc=1
@@ -149,5 +136,4 @@ for mode in msg tagged; do
 done
 rm -f "$out.srv"
 
-echo "fi_info: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+totals
