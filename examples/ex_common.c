@@ -247,7 +247,9 @@ static int open_fabric(struct ex_ctx *c)
 	hints->fabric_attr->prov_name = strdup(c->o.prov);
 	if (c->o.domain)
 		hints->domain_attr->name = strdup(c->o.domain);
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &c->info);
+	/* The API of the headers built with, as applications ask. */
+	ret = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL,
+			 NULL, 0, hints, &c->info);
 	fi_freeinfo(hints);
 	CHECK(ret);
 	CHECK(fi_fabric(c->info->fabric_attr, &c->fabric, NULL));

@@ -10,11 +10,15 @@ packages=(
 	# build
 	gcc make autoconf automake libtool pkg-config clang-format
 	libfabric-dev libibverbs-dev libhwloc-dev
+	# libfabric 2.6, the second runtime checked against (verbs needs rdmacm)
+	librdmacm-dev
 	# hwloc's libxml2 plugin: its minimal parser refuses real exports (XML
 	# comments), and apt leaves this recommended package out below
 	libhwloc-plugins
 	# tests
 	libcriterion-dev
+	# Open MPI, a consumer run in the VM (mtl ofi over gdrfab)
+	openmpi-bin libopenmpi-dev
 	# tools the demo and tests run (fi_info, ibv_devinfo, rdma, lstopo)
 	libfabric-bin rdma-core ibverbs-utils iproute2 hwloc-nox perftest
 	# the soft-RoCE VM (tests/vm/vm-run)

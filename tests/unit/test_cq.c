@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -13,11 +14,15 @@
 
 static struct fi_ops dummy_ops = {.size = sizeof(struct fi_ops)};
 static struct gdrfab_domain domain;
+static struct gdrfab_fabric fabric;
 static struct fid_cq *cq;
 
 static void fake_domain(void)
 {
 	memset(&domain, 0, sizeof(domain));
+	memset(&fabric, 0, sizeof(fabric));
+	fabric.fid.api_version = FI_VERSION(1, 17); /* set by the core */
+	domain.fabric = &fabric;
 	domain.fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain.fid.fid.ops = &dummy_ops;
 	atomic_init(&domain.ref, 0);
@@ -341,4 +346,27 @@ Test(cq, close_fails_while_an_endpoint_is_bound)
 	cr_assert_eq(fi_close(&cq->fid), -FI_EBUSY);
 	gdrfab_cq_detach_ep(gcq(), &ep);
 	cr_assert_eq(atomic_load(&gcq()->ref), 0);
+}
+
+/* An application of API 1.4 has an error entry without err_data_size:
+ * nothing is written past where its entry ends. */
+Test(cq, an_old_application_gets_the_old_error_entry)
+{
+	struct fi_cq_err_entry err = {.op_context = (void *)0x42,
+				      .err = FI_ECANCELED};
+	union {
+		struct fi_cq_err_entry e;
+		unsigned char raw[sizeof(struct fi_cq_err_entry)];
+	} out;
+	size_t end = offsetof(struct fi_cq_err_entry, err_data_size);
+
+	fabric.fid.api_version = FI_VERSION(1, 4);
+	memset(&out, 0xa5, sizeof(out));
+	open_cq(FI_CQ_FORMAT_CONTEXT, FI_WAIT_NONE, 0);
+	gdrfab_cq_write_error(gcq(), &err);
+	cr_assert_eq(fi_cq_readerr(cq, &out.e, 0), 1);
+	cr_assert_eq(out.e.op_context, (void *)0x42);
+	cr_assert_eq(out.e.err, FI_ECANCELED);
+	for (size_t i = end; i < sizeof(out); i++)
+		cr_assert_eq(out.raw[i], 0xa5, "byte %zu written", i);
 }

@@ -85,11 +85,44 @@ Test(hints, null_and_empty_hints_match)
 	cr_assert_eq(match(V117), 0);
 }
 
-Test(hints, newer_api_version_does_not_match)
+/* gdrfab answers for the API of the core that loaded it, from its build
+ * headers' version up to the newest it was checked against. */
+Test(hints, api_version_follows_the_loading_core)
 {
-	cr_assert_eq(match(FI_VERSION(1, 99)), -FI_ENODATA);
+	uint32_t saved = gdrfab_api_version;
+
+	cr_assert_eq(gdrfab_api_for_core(FI_VERSION(1, 9)), GDRFAB_API_MIN);
+	cr_assert_eq(gdrfab_api_for_core(FI_VERSION(1, 20)), FI_VERSION(1, 20));
+	cr_assert_eq(gdrfab_api_for_core(FI_VERSION(2, 6)), FI_VERSION(2, 6));
+	cr_assert_eq(gdrfab_api_for_core(FI_VERSION(2, 9)), GDRFAB_API_MAX);
+	/* Loaded by a 1.17 core: a 2.0 request is not for gdrfab. */
+	gdrfab_api_version = FI_VERSION(1, 17);
 	cr_assert_eq(match(FI_VERSION(2, 0)), -FI_ENODATA);
 	cr_assert_eq(match(FI_VERSION(1, 5)), 0);
+	/* Loaded by a 2.6 core: what MPICH (the runtime's fi_version) and
+	 * Open MPI main (1.18) ask for matches. */
+	gdrfab_api_version = FI_VERSION(2, 6);
+	cr_assert_eq(match(FI_VERSION(2, 6)), 0);
+	cr_assert_eq(match(FI_VERSION(1, 18)), 0);
+	cr_assert_eq(match(FI_VERSION(2, 7)), -FI_ENODATA);
+	gdrfab_api_version = saved;
+}
+
+/* Consumers read the tag width from the format's highest set bit: Open
+ * MPI's mtl needs bit 63 (a CID bit per leading zero), aws-ofi-nccl bit 32
+ * or above. A format asked for is served as asked. */
+Test(hints, tag_format_offers_all_64_bits_and_echoes_a_request)
+{
+	struct fi_info *info = fi_dupinfo(prov);
+
+	cr_assert_eq(prov->ep_attr->mem_tag_format >> 63, 1);
+	cr_assert_eq(prov->ep_attr->mem_tag_format, 0xAAAAAAAAAAAAAAAAULL);
+	hints->caps = FI_TAGGED;
+	hints->ep_attr->mem_tag_format = 0x00C000007FFFFFFFULL; /* MPICH's */
+	cr_assert_eq(match(V117), 0);
+	gdrfab_info_apply_hints(info, hints, V117);
+	cr_assert_eq(info->ep_attr->mem_tag_format, 0x00C000007FFFFFFFULL);
+	fi_freeinfo(info);
 }
 
 Test(hints, endpoint_type)
@@ -134,28 +167,84 @@ Test(hints, domain_and_fabric_names)
 	cr_assert_eq(match(V117), 0);
 }
 
-Test(hints, mr_mode_needs_every_bit_gdrfab_requires)
+/* An RMA target must take VIRT_ADDR, ALLOCATED and PROV_KEY; FI_MR_LOCAL is
+ * never needed (gdrfab registers what comes without a descriptor). */
+Test(hints, mr_mode_needs_every_bit_an_rma_target_requires)
 {
-	hints->domain_attr->mr_mode = 0;
-	cr_assert_eq(match(V117), -FI_ENODATA);
+	hints->caps = FI_MSG | FI_RMA;
 	hints->domain_attr->mr_mode = GDRFAB_MR_MODE;
+	cr_assert_eq(match(V117), 0);
+	hints->domain_attr->mr_mode = GDRFAB_MR_BASIC_MAP; /* no FI_MR_LOCAL */
 	cr_assert_eq(match(V117), 0);
 	hints->domain_attr->mr_mode = GDRFAB_MR_MODE & ~FI_MR_PROV_KEY;
 	cr_assert_eq(match(V117), -FI_ENODATA);
 	hints->domain_attr->mr_mode = FI_MR_SCALABLE;
 	cr_assert_eq(match(V117), -FI_ENODATA);
-	/* FI_MR_BASIC stands for VIRT_ADDR|ALLOCATED|PROV_KEY; FI_MR_LOCAL
-	 * may come through the old FI_LOCAL_MR mode bit. */
+	/* FI_MR_BASIC stands for VIRT_ADDR|ALLOCATED|PROV_KEY (fabtests'
+	 * getinfo_mr_mode1). */
 	hints->domain_attr->mr_mode = FI_MR_BASIC;
-	cr_assert_eq(match(V117), -FI_ENODATA);
-	hints->mode = FI_LOCAL_MR;
 	cr_assert_eq(match(V117), 0);
+	gdrfab_info_apply_hints(prov, hints, V117);
+	cr_assert_eq(prov->domain_attr->mr_mode, FI_MR_BASIC);
+}
+
+/* What consumers ask, replayed: Open MPI 4.1's mtl (API 1.5, mr_mode 0,
+ * tagged only), its btl (RMA and atomics, VIRT_ADDR|ALLOCATED|PROV_KEY,
+ * no FI_MR_LOCAL allowed), MPICH (FI_MR_ENDPOINT and the provider's own
+ * bits), aws-ofi-nccl (FI_MR_LOCAL and the rest). */
+Test(hints, consumers_mr_modes)
+{
+	struct fi_info *info = fi_dupinfo(prov);
+
+	hints->caps =
+		FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_DIRECTED_RECV;
+	hints->domain_attr->mr_mode = 0;
+	cr_assert_eq(match(FI_VERSION(1, 5)), 0, "Open MPI mtl");
+	gdrfab_info_apply_hints(info, hints, FI_VERSION(1, 5));
+	cr_assert_eq(info->domain_attr->mr_mode, 0);
+
+	hints->caps = FI_RMA;
+	hints->domain_attr->mr_mode =
+		FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	cr_assert_eq(match(FI_VERSION(1, 5)), 0, "Open MPI btl");
+	fi_freeinfo(info);
+	info = fi_dupinfo(prov);
+	gdrfab_info_apply_hints(info, hints, FI_VERSION(1, 5));
+	cr_assert_eq(info->domain_attr->mr_mode, GDRFAB_MR_BASIC_MAP,
+		     "the btl refuses any mode with FI_MR_LOCAL");
+
+	hints->caps = FI_TAGGED | FI_MSG | FI_RMA;
+	hints->domain_attr->mr_mode = FI_MR_ENDPOINT | GDRFAB_MR_BASIC_MAP;
+	cr_assert_eq(match(V117), 0, "MPICH");
+
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ENDPOINT |
+				      FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+				      FI_MR_PROV_KEY;
+	cr_assert_eq(match(V117), 0, "aws-ofi-nccl sendrecv");
+	fi_freeinfo(info);
+	info = fi_dupinfo(prov);
+	gdrfab_info_apply_hints(info, hints, V117);
+	cr_assert_eq(info->domain_attr->mr_mode, GDRFAB_MR_MODE);
+	fi_freeinfo(info);
+}
+
+Test(hints, mr_mode_needed_follows_the_caps)
+{
+	cr_assert_eq(gdrfab_mr_mode_needed(0, false), GDRFAB_MR_BASIC_MAP);
+	cr_assert_eq(gdrfab_mr_mode_needed(0, true),
+		     GDRFAB_MR_BASIC_MAP | FI_MR_HMEM);
+	cr_assert_eq(gdrfab_mr_mode_needed(FI_TAGGED, true), 0);
+	cr_assert_eq(gdrfab_mr_mode_needed(FI_TAGGED | FI_HMEM, true),
+		     FI_MR_ALLOCATED | FI_MR_HMEM);
+	cr_assert_eq(gdrfab_mr_mode_needed(FI_RMA | FI_WRITE, false), 0,
+		     "an RMA initiator only registers nothing for peers");
+	cr_assert_eq(gdrfab_mr_mode_needed(FI_RMA | FI_REMOTE_WRITE, false),
+		     GDRFAB_MR_BASIC_MAP);
 }
 
 Test(hints, old_api_versions_get_basic_registration)
 {
 	hints->domain_attr->mr_mode = FI_MR_UNSPEC;
-	hints->mode = FI_LOCAL_MR;
 	cr_assert_eq(match(FI_VERSION(1, 4)), 0);
 	gdrfab_info_apply_hints(prov, hints, FI_VERSION(1, 4));
 	cr_assert_eq(prov->domain_attr->mr_mode, FI_MR_BASIC);

@@ -146,6 +146,67 @@ Test(discovery, hints_it_cannot_meet_give_enodata)
 	cr_assert_eq(ret, -FI_ENODATA);
 }
 
+/* Open MPI 4.1's mtl ofi, replayed (ompi_mtl_ofi_component_init): API 1.5,
+ * mr_mode 0 (it registers nothing and passes no descriptors), tagged with
+ * directed receives; then it needs the top tag bits for its CID and 4
+ * bytes of CQ data. */
+Test(discovery, open_mpi_mtl_hints_select_gdrfab)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	int ret;
+
+	hints->fabric_attr->prov_name = strdup("gdrfab");
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps =
+		FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_DIRECTED_RECV;
+	hints->tx_attr->msg_order = FI_ORDER_SAS;
+	hints->rx_attr->msg_order = FI_ORDER_SAS;
+	hints->tx_attr->op_flags = FI_COMPLETION;
+	hints->rx_attr->op_flags = FI_COMPLETION;
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	hints->domain_attr->cq_data_size = 4;
+	hints->domain_attr->av_type = FI_AV_MAP;
+	hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	hints->domain_attr->mr_mode = 0;
+	ret = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
+	cr_assert_eq(ret, 0, "fi_getinfo: %s", fi_strerror(-ret));
+	cr_assert_eq(info->domain_attr->mr_mode, 0);
+	cr_assert_eq(info->ep_attr->mem_tag_format >> 63, 1,
+		     "Open MPI counts a CID bit per leading zero");
+	cr_assert_geq(info->domain_attr->cq_data_size, 4);
+	cr_assert(info->caps & FI_DIRECTED_RECV);
+	cr_assert_eq(info->domain_attr->threading, FI_THREAD_DOMAIN);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+/* Open MPI's btl ofi refuses any mr_mode with FI_MR_LOCAL
+ * (mca_btl_ofi_component_init's validate_info). */
+Test(discovery, an_rma_user_without_mr_local_is_served)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	int ret;
+
+	hints->fabric_attr->prov_name = strdup("gdrfab");
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_RMA;
+	hints->tx_attr->iov_limit = 1;
+	hints->rx_attr->iov_limit = 1;
+	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	hints->domain_attr->mr_mode =
+		FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+	ret = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
+	cr_assert_eq(ret, 0, "fi_getinfo: %s", fi_strerror(-ret));
+	cr_assert_eq(
+		info->domain_attr->mr_mode &
+			~(FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR),
+		0);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
 Test(discovery, too_new_api_version_is_refused)
 {
 	struct fi_info *hints = gdrfab_hints(), *info = NULL;

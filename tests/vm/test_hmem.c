@@ -7,6 +7,7 @@
  * same behaviours are checked against a real GPU by tests/gpu/.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,6 +44,23 @@ static void teardown(void)
 }
 
 TestSuite(hmem, .fini = teardown, .timeout = 240);
+
+static struct fid_mr *reg_flags(struct dp_ep *e, void *buf, size_t len,
+				enum fi_hmem_iface iface, uint64_t flags,
+				int *ret)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct fi_mr_attr attr = {
+		.mr_iov = &iov,
+		.iov_count = 1,
+		.access = FI_SEND | FI_RECV,
+		.iface = iface,
+	};
+	struct fid_mr *mr = NULL;
+
+	*ret = fi_mr_regattr(e->d.domain, &attr, flags, &mr);
+	return mr;
+}
 
 static struct fid_mr *reg_cuda(struct dp_ep *e, void *buf, size_t len,
 			       uint64_t access, int *ret)
@@ -122,6 +140,65 @@ Test(hmem, registration_checks_what_the_memory_is)
 			&(struct fid_mr *){NULL}, NULL);
 	cr_assert_eq(ret, -FI_EINVAL);
 	fi_close(&mr->fid);
+	free(host);
+}
+
+/* The flags consumers pass: Open MPI main and fabtests' -D cuda say
+ * FI_HMEM_DEVICE_ONLY, aws-ofi-nccl FI_MR_DMABUF (its fd, offset and
+ * base_addr); anything else is -FI_EBADFLAGS. */
+Test(hmem, registration_flags_consumers_pass)
+{
+	void *dev, *pinned, *host = dp_alloc(4096);
+	struct fid_mr *mr;
+	int ret, fd = open("/dev/null", O_RDONLY);
+
+	start(NULL, false);
+	dev = gpu_alloc(1 << 20);
+	pinned = gpu_alloc_host(1 << 16);
+	mr = reg_flags(&p[0], dev, 4096, FI_HMEM_CUDA, FI_HMEM_DEVICE_ONLY,
+		       &ret);
+	cr_assert_eq(ret, 0, "FI_HMEM_DEVICE_ONLY on device memory");
+	fi_close(&mr->fid);
+	reg_flags(&p[0], host, 4096, FI_HMEM_SYSTEM, FI_HMEM_DEVICE_ONLY, &ret);
+	cr_assert_eq(ret, -FI_EINVAL, "DEVICE_ONLY with FI_HMEM_SYSTEM");
+	mr = reg_flags(&p[0], pinned, 4096, FI_HMEM_CUDA, FI_HMEM_HOST_ALLOC,
+		       &ret);
+	cr_assert_eq(ret, 0, "cuMemAllocHost memory with HOST_ALLOC");
+	fi_close(&mr->fid);
+	reg_flags(&p[0], dev, 4096, FI_HMEM_CUDA, FI_HMEM_HOST_ALLOC, &ret);
+	cr_assert_eq(ret, -FI_EINVAL, "HOST_ALLOC on device memory");
+	reg_flags(&p[0], dev, 4096, FI_HMEM_CUDA, 1ULL << 41, &ret);
+	cr_assert_eq(ret, -FI_EBADFLAGS, "FI_MR_SINGLE_USE is not served");
+	reg_flags(&p[0], dev, 4096, FI_HMEM_CUDA, 1ULL << 62, &ret);
+	cr_assert_eq(ret, -FI_EBADFLAGS, "an unknown flag");
+
+	/* FI_MR_DMABUF: mr_iov is a struct fi_mr_dmabuf (API 1.20). */
+	struct {
+		int fd;
+		uint64_t offset;
+		size_t len;
+		void *base_addr;
+	} dmabuf = {fd, 65536, 4096, dev};
+	struct fi_mr_attr attr = {
+		.mr_iov = (const struct iovec *)(void *)&dmabuf,
+		.iov_count = 1,
+		.access = FI_SEND | FI_RECV,
+		.iface = FI_HMEM_CUDA,
+	};
+	cr_assert_eq(fi_mr_regattr(p[0].d.domain, &attr, 1ULL << 40, &mr), 0);
+	fi_close(&mr->fid);
+	dmabuf.fd = -1;
+	cr_assert_eq(fi_mr_regattr(p[0].d.domain, &attr, 1ULL << 40, &mr),
+		     -FI_EINVAL, "a closed fd");
+	dmabuf.fd = fd;
+	dmabuf.base_addr = NULL;
+	cr_assert_eq(fi_mr_regattr(p[0].d.domain, &attr, 1ULL << 40, &mr),
+		     -FI_EOPNOTSUPP, "no base address");
+	dmabuf.base_addr = dev;
+	dmabuf.offset = 1 << 20; /* past the allocation */
+	cr_assert_eq(fi_mr_regattr(p[0].d.domain, &attr, 1ULL << 40, &mr),
+		     -FI_EINVAL, "a range past the allocation");
+	close(fd);
 	free(host);
 }
 

@@ -63,6 +63,36 @@ Test(tagged, tag_and_ignore_bits_select_the_message)
 		dp_expect(p[0].txcq, &e, NULL, p, 3);
 }
 
+/* All 64 bits are tag bits (the format advertised): Open MPI's mtl puts
+ * its CID in the top bits and MPICH its protocol bits at 54-55. */
+Test(tagged, the_top_tag_bits_match_too)
+{
+	char a[32], b[32];
+	struct fi_cq_tagged_entry e;
+	const uint64_t top = 0x8000000000000000ULL,
+		       high = 0x00C0000000000001ULL;
+
+	DP_POST(p, 3,
+		fi_trecv(p[2].ep, a, 32, NULL, FI_ADDR_UNSPEC, top | 5, 0, a));
+	DP_POST(p, 3,
+		fi_trecv(p[2].ep, b, 32, NULL, FI_ADDR_UNSPEC, high, 0, b));
+	tsend(0, "low", 5); /* matches neither: stays unexpected */
+	tsend(0, "high", high);
+	tsend(0, "top", top | 5);
+	for (int i = 0; i < 2; i++) {
+		dp_expect(p[2].rxcq, &e, NULL, p, 3);
+		if (e.op_context == a)
+			cr_assert(!strcmp(a, "top") && e.tag == (top | 5));
+		else
+			cr_assert(!strcmp(b, "high") && e.tag == high);
+	}
+	DP_POST(p, 3, fi_trecv(p[2].ep, a, 32, NULL, FI_ADDR_UNSPEC, 5, 0, a));
+	dp_expect(p[2].rxcq, &e, NULL, p, 3);
+	cr_assert(!strcmp(a, "low") && e.tag == 5);
+	for (int i = 0; i < 3; i++)
+		dp_expect(p[0].txcq, &e, NULL, p, 3);
+}
+
 Test(tagged, directed_receive_takes_only_its_source)
 {
 	char from1[16], any[16];

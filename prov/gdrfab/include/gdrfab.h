@@ -17,8 +17,17 @@
 #include <rdma/fi_ext_gdrfab.h>
 
 #define GDRFAB_PROV_VERSION FI_VERSION(0, 1)
-/* The libfabric API this provider implements: the headers it was built with. */
-#define GDRFAB_FI_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+/* The libfabric APIs gdrfab answers for: from the headers it was built with
+ * up to the newest it has been checked against (libfabric 2.6: the fields
+ * and structs that grew since are read by the caller's version, never
+ * past what the build's headers know). */
+#define GDRFAB_API_MIN FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+#define GDRFAB_API_MAX FI_VERSION(2, 6)
+/* The API of the libfabric core that loaded gdrfab, within those bounds
+ * (set by fi_prov_ini): libfabric skips a provider whose fi_version is
+ * older than the version an application asks for. */
+extern uint32_t gdrfab_api_version;
+uint32_t gdrfab_api_for_core(uint32_t core);
 
 extern struct fi_provider gdrfab_prov;
 

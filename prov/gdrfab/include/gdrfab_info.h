@@ -6,6 +6,8 @@
 #ifndef GDRFAB_INFO_H
 #define GDRFAB_INFO_H
 
+#include <stdbool.h>
+
 #include <rdma/fabric.h>
 
 #include "gdrfab_verbs.h"
@@ -23,13 +25,18 @@
 /* Memory registration modes the application must support (API >= 1.5). */
 #define GDRFAB_MR_MODE                                                         \
 	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
-/* What FI_MR_BASIC stands for. */
+/* What FI_MR_BASIC stands for, and what gdrfab needs of an application
+ * that registers memory for peers' RMA. FI_MR_LOCAL is offered, never
+ * needed: a buffer passed without a descriptor is registered by gdrfab. */
 #define GDRFAB_MR_BASIC_MAP (FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
+/* The bits that only matter for memory peers access (fi_domain(3)). */
+#define GDRFAB_MR_RMA_TARGET (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY)
 
 #define GDRFAB_IOV_LIMIT   4
 #define GDRFAB_MR_KEY_SIZE 8 /* rkeys, and GDRFAB_EMU_KEY keys */
 /* Remote CQ data travels as RDMA immediate data: 4 bytes. */
 #define GDRFAB_CQ_DATA_SIZE 4
+#define GDRFAB_TAG_FORMAT   0xAAAAAAAAAAAAAAAAULL /* FI_TAG_GENERIC */
 /* Rendezvous and RMA split messages into pieces the port accepts. */
 #define GDRFAB_MAX_MSG_SIZE (1ULL << 31)
 
@@ -46,10 +53,15 @@ int gdrfab_info_match(const struct fi_info *prov, const struct fi_info *hints,
 void gdrfab_info_apply_hints(struct fi_info *info, const struct fi_info *hints,
 			     uint32_t version);
 
-/* Whether the application's mr_mode (hints) covers what the provider needs
- * (prov_mode), as fi_domain(3) defines it for API version. */
-int gdrfab_mr_mode_ok(uint32_t version, int prov_mode, int user_mode,
-		      uint64_t user_info_mode);
+/* The registration modes gdrfab needs of an application asking for caps
+ * (0: every cap), hmem telling whether FI_HMEM is offered at all. */
+int gdrfab_mr_mode_needed(uint64_t caps, bool hmem);
+/* Whether the application's mr_mode (hints) covers what gdrfab needs
+ * (needed, from gdrfab_mr_mode_needed), as fi_domain(3) defines it for API
+ * version. */
+int gdrfab_mr_mode_ok(uint32_t version, int needed, int user_mode);
+/* Whether the application takes FI_MR_LOCAL (or its pre-1.5 spelling). */
+bool gdrfab_mr_local_accepted(const struct fi_info *hints);
 
 int gdrfab_getinfo(uint32_t version, const char *node, const char *service,
 		   uint64_t flags, const struct fi_info *hints,

@@ -6,6 +6,7 @@
  * overrunning, so a completion is never dropped.
  */
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +118,15 @@ static ssize_t cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 	cq->err_returned = err;
 	gdrfab_lock_release(&cq->lock);
 
+	/* Before API 1.5 the entry ended before err_data_size: an older
+	 * application's buffer holds no more (err_data points into the
+	 * provider's copy). The core sets the fabric's api_version. */
+	if (FI_VERSION_LT(cq->domain->fabric->fid.api_version,
+			  FI_VERSION(1, 5))) {
+		memcpy(buf, &err->e,
+		       offsetof(struct fi_cq_err_entry, err_data_size));
+		return 1;
+	}
 	/* API >= 1.5: an application-supplied err_data buffer is filled;
 	 * otherwise err_data points into the provider's copy. */
 	user_data = buf->err_data;

@@ -102,7 +102,7 @@ static bool fabric_exists(const char *name)
 	struct fi_info *infos, *i;
 	bool found = false;
 
-	if (gdrfab_getinfo(GDRFAB_FI_VERSION, NULL, NULL, 0, NULL, &infos))
+	if (gdrfab_getinfo(gdrfab_api_version, NULL, NULL, 0, NULL, &infos))
 		return false;
 	for (i = infos; i && !found; i = i->next)
 		found = !strcmp(i->fabric_attr->name, name);

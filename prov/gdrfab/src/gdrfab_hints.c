@@ -18,13 +18,45 @@
 		return -FI_ENODATA;                                            \
 	} while (0)
 
-int gdrfab_mr_mode_ok(uint32_t version, int prov_mode, int user_mode,
-		      uint64_t user_info_mode)
+/* An application that may be an RMA target registers memory for peers:
+ * the keys and addresses it hands them must follow gdrfab's modes. */
+static bool rma_target(uint64_t caps)
 {
-	/* FI_LOCAL_MR (info->mode) is the pre-1.5 spelling of FI_MR_LOCAL. */
-	if ((prov_mode & FI_MR_LOCAL) && !(user_mode & FI_MR_LOCAL) &&
-	    !(user_info_mode & FI_LOCAL_MR))
-		return 0;
+	const uint64_t dirs =
+		FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+
+	return (caps & (FI_RMA | FI_ATOMIC)) &&
+	       ((caps & (FI_REMOTE_READ | FI_REMOTE_WRITE)) || !(caps & dirs));
+}
+
+/* As libfabric's own providers reduce their modes by the caps asked for
+ * (prov/util/src/util_attr.c, ofi_cap_mr_mode): FI_MR_HMEM only with
+ * FI_HMEM; the RMA-target bits only for an RMA target; and an application
+ * that registers nothing (no GPU memory, no RMA target, no FI_MR_LOCAL)
+ * needs no mode at all: Open MPI 4.1's mtl asks mr_mode 0. */
+int gdrfab_mr_mode_needed(uint64_t caps, bool hmem)
+{
+	int mode = GDRFAB_MR_BASIC_MAP;
+
+	if (hmem && (!caps || (caps & FI_HMEM)))
+		mode |= FI_MR_HMEM;
+	if (caps && !rma_target(caps)) {
+		mode &= ~GDRFAB_MR_RMA_TARGET;
+		if (!(mode & FI_MR_HMEM))
+			return 0;
+	}
+	return mode;
+}
+
+bool gdrfab_mr_local_accepted(const struct fi_info *hints)
+{
+	return hints && ((hints->mode & FI_LOCAL_MR) ||
+			 (hints->domain_attr &&
+			  (hints->domain_attr->mr_mode & FI_MR_LOCAL)));
+}
+
+int gdrfab_mr_mode_ok(uint32_t version, int needed, int user_mode)
+{
 	if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
 		/* Only FI_MR_UNSPEC or FI_MR_BASIC existed; both mean the
 		 * basic map, which gdrfab's needs fit in. */
@@ -32,10 +64,12 @@ int gdrfab_mr_mode_ok(uint32_t version, int prov_mode, int user_mode,
 	}
 	if (user_mode & FI_MR_BASIC)
 		return !(user_mode & ~FI_MR_BASIC) &&
-		       !((prov_mode & ~FI_MR_LOCAL) & ~GDRFAB_MR_BASIC_MAP);
+		       !(needed & ~GDRFAB_MR_BASIC_MAP);
 	if (user_mode & FI_MR_SCALABLE)
-		return 0; /* gdrfab needs virtual addresses and its keys */
-	return (user_mode & prov_mode) == prov_mode;
+		return !(user_mode & ~FI_MR_SCALABLE) && !needed;
+	/* 0 leaves the modes to the provider, as libfabric's providers read
+	 * it (ofi_check_mr_mode). */
+	return !user_mode || (user_mode & needed) == needed;
 }
 
 static int match_tx(const struct fi_tx_attr *p, const struct fi_tx_attr *h,
@@ -117,6 +151,7 @@ static int match_domain(uint32_t version, const struct fi_info *prov,
 {
 	const struct fi_domain_attr *p = prov->domain_attr;
 	const struct fi_domain_attr *h = hints->domain_attr;
+	int needed;
 
 	if (h->name && strcmp(h->name, p->name))
 		UNMET("domain %s is not %s", h->name, p->name);
@@ -148,14 +183,11 @@ static int match_domain(uint32_t version, const struct fi_info *prov,
 		      (unsigned long long)(h->caps & ~p->caps));
 	if (h->auth_key_size)
 		UNMET("authorization keys not supported");
-	/* FI_MR_HMEM is offered, never needed: FI_MR_LOCAL already has
-	 * every buffer, GPU ones included, registered. */
-	if (!gdrfab_mr_mode_ok(version, p->mr_mode & ~FI_MR_HMEM, h->mr_mode,
-			       hints->mode))
-		UNMET("mr_mode 0x%x does not include what gdrfab needs (0x%x: "
-		      "FI_MR_LOCAL|FI_MR_VIRT_ADDR|FI_MR_ALLOCATED|"
-		      "FI_MR_PROV_KEY)",
-		      h->mr_mode, p->mr_mode);
+	needed = gdrfab_mr_mode_needed(hints->caps, p->mr_mode & FI_MR_HMEM);
+	if (!gdrfab_mr_mode_ok(version, needed, h->mr_mode))
+		UNMET("mr_mode 0x%x does not include what gdrfab needs for "
+		      "these caps (%s)",
+		      h->mr_mode, fi_tostr(&needed, FI_TYPE_MR_MODE));
 	return 0;
 }
 
@@ -179,10 +211,11 @@ int gdrfab_info_match(const struct fi_info *prov, const struct fi_info *hints,
 {
 	int ret;
 
-	if (FI_VERSION_LT(GDRFAB_FI_VERSION, version))
+	if (FI_VERSION_LT(gdrfab_api_version, version))
 		UNMET("API version %u.%u is newer than gdrfab's %u.%u",
 		      FI_MAJOR(version), FI_MINOR(version),
-		      FI_MAJOR(GDRFAB_FI_VERSION), FI_MINOR(GDRFAB_FI_VERSION));
+		      FI_MAJOR(gdrfab_api_version),
+		      FI_MINOR(gdrfab_api_version));
 	if (!hints)
 		return 0;
 	if (hints->caps & ~prov->caps)
@@ -235,9 +268,22 @@ void gdrfab_info_apply_hints(struct fi_info *info, const struct fi_info *hints,
 		info->tx_attr->caps = hints->caps;
 		info->rx_attr->caps = hints->caps;
 	}
-	if ((hints->caps && !(hints->caps & FI_HMEM)) ||
-	    (hints->domain_attr && !(hints->domain_attr->mr_mode & FI_MR_HMEM)))
-		d->mr_mode &= ~FI_MR_HMEM;
+	/* The modes returned: all gdrfab offers where the application takes
+	 * them all, else what these caps need, and FI_MR_LOCAL where the
+	 * application takes it (its descriptors then spare gdrfab a
+	 * registration per operation), as libfabric's util providers narrow
+	 * them (ofi_alter_domain_attr). */
+	if (FI_VERSION_GE(version, FI_VERSION(1, 5)) && hints->domain_attr &&
+	    !(hints->domain_attr->mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE)) &&
+	    (hints->domain_attr->mr_mode & d->mr_mode) != d->mr_mode) {
+		d->mr_mode = gdrfab_mr_mode_needed(hints->caps,
+						   d->mr_mode & FI_MR_HMEM);
+		if (gdrfab_mr_local_accepted(hints))
+			d->mr_mode |= FI_MR_LOCAL;
+	} else if (hints->domain_attr &&
+		   (hints->domain_attr->mr_mode & FI_MR_BASIC)) {
+		d->mr_mode = FI_MR_BASIC; /* as asked, in its 1.0 spelling */
+	}
 	if (hints->domain_attr) {
 		const struct fi_domain_attr *h = hints->domain_attr;
 
@@ -252,4 +298,9 @@ void gdrfab_info_apply_hints(struct fi_info *info, const struct fi_info *hints,
 		info->tx_attr->op_flags = hints->tx_attr->op_flags;
 	if (hints->rx_attr && hints->rx_attr->op_flags)
 		info->rx_attr->op_flags = hints->rx_attr->op_flags;
+	/* Every tag bit matches, so any format asked for (a bit pattern, or
+	 * in API 2.x a named one: FI_TAG_BITS, FI_TAG_MPI, FI_TAG_CCL) is
+	 * served as asked, as verbs;ofi_rxm does. */
+	if (hints->ep_attr && hints->ep_attr->mem_tag_format)
+		info->ep_attr->mem_tag_format = hints->ep_attr->mem_tag_format;
 }

@@ -100,7 +100,12 @@ struct fi_info *gdrfab_info_for_port(const struct gdrfab_port_desc *port)
 	info->ep_attr->max_msg_size = GDRFAB_MIN(
 		GDRFAB_MAX_MSG_SIZE,
 		port->max_mr_size ? port->max_mr_size : GDRFAB_MAX_MSG_SIZE);
-	info->ep_attr->mem_tag_format = 0; /* all 64 tag bits are free */
+	/* All 64 tag bits match (ignore bits apply to any of them). Consumers
+	 * read the format's highest set bit as the tag width: Open MPI's mtl
+	 * takes a CID bit per leading zero ("Not enough bits for CID" with
+	 * 0), aws-ofi-nccl wants bit 32 or above. FI_TAG_GENERIC's value says
+	 * all 64, as verbs;ofi_rxm does. */
+	info->ep_attr->mem_tag_format = GDRFAB_TAG_FORMAT;
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
 	fill_tx_rx(info, port);
@@ -118,7 +123,7 @@ struct fi_info *gdrfab_info_for_port(const struct gdrfab_port_desc *port)
 	/* prov_name stays NULL: libfabric fills it in (and would append ours
 	 * to it as if gdrfab were a layered provider otherwise). */
 	info->fabric_attr->prov_version = GDRFAB_PROV_VERSION;
-	info->fabric_attr->api_version = GDRFAB_FI_VERSION;
+	info->fabric_attr->api_version = gdrfab_api_version;
 	info->nic = gdrfab_nic_create(port);
 	if (!info->domain_attr->name || !info->fabric_attr->name ||
 	    !info->nic || fill_src_addr(info, port)) {

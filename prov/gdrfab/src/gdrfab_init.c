@@ -23,9 +23,20 @@ static int gdrfab_fabric(struct fi_fabric_attr *attr,
 	return gdrfab_fabric_open(attr, fabric, context);
 }
 
+uint32_t gdrfab_api_version = GDRFAB_API_MIN;
+
+uint32_t gdrfab_api_for_core(uint32_t core)
+{
+	if (FI_VERSION_LT(core, GDRFAB_API_MIN))
+		return GDRFAB_API_MIN;
+	if (FI_VERSION_LT(GDRFAB_API_MAX, core))
+		return GDRFAB_API_MAX;
+	return core;
+}
+
 struct fi_provider gdrfab_prov = {
 	.version = GDRFAB_PROV_VERSION,
-	.fi_version = GDRFAB_FI_VERSION,
+	.fi_version = GDRFAB_API_MIN,
 	.name = FI_GDRFAB_PROV_NAME,
 	.getinfo = gdrfab_getinfo,
 	.fabric = gdrfab_fabric,
@@ -61,6 +72,14 @@ bool gdrfab_fid_is(const struct fid *fid, size_t fclass)
 
 FI_EXT_INI
 {
+	/* fi_version() is the loading core's: answer for its API, so that an
+	 * application asking a 2.x core for its own version finds gdrfab. */
+	gdrfab_api_version = gdrfab_api_for_core(fi_version());
+	gdrfab_prov.fi_version = gdrfab_api_version;
 	gdrfab_params_init();
+	GDRFAB_INFO(FI_LOG_CORE,
+		    "libfabric core %u.%u: answering for API %u.%u\n",
+		    FI_MAJOR(fi_version()), FI_MINOR(fi_version()),
+		    FI_MAJOR(gdrfab_api_version), FI_MINOR(gdrfab_api_version));
 	return &gdrfab_prov;
 }

@@ -5,10 +5,12 @@
  * gdrfab_mr itself (the data path reads its lkey).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_api_compat.h"
 #include "gdrfab_objs.h"
 
 #define GDRFAB_MR_ACCESS                                                       \
@@ -74,17 +76,52 @@ static struct fi_ops mr_fi_ops = {
 	.ops_open = gdrfab_nosys_ops_open,
 };
 
+/* The registration flags gdrfab knows: FI_HMEM_DEVICE_ONLY (Open MPI main,
+ * fabtests -D cuda), FI_HMEM_HOST_ALLOC, and FI_MR_DMABUF (aws-ofi-nccl
+ * once GPUDirect is on). */
+#define GDRFAB_MR_FLAGS                                                        \
+	(FI_HMEM_DEVICE_ONLY | FI_HMEM_HOST_ALLOC | FI_MR_DMABUF)
+
+static int check_flags(const struct fi_mr_attr *attr, uint64_t flags)
+{
+	if (flags & ~GDRFAB_MR_FLAGS) {
+		uint64_t bad = flags & ~GDRFAB_MR_FLAGS;
+
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_regattr: unsupported flags 0x%llx%s\n",
+			    (unsigned long long)bad,
+			    bad & FI_MR_SINGLE_USE ? " (FI_MR_SINGLE_USE)"
+						   : "");
+		return -FI_EBADFLAGS;
+	}
+	if ((flags & FI_HMEM_DEVICE_ONLY) && (flags & FI_HMEM_HOST_ALLOC)) {
+		GDRFAB_WARN(FI_LOG_MR, "fi_mr_regattr: FI_HMEM_DEVICE_ONLY "
+				       "and FI_HMEM_HOST_ALLOC together\n");
+		return -FI_EINVAL;
+	}
+	if ((flags & (FI_HMEM_DEVICE_ONLY | FI_HMEM_HOST_ALLOC)) &&
+	    attr->iface == FI_HMEM_SYSTEM) {
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_regattr: FI_HMEM_%s needs a device iface, "
+			    "not FI_HMEM_SYSTEM\n",
+			    flags & FI_HMEM_DEVICE_ONLY ? "DEVICE_ONLY"
+							: "HOST_ALLOC");
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
 static int check_regattr(const struct fi_mr_attr *attr, uint64_t flags)
 {
+	int ret;
+
 	if (!attr) {
 		GDRFAB_WARN(FI_LOG_MR, "fi_mr_regattr: attr is NULL\n");
 		return -FI_EINVAL;
 	}
-	if (flags) {
-		GDRFAB_WARN(FI_LOG_MR, "fi_mr_reg: unsupported flags 0x%llx\n",
-			    (unsigned long long)flags);
-		return -FI_EBADFLAGS;
-	}
+	ret = check_flags(attr, flags);
+	if (ret)
+		return ret;
 	if (attr->access & ~(uint64_t)GDRFAB_MR_ACCESS) {
 		GDRFAB_WARN(FI_LOG_MR,
 			    "fi_mr_reg: unknown access bits 0x%llx\n",
@@ -122,7 +159,7 @@ static int check_regattr(const struct fi_mr_attr *attr, uint64_t flags)
 /* Checks that the buffer is what iface says, and for GPU memory readies
  * it (SYNC_MEMOPS) and picks its path. */
 static int classify(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
-		    const struct fi_mr_attr *attr)
+		    const struct fi_mr_attr *attr, uint64_t flags)
 {
 	const struct iovec *iov = &attr->mr_iov[0];
 	struct gdrfab_cuda_ptr *m = &mr->mem;
@@ -157,6 +194,18 @@ static int classify(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 			return -FI_EINVAL;
 		}
 		return 0;
+	}
+	/* FI_HMEM_HOST_ALLOC: host memory from CUDA's allocator
+	 * (cuMemAllocHost), which the NIC reaches like any host memory. */
+	if (flags & FI_HMEM_HOST_ALLOC) {
+		if (m->kind == GDRFAB_MEM_CUDA_HOST ||
+		    m->kind == GDRFAB_MEM_HOST)
+			return 0;
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_regattr: %p is GPU memory, but the flags "
+			    "say FI_HMEM_HOST_ALLOC\n",
+			    iov->iov_base);
+		return -FI_EINVAL;
 	}
 	switch (m->kind) {
 	case GDRFAB_MEM_CUDA_MANAGED:
@@ -240,9 +289,53 @@ static int register_region(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 	return 0;
 }
 
+/* FI_MR_DMABUF (API 1.20): the region is a dma-buf (fd, offset, len) that
+ * the application exported from GPU memory at base_addr. gdrfab registers
+ * GPU memory by its address through its own cache, which exports its own
+ * dma-buf where the domain uses dma-buf (or uses peermem or staging): the
+ * application's fd is checked for being open, then its region is served
+ * as the iovec base_addr + offset, len. A dma-buf without an address, or
+ * of host memory, cannot be served that way and is refused. */
+static int dmabuf_as_iov(const struct fi_mr_attr *attr, struct fi_mr_attr *copy,
+			 struct iovec *iov)
+{
+	const struct fi_mr_dmabuf *d =
+		(const struct fi_mr_dmabuf *)(const void *)attr->mr_iov;
+
+	if (!d || attr->iov_count != 1) {
+		GDRFAB_WARN(FI_LOG_MR, "fi_mr_regattr: FI_MR_DMABUF needs one "
+				       "struct fi_mr_dmabuf\n");
+		return -FI_EINVAL;
+	}
+	if (attr->iface != FI_HMEM_CUDA || !d->base_addr) {
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_regattr: FI_MR_DMABUF is served for "
+			    "FI_HMEM_CUDA memory with its base_addr only\n");
+		return -FI_EOPNOTSUPP;
+	}
+	if (d->fd < 0 || fcntl(d->fd, F_GETFD) < 0) {
+		GDRFAB_WARN(FI_LOG_MR,
+			    "fi_mr_regattr: FI_MR_DMABUF fd %d is not open\n",
+			    d->fd);
+		return -FI_EINVAL;
+	}
+	if (d->offset > UINTPTR_MAX - (uintptr_t)d->base_addr) {
+		GDRFAB_WARN(FI_LOG_MR, "fi_mr_regattr: FI_MR_DMABUF offset "
+				       "wraps the address space\n");
+		return -FI_EINVAL;
+	}
+	*copy = *attr;
+	iov->iov_base = (char *)d->base_addr + d->offset;
+	iov->iov_len = d->len;
+	copy->mr_iov = iov;
+	return 0;
+}
+
 static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		      uint64_t flags, struct fid_mr **out)
 {
+	struct fi_mr_attr dmabuf_attr;
+	struct iovec dmabuf_iov;
 	struct gdrfab_domain *domain;
 	struct gdrfab_mr *mr;
 	int ret;
@@ -252,6 +345,12 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	ret = check_regattr(attr, flags);
 	if (ret)
 		return ret;
+	if (flags & FI_MR_DMABUF) {
+		ret = dmabuf_as_iov(attr, &dmabuf_attr, &dmabuf_iov);
+		if (ret)
+			return ret;
+		attr = &dmabuf_attr;
+	}
 	domain = gdrfab_container_of(fid, struct gdrfab_domain, fid.fid);
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
@@ -259,7 +358,7 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr->domain = domain;
 	mr->access = attr->access;
 	mr->iface = attr->iface;
-	ret = classify(domain, mr, attr);
+	ret = classify(domain, mr, attr, flags);
 	if (!ret)
 		ret = register_region(domain, mr, attr);
 	if (ret) {

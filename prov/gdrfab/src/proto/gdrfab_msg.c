@@ -125,9 +125,11 @@ static int prepare_rndv(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			const struct iovec *iov, void **desc, size_t count,
 			uint16_t flags)
 {
-	/* GPU memory the NIC cannot read is copied to a host buffer that
-	 * the receiver reads instead. */
-	int ret = gdrfab_iov_stages(proto->ep, desc, count)
+	/* GPU memory the NIC cannot read, and data the caller may reuse at
+	 * once (FI_INJECT), is copied to a host buffer that the receiver
+	 * reads instead. */
+	int ret = gdrfab_iov_stages(proto->ep, desc, count) ||
+				  (req->op_flags & FI_INJECT)
 			  ? gdrfab_stage_setup(proto, req, iov, desc, count,
 					       IBV_ACCESS_REMOTE_READ, true)
 			  : gdrfab_req_set_local(proto, req, iov, desc, count,
@@ -147,15 +149,21 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	struct gdrfab_pkt_hdr *hdr;
 	int ret = 0;
 
-	/* Inline needs the data at post time: not for injects, which may
-	 * wait for the connection after the caller reused the buffer. It
-	 * reads the buffer with the CPU: never GPU memory. */
-	if (!req->silent &&
+	/* Inline needs the data at post time: not for injects (FI_INJECT,
+	 * fi_inject or the flag), which may wait for the connection after the
+	 * caller reused the buffer. It reads the buffer with the CPU: never
+	 * GPU memory. A send whose completion must mean the data reached the
+	 * receiver's buffer (FI_DELIVERY_COMPLETE, fi_msg(3)) goes by
+	 * rendezvous, whose FIN says exactly that. */
+	bool copy = req->op_flags & FI_INJECT;
+	bool delivery = (req->op_flags & FI_DELIVERY_COMPLETE) && !req->silent;
+
+	if (!copy && !delivery &&
 	    len + sizeof(struct gdrfab_pkt_hdr) <= req->conn->max_inline &&
 	    count + 1 <= (size_t)proto->max_sge &&
 	    !gdrfab_iov_has_gpu(desc, count))
 		prepare_inline(req, iov, count, flags);
-	else if (len <= proto->eager_max)
+	else if (len <= proto->eager_max && !delivery)
 		ret = prepare_eager(proto, req, iov, desc, count, flags);
 	else
 		ret = prepare_rndv(proto, req, iov, desc, count, flags);
@@ -186,7 +194,7 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	if (ret)
 		return ret;
 	len = gdrfab_iov_len(iov, count);
-	if (silent && len > proto->inject_max) {
+	if ((silent || (flags & FI_INJECT)) && len > proto->inject_max) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "inject of %zu bytes exceeds "
 			    "inject_size %zu\n",

@@ -1,0 +1,34 @@
+#!/bin/bash
+# Inside the VM, from the build directory: the MPI programs in $1 under
+# mpirun with Open MPI's pml cm and mtl ofi, the mtl told to take gdrfab,
+# on 2 and 4 ranks; then the same over verbs;ofi_rxm, the baseline. Each
+# run's own PASS/FAIL lines are shown; prints "openmpi: N passed, M failed"
+# (one check per run: it passes when the program's checks all pass).
+set -u
+bin=$1
+suite=openmpi
+. "$(dirname "$0")/../vm/check-lib.sh"
+export FI_PROVIDER_PATH=$PWD/.libs
+export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm's CQs beyond rxe's limit otherwise
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+# run PROVIDER RANKS [PROGRAM ARGS...]
+run() {
+	local prov=$1 np=$2 rc=0
+	shift 2
+	timeout 600 mpirun --allow-run-as-root --oversubscribe -np "$np" \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "$prov" \
+		--mca btl self -x FI_PROVIDER_PATH -x FI_UNIVERSE_SIZE \
+		"$@" >"$out" 2>&1 || rc=$?
+	sed 's/^/    /' "$out"
+	grep -q "^mpi: [0-9]* passed, 0 failed" "$out" || rc=1
+	return $rc
+}
+check "mpi_p2p over gdrfab, 2 ranks (0 B to 64 MiB)" run gdrfab 2 "$bin/mpi_p2p"
+check "mpi_p2p over gdrfab, 4 ranks (0 B to 16 MiB)" run gdrfab 4 "$bin/mpi_p2p" 16777216
+# verbs;ofi_rxm's max_msg_size on rxe is the port's 8 MiB (gdrfab splits
+# larger messages), and Open MPI's mtl refuses anything larger.
+check "mpi_p2p over verbs;ofi_rxm, 2 ranks (0 B to 8 MiB)" run "verbs;ofi_rxm" 2 "$bin/mpi_p2p" 8388608
+check "mpi_p2p over verbs;ofi_rxm, 4 ranks (0 B to 8 MiB)" run "verbs;ofi_rxm" 4 "$bin/mpi_p2p" 8388608
+totals
