@@ -59,4 +59,17 @@ check "gdrfab_pingpong built for API 2.6: tagged, data checked" example gdrfab_p
 check "gdrfab_bw built for API 2.6: fi_write, data checked" example gdrfab_bw rma
 # The same program over this runtime's verbs;ofi_rxm: the runtime works.
 check "gdrfab_pingpong built for API 2.6 over verbs;ofi_rxm" example gdrfab_pingpong tagged "verbs;ofi_rxm"
+# aws-ofi-nccl's sendrecv protocol replayed (tests/vm/test_nccl_replay.c)
+# under this core: its first request, API 1.18, now reaches gdrfab, and so
+# does its FI_OPT_CUDA_API_PERMITTED (refused on rxe, where GPU memory is
+# staged with CUDA copies).
+replay() {
+	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs FI_LOG_LEVEL=info FI_LOG_PROV=gdrfab \
+		./tests/vm/gdrfab_hmem_tests --color=never --filter "nccl/*" >"$out" 2>&1
+	local rc=$?
+	grep -q "FI_OPT_CUDA_API_PERMITTED=false" "$out" || rc=1
+	[ $rc = 0 ] || cat "$out"
+	return $rc
+}
+check "aws-ofi-nccl sendrecv replay under API 2.6, CUDA stand-in" replay
 totals
