@@ -370,3 +370,21 @@ Test(cq, an_old_application_gets_the_old_error_entry)
 	for (size_t i = end; i < sizeof(out); i++)
 		cr_assert_eq(out.raw[i], 0xa5, "byte %zu written", i);
 }
+
+/* A size near the type's limit neither overflows the ring's allocation nor
+ * fails: the ring starts small and grows, and no completion is lost. */
+Test(cq, a_huge_size_starts_small_and_grows)
+{
+	struct fi_cq_tagged_entry e;
+
+	open_cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE, SIZE_MAX / 2);
+	for (int i = 0; i < 70000; i++) {
+		e = entry(i);
+		gdrfab_cq_write(gcq(), &e, 0);
+	}
+	for (int i = 0; i < 70000; i++) {
+		cr_assert_eq(fi_cq_read(cq, &e, 1), 1);
+		cr_assert_eq(e.op_context, entry(i).op_context);
+	}
+	cr_assert_eq(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
+}

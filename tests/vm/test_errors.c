@@ -250,3 +250,55 @@ Test(errors, data_operations_not_offered_fail_cleanly)
 	cr_assert_eq(fi_cancel(&e.ep->fid, buf), -FI_ENOENT);
 	test_ep_close(&e);
 }
+
+/* Every ops table entry is a function: the generic calls an object does
+ * not implement answer -FI_ENOSYS (with a log line), never jump to 0. */
+Test(errors, every_object_answers_every_generic_call)
+{
+	struct test_ep e;
+	struct fid_cntr *cntr;
+	struct fid_eq *eq;
+	struct fid_mr *mr;
+	struct fi_cntr_attr cntr_attr = {.events = FI_CNTR_EVENTS_COMP};
+	struct fi_eq_attr eq_attr = {.wait_obj = FI_WAIT_NONE};
+	static char buf[64];
+	void *ops;
+
+	test_ep_open(&vm_rxe0, &e, FI_AV_TABLE);
+	cr_assert_eq(fi_cntr_open(vm_rxe0.domain, &cntr_attr, &cntr, NULL), 0);
+	cr_assert_eq(fi_eq_open(vm_rxe0.fabric, &eq_attr, &eq, NULL), 0);
+	cr_assert_eq(fi_mr_reg(vm_rxe0.domain, buf, sizeof(buf), FI_SEND, 0, 0,
+			       0, &mr, NULL),
+		     0);
+	struct fid *fids[] = {&vm_rxe0.fabric->fid,
+			      &vm_rxe0.domain->fid,
+			      &e.av->fid,
+			      &e.cq->fid,
+			      &cntr->fid,
+			      &eq->fid,
+			      &e.ep->fid,
+			      &mr->fid,
+			      &vm_rxe0.info->nic->fid};
+	for (size_t i = 0; i < sizeof(fids) / sizeof(fids[0]); i++) {
+		cr_assert_eq(fi_open_ops(fids[i], "no-such-ops", 0, &ops, NULL),
+			     -FI_ENOSYS, "fid %zu", i);
+		cr_assert_lt(fi_control(fids[i], 0x7fff, NULL), 0, "fid %zu",
+			     i);
+		if (fids[i]->fclass != FI_CLASS_NIC) /* the NIC prints */
+			cr_assert_eq(
+				fids[i]->ops->tostr(fids[i], buf, sizeof(buf)),
+				-FI_ENOSYS, "fid %zu", i);
+		cr_assert_eq(fi_set_ops(fids[i], "no-such-ops", 0, buf, NULL),
+			     -FI_ENOSYS, "fid %zu", i);
+	}
+	cr_assert_eq(e.cq->fid.ops->bind(&e.cq->fid, &e.av->fid, 0),
+		     -FI_ENOSYS);
+	cr_assert_eq(vm_rxe0.fabric->fid.ops->bind(&vm_rxe0.fabric->fid,
+						   &e.av->fid, 0),
+		     -FI_ENOSYS);
+	cr_assert_eq(fi_mr_unmap_key(vm_rxe0.domain, 1), -FI_ENOSYS);
+	fi_close(&mr->fid);
+	fi_close(&eq->fid);
+	fi_close(&cntr->fid);
+	test_ep_close(&e);
+}

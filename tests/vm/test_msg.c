@@ -490,3 +490,27 @@ Test(msg, delivery_complete_waits_for_the_receive)
 	free(src);
 	free(dst);
 }
+
+/* Lengths are checked before they are added: iovecs whose sum wraps
+ * around once looked like a short message (and were copied with a
+ * negative size). fi_inject of nothing from NULL is a 0-byte message. */
+Test(msg, iov_lengths_that_wrap_are_refused)
+{
+	void *base = (void *)(uintptr_t)0x10000;
+	struct iovec wrap[2] = {{base, 1ULL << 63}, {base, 1ULL << 63}};
+	struct iovec past_end[1] = {{(void *)(UINTPTR_MAX - 16), 64}};
+	struct fi_cq_tagged_entry e;
+	uint8_t dst[8];
+
+	cr_assert_eq(fi_sendv(p[0].ep, wrap, NULL, 2, p[0].peer[1], NULL),
+		     -FI_EMSGSIZE);
+	cr_assert_eq(fi_recvv(p[1].ep, wrap, NULL, 2, FI_ADDR_UNSPEC, NULL),
+		     -FI_EMSGSIZE);
+	cr_assert_eq(fi_sendv(p[0].ep, past_end, NULL, 1, p[0].peer[1], NULL),
+		     -FI_EINVAL);
+	DP_POST(p, 2,
+		fi_recv(p[1].ep, dst, sizeof(dst), NULL, FI_ADDR_UNSPEC, dst));
+	DP_POST(p, 2, fi_inject(p[0].ep, NULL, 0, p[0].peer[1]));
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_eq(e.len, 0);
+}

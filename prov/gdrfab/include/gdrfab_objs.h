@@ -259,6 +259,13 @@ fi_addr_t gdrfab_av_find(struct gdrfab_av *av, const struct gdrfab_addr *addr);
 /* Operations that gdrfab does not provide: -FI_ENOSYS, logged. */
 extern struct fi_ops_atomic gdrfab_nosys_atomic_ops;
 extern struct fi_ops_collective gdrfab_nosys_collective_ops;
+/* fi_ops entries an object lacks: -FI_ENOSYS and a log line naming the
+ * call and the object (every table entry is a function). */
+int gdrfab_nosys_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int gdrfab_nosys_control(struct fid *fid, int command, void *arg);
+int gdrfab_nosys_tostr(const struct fid *fid, char *buf, size_t len);
+int gdrfab_nosys_ops_set(struct fid *fid, const char *name, uint64_t flags,
+			 void *ops, void *context);
 int gdrfab_nosys_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			  void **ops, void *context);
 

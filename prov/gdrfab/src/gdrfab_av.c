@@ -302,8 +302,10 @@ static struct fi_ops av_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = av_close,
 	.bind = av_bind,
-	.control = NULL,
+	.control = gdrfab_nosys_control,
 	.ops_open = gdrfab_nosys_ops_open,
+	.tostr = gdrfab_nosys_tostr,
+	.ops_set = gdrfab_nosys_ops_set,
 };
 
 static struct fi_ops_av av_ops = {

@@ -176,9 +176,11 @@ void gdrfab_cntr_detach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep)
 static struct fi_ops cntr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = cntr_close,
-	.bind = NULL,
+	.bind = gdrfab_nosys_bind,
 	.control = cntr_control,
 	.ops_open = gdrfab_nosys_ops_open,
+	.tostr = gdrfab_nosys_tostr,
+	.ops_set = gdrfab_nosys_ops_set,
 };
 
 static struct fi_ops_cntr cntr_ops = {

@@ -7,6 +7,7 @@
  */
 #include <sched.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,9 @@
 /* While endpoints are bound, a blocking read wakes at least this often to
  * progress them. */
 #define CQ_PROGRESS_SLICE_MS 1
+
+/* The most entries a CQ's ring starts with, whatever size was asked. */
+#define GDRFAB_CQ_RING_START_MAX (1u << 16)
 
 static size_t format_size(enum fi_cq_format format)
 {
@@ -279,9 +283,11 @@ static int cq_close(struct fid *fid)
 static struct fi_ops cq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = cq_close,
-	.bind = NULL,
+	.bind = gdrfab_nosys_bind,
 	.control = cq_control,
 	.ops_open = gdrfab_nosys_ops_open,
+	.tostr = gdrfab_nosys_tostr,
+	.ops_set = gdrfab_nosys_ops_set,
 };
 
 static struct fi_ops_cq cq_ops = {
@@ -298,7 +304,11 @@ static struct fi_ops_cq cq_ops = {
 static int grow_ring(struct gdrfab_cq *cq)
 {
 	size_t cap = cq->cap * 2;
-	struct gdrfab_cq_entry *ring = malloc(cap * sizeof(*ring));
+	struct gdrfab_cq_entry *ring;
+
+	if (cq->cap > SIZE_MAX / 2 / sizeof(*ring))
+		return -FI_ENOMEM;
+	ring = malloc(cap * sizeof(*ring));
 
 	if (!ring)
 		return -FI_ENOMEM;
@@ -448,7 +458,10 @@ int gdrfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	cq->wait_obj =
 		attr->wait_obj == FI_WAIT_UNSPEC ? FI_WAIT_FD : attr->wait_obj;
 	cq->wait_cond = attr->wait_cond;
-	cq->cap = attr->size ? attr->size : gdrfab_params.cq_size;
+	/* The ring grows on demand, so a size beyond what memory can hold
+	 * (up to SIZE_MAX) starts small instead of overflowing the product. */
+	cq->cap = GDRFAB_MIN(attr->size ? attr->size : gdrfab_params.cq_size,
+			     GDRFAB_CQ_RING_START_MAX);
 	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
 	cq->signal.fd = -1;
 	if (!cq->ring || (cq->wait_obj == FI_WAIT_FD &&

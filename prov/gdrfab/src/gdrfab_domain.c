@@ -118,8 +118,10 @@ static struct fi_ops domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = domain_close,
 	.bind = domain_bind,
-	.control = NULL,
+	.control = gdrfab_nosys_control,
 	.ops_open = gdrfab_nosys_ops_open,
+	.tostr = gdrfab_nosys_tostr,
+	.ops_set = gdrfab_nosys_ops_set,
 };
 
 static struct fi_ops_domain domain_ops = {

@@ -451,6 +451,8 @@ static struct fi_ops ep_fi_ops = {
 	.bind = ep_bind,
 	.control = ep_control,
 	.ops_open = gdrfab_nosys_ops_open,
+	.tostr = gdrfab_nosys_tostr,
+	.ops_set = gdrfab_nosys_ops_set,
 };
 
 static struct fi_ops_ep ep_ops = {

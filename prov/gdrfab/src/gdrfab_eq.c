@@ -235,9 +235,11 @@ static int eq_close(struct fid *fid)
 static struct fi_ops eq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = eq_close,
-	.bind = NULL,
+	.bind = gdrfab_nosys_bind,
 	.control = eq_control,
 	.ops_open = gdrfab_nosys_ops_open,
+	.tostr = gdrfab_nosys_tostr,
+	.ops_set = gdrfab_nosys_ops_set,
 };
 
 static struct fi_ops_eq eq_ops = {

@@ -82,10 +82,28 @@ static int no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 static struct fi_ops fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = fabric_close,
-	.bind = NULL,
-	.control = NULL,
+	.bind = gdrfab_nosys_bind,
+	.control = gdrfab_nosys_control,
 	.ops_open = gdrfab_nosys_ops_open,
+	.tostr = gdrfab_nosys_tostr,
+	.ops_set = gdrfab_nosys_ops_set,
 };
+
+/* fi_domain2 with no flags is fi_domain; gdrfab has no domain flags
+ * (FI_PEER is for peer providers). */
+static int fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
+			  struct fid_domain **domain, uint64_t flags,
+			  void *context)
+{
+	if (flags) {
+		GDRFAB_WARN(FI_LOG_DOMAIN,
+			    "fi_domain2: flags 0x%llx not "
+			    "supported\n",
+			    (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	return gdrfab_domain_open(fabric, info, domain, context);
+}
 
 static struct fi_ops_fabric fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
@@ -94,6 +112,7 @@ static struct fi_ops_fabric fabric_ops = {
 	.eq_open = gdrfab_eq_open,
 	.wait_open = no_wait_open,
 	.trywait = fabric_trywait,
+	.domain2 = fabric_domain2,
 };
 
 /* Only fabrics that fi_getinfo named can be opened. */

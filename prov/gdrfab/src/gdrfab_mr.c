@@ -74,6 +74,8 @@ static struct fi_ops mr_fi_ops = {
 	.bind = mr_bind,
 	.control = mr_control,
 	.ops_open = gdrfab_nosys_ops_open,
+	.tostr = gdrfab_nosys_tostr,
+	.ops_set = gdrfab_nosys_ops_set,
 };
 
 /* The registration flags gdrfab knows: FI_HMEM_DEVICE_ONLY (Open MPI main,

@@ -11,6 +11,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_info.h"
+#include "gdrfab_objs.h"
 
 static int nic_close(struct fid *fid);
 static int nic_control(struct fid *fid, int command, void *arg);
@@ -19,11 +20,11 @@ static int nic_tostr(const struct fid *fid, char *buf, size_t len);
 static struct fi_ops nic_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = nic_close,
-	.bind = NULL,
+	.bind = gdrfab_nosys_bind,
 	.control = nic_control,
-	.ops_open = NULL,
+	.ops_open = gdrfab_nosys_ops_open,
 	.tostr = nic_tostr,
-	.ops_set = NULL,
+	.ops_set = gdrfab_nosys_ops_set,
 };
 
 static void free_nic(struct fid_nic *nic)

@@ -131,8 +131,37 @@ struct fi_ops_collective gdrfab_nosys_collective_ops = {
 	.barrier2 = nosys_barrier2,
 };
 
+/* The generic fid operations an object does not have. */
+static int fid_nosys(const struct fid *fid, const char *call)
+{
+	GDRFAB_WARN(FI_LOG_CORE, "%s: not supported on a %s\n", call,
+		    fid ? fi_tostr(&fid->fclass, FI_TYPE_FID) : "NULL fid");
+	return -FI_ENOSYS;
+}
+
 int gdrfab_nosys_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			  void **ops, void *context)
 {
-	return -FI_ENOSYS;
+	return fid_nosys(fid, "fi_open_ops");
+}
+
+int gdrfab_nosys_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	return fid_nosys(fid, "fi_bind");
+}
+
+int gdrfab_nosys_control(struct fid *fid, int command, void *arg)
+{
+	return fid_nosys(fid, "fi_control");
+}
+
+int gdrfab_nosys_tostr(const struct fid *fid, char *buf, size_t len)
+{
+	return fid_nosys(fid, "tostr");
+}
+
+int gdrfab_nosys_ops_set(struct fid *fid, const char *name, uint64_t flags,
+			 void *ops, void *context)
+{
+	return fid_nosys(fid, "fi_set_ops");
 }

@@ -30,19 +30,32 @@ int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
 			    call, count, GDRFAB_MAX_IOV);
 		return -FI_EINVAL;
 	}
-	for (size_t i = 0; i < count; i++) {
-		if (!iov[i].iov_base && iov[i].iov_len) {
+	/* Each length is checked before it is added, so the sum cannot
+	 * wrap around (lengths whose sum wraps once looked small). */
+	for (size_t i = 0, sum = 0; i < count; i++) {
+		size_t len = iov[i].iov_len;
+
+		if (!iov[i].iov_base && len) {
 			GDRFAB_WARN(FI_LOG_EP_DATA,
 				    "%s: NULL buffer of %zu bytes\n", call,
-				    iov[i].iov_len);
+				    len);
 			return -FI_EINVAL;
 		}
-	}
-	if (gdrfab_iov_len(iov, count) > ep->info->ep_attr->max_msg_size) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "%s: %zu bytes exceed max_msg_size\n", call,
-			    gdrfab_iov_len(iov, count));
-		return -FI_EMSGSIZE;
+		if (len > UINTPTR_MAX - (uintptr_t)iov[i].iov_base) {
+			GDRFAB_WARN(FI_LOG_EP_DATA,
+				    "%s: iovec %zu (%zu bytes) wraps the "
+				    "address space\n",
+				    call, i, len);
+			return -FI_EINVAL;
+		}
+		if (len > ep->info->ep_attr->max_msg_size - sum) {
+			GDRFAB_WARN(FI_LOG_EP_DATA,
+				    "%s: the iovecs' lengths exceed "
+				    "max_msg_size %zu\n",
+				    call, ep->info->ep_attr->max_msg_size);
+			return -FI_EMSGSIZE;
+		}
+		sum += len;
 	}
 	return 0;
 }

@@ -33,8 +33,11 @@ static int buf_device(struct gdrfab_proto *proto, const void *buf, void *desc)
 int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 			 size_t n, void *desc)
 {
-	int dev = buf_device(proto, src, desc);
+	int dev;
 
+	if (!n) /* fi_inject(ep, NULL, 0): nothing to read */
+		return 0;
+	dev = buf_device(proto, src, desc);
 	if (dev < 0) {
 		memcpy(dst, src, n);
 		return 0;
@@ -45,8 +48,11 @@ int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		       size_t n, void *desc)
 {
-	int dev = buf_device(proto, dst, desc);
+	int dev;
 
+	if (!n)
+		return 0;
+	dev = buf_device(proto, dst, desc);
 	if (dev < 0) {
 		memcpy(dst, src, n);
 		return 0;
