@@ -238,6 +238,30 @@ Test(wire, a_dropped_message_is_logged_with_its_cause)
 	cr_assert(strstr(log, "gdrfab://"), "the log names the peer: %s", log);
 }
 
+static void send_a_flood(void)
+{
+	struct gdrfab_pkt_hdr h = good_header(0);
+
+	h.type = 77;
+	for (int i = 0; i < 300; i++)
+		raw_send(&h, sizeof(h));
+	expect_only_good_message();
+}
+
+/* A flood of bad packets is no flood of log lines: a burst a second,
+ * then a count of what was left out. */
+Test(wire, a_flood_of_bad_messages_logs_a_few_lines)
+{
+	char *log = capture_stderr(send_a_flood);
+	int lines = 0;
+
+	for (char *p = log; (p = strstr(p, "dropped: unknown")); p++)
+		lines++;
+	cr_assert_geq(lines, 1, "log: %s", log);
+	cr_assert_leq(lines, 3 * GDRFAB_RATELIMIT_BURST,
+		      "%d lines for 300 bad messages", lines);
+}
+
 Test(wire, unknown_types_versions_and_flags_are_dropped)
 {
 	struct gdrfab_pkt_hdr h = good_header(0);

@@ -55,6 +55,8 @@ int gdrfab_cuda_current_device(void);
 /* Classifies ptr with one cuPointerGetAttributes call. 0, or -FI_ENOSYS
  * without CUDA, -FI_EINVAL when CUDA refuses the query. */
 int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out);
+/* Frees the set of buffer IDs that had SYNC_MEMOPS set (provider unload). */
+void gdrfab_cuda_ptr_fini(void);
 
 /* Sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the allocation of a device
  * pointer once (its buffer ID says whether it is the same allocation).

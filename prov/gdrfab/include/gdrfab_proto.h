@@ -24,6 +24,8 @@
 #include "gdrfab_addrmap.h"
 #include "gdrfab_info.h"
 #include "gdrfab_list.h"
+#include "gdrfab_ratelimit.h"
+#include "gdrfab_signal.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "the wire format is little-endian");
@@ -226,8 +228,26 @@ struct gdrfab_ep;
 #define GDRFAB_CONN_CACHE 64 /* entries, a power of two */
 
 /* Per-endpoint protocol state, made by fi_enable. */
+/* A warning about input from the wire, rate-limited per endpoint; fmt has
+ * no newline (one is added, after how many were left out if any). */
+#define GDRFAB_WIRE_WARN(proto, subsys, fmt, ...)                              \
+	do {                                                                   \
+		uint64_t left_out_;                                            \
+		if (!gdrfab_ratelimit_ok(&(proto)->wire_warn,                  \
+					 gdrfab_tick_ms(), &left_out_))        \
+			break;                                                 \
+		if (left_out_)                                                 \
+			GDRFAB_WARN(subsys, fmt " (and %llu more left out)\n", \
+				    __VA_ARGS__,                               \
+				    (unsigned long long)left_out_);            \
+		else                                                           \
+			GDRFAB_WARN(subsys, fmt "\n", __VA_ARGS__);            \
+	} while (0)
+
 struct gdrfab_proto {
 	struct gdrfab_ep *ep;
+	/* Warnings about what peers send (bad packets, unknown FINs). */
+	struct gdrfab_ratelimit wire_warn;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq; /* every RC QP's sends and receives */

@@ -56,6 +56,9 @@ struct gdrfab_topo_choice {
  * and hwloc's reason in t->error (also logged); t needs no fini then. */
 int gdrfab_topo_load(struct gdrfab_topo *t, const char *xml);
 void gdrfab_topo_fini(struct gdrfab_topo *t);
+/* Frees the process's cached topology (gdrfab_topo_get) when libfabric
+ * unloads the provider. */
+void gdrfab_topo_cache_fini(void);
 
 const char *gdrfab_path_name(enum gdrfab_path path);
 enum gdrfab_path gdrfab_topo_path(const struct gdrfab_topo *t, size_t gpu,

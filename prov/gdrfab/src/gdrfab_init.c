@@ -6,14 +6,20 @@
 #include <errno.h>
 
 #include "gdrfab.h"
+#include "gdrfab_cuda.h"
 #include "gdrfab_info.h"
 #include "gdrfab_kmod.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
+#include "gdrfab_topo.h"
 
+/* libfabric unloads the provider: nothing it allocated for the process
+ * outlives it (LeakSanitizer checks this in the VM). */
 static void gdrfab_cleanup(void)
 {
 	gdrfab_kmod_fini();
+	gdrfab_topo_cache_fini();
+	gdrfab_cuda_ptr_fini();
 	gdrfab_params_fini();
 }
 

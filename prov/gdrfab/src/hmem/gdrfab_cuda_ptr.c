@@ -62,6 +62,15 @@ static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *ids;
 static size_t ids_cap, ids_used;
 
+void gdrfab_cuda_ptr_fini(void)
+{
+	pthread_mutex_lock(&ids_lock);
+	free(ids);
+	ids = NULL;
+	ids_cap = ids_used = 0;
+	pthread_mutex_unlock(&ids_lock);
+}
+
 static bool ids_insert(uint64_t id)
 {
 	size_t i;

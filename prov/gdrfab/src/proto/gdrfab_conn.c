@@ -545,9 +545,9 @@ void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *buf,
 	const char *why = check_cm(msg, len);
 
 	if (why) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "connection message dropped: %s (%zu bytes)\n", why,
-			    len);
+		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
+				 "connection message dropped: %s (%zu bytes)",
+				 why, len);
 		return;
 	}
 	/* Meant for an earlier endpoint that had our QP number. */

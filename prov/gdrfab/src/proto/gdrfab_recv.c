@@ -389,8 +389,9 @@ static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			gdrfab_req_finish(proto, req);
 		return;
 	}
-	GDRFAB_WARN(FI_LOG_EP_DATA, "FIN for unknown message %llu dropped\n",
-		    (unsigned long long)h->msg_id);
+	GDRFAB_WIRE_WARN(proto, FI_LOG_EP_DATA,
+			 "FIN for unknown message %llu dropped",
+			 (unsigned long long)h->msg_id);
 }
 
 static void add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
@@ -500,9 +501,10 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 		char peer[128];
 
 		gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "message from %s dropped: %s (type %u, %u bytes)\n",
-			    peer, why, h->type, wc->byte_len);
+		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_DATA,
+				 "message from %s dropped: %s (type %u, %u "
+				 "bytes)",
+				 peer, why, h->type, wc->byte_len);
 	} else if (h->type == GDRFAB_PKT_FIN) {
 		handle_fin(proto, conn, h);
 	} else if (h->type != GDRFAB_PKT_NOP) {

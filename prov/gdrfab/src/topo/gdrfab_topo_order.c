@@ -32,6 +32,13 @@ static void load_once(void)
 			cached.source);
 }
 
+void gdrfab_topo_cache_fini(void)
+{
+	if (cached_ok)
+		gdrfab_topo_fini(&cached);
+	cached_ok = false;
+}
+
 const struct gdrfab_topo *gdrfab_topo_get(void)
 {
 	pthread_once(&cached_once, load_once);
