@@ -151,6 +151,36 @@ Test(rma, inject_write_and_msg_variants)
 	free(dst);
 }
 
+/* FI_INJECT in fi_writemsg (aws-ofi-nccl's rdma protocol writes inline
+ * this way): the buffer may be reused as soon as the call returns, even
+ * while the connection is still being made; the completion still comes. */
+Test(rma, writemsg_inject_copies_the_buffer_at_once)
+{
+	char src[16] = "in flight";
+	uint8_t *dst = dp_alloc(64);
+	struct fid_mr *rmr = dp_reg(&p[1], dst, 64, FI_REMOTE_WRITE);
+	struct iovec iov = {.iov_base = src, .iov_len = 10};
+	struct fi_rma_iov rma = {
+		.addr = (uintptr_t)dst, .len = 10, .key = fi_mr_key(rmr)};
+	struct fi_msg_rma msg = {.msg_iov = &iov,
+				 .iov_count = 1,
+				 .addr = p[0].peer[1],
+				 .rma_iov = &rma,
+				 .rma_iov_count = 1,
+				 .context = src};
+	struct fi_cq_tagged_entry e;
+
+	DP_POST(p, 2, fi_writemsg(p[0].ep, &msg, FI_INJECT | FI_COMPLETION));
+	memset(src, 0, sizeof(src)); /* before any progress */
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert_eq(e.op_context, src);
+	cr_assert_str_eq((char *)dst, "in flight");
+	iov.iov_len = rma.len = p[0].d.info->tx_attr->inject_size + 1;
+	cr_assert_eq(fi_writemsg(p[0].ep, &msg, FI_INJECT), -FI_EMSGSIZE);
+	fi_close(&rmr->fid);
+	free(dst);
+}
+
 static void expect_access_error(int err)
 {
 	struct fi_cq_err_entry e;

@@ -207,7 +207,8 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	if (ret)
 		return ret;
 	len = gdrfab_iov_len(iov, count);
-	if ((silent || (flags & FI_INJECT)) && len > proto->inject_max) {
+	/* Every inject call passes FI_INJECT, as fi_sendmsg may. */
+	if ((flags & FI_INJECT) && len > proto->inject_max) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "inject of %zu bytes exceeds "
 			    "inject_size %zu\n",

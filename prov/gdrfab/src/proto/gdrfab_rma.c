@@ -54,14 +54,17 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	struct gdrfab_proto *proto = ep->proto;
 	struct gdrfab_req *req;
 	size_t len;
-	bool emu;
+	bool emu, inject;
 	int ret = gdrfab_check_iov(
 		ep, iov, count, op == GDRFAB_OP_READ ? "fi_read" : "fi_write");
 
 	if (ret)
 		return ret;
+	/* FI_INJECT, from fi_inject_write or in fi_writemsg's flags: the
+	 * caller may reuse the buffer once the call returns. */
+	inject = op == GDRFAB_OP_WRITE && (flags & FI_INJECT);
 	len = gdrfab_iov_len(iov, count);
-	if (silent && len > proto->inject_max)
+	if (inject && len > proto->inject_max)
 		return -FI_EMSGSIZE;
 	emu = (key & ~(uint64_t)UINT32_MAX) == GDRFAB_EMU_KEY;
 	if (key > UINT32_MAX && !emu) {
@@ -93,7 +96,7 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 			gdrfab_req_free(proto, req);
 		goto out;
 	}
-	if (silent)
+	if (inject)
 		ret = copy_to_txbuf(proto, req, iov, count);
 	else if (gdrfab_iov_stages(ep, desc, count))
 		/* GPU memory the NIC cannot reach: a host buffer filled
