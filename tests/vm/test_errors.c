@@ -297,6 +297,17 @@ Test(errors, every_object_answers_every_generic_call)
 						   &e.av->fid, 0),
 		     -FI_ENOSYS);
 	cr_assert_eq(fi_mr_unmap_key(vm_rxe0.domain, 1), -FI_ENOSYS);
+	/* The "2" variants take no flags gdrfab knows; without, they work. */
+	struct fid_domain *d2;
+	struct fid_ep *ep2;
+	cr_assert_eq(
+		fi_domain2(vm_rxe0.fabric, vm_rxe0.info, &d2, 1ULL << 60, NULL),
+		-FI_EBADFLAGS);
+	cr_assert_eq(fi_endpoint2(vm_rxe0.domain, vm_rxe0.info, &ep2,
+				  1ULL << 60, NULL),
+		     -FI_EBADFLAGS);
+	cr_assert_eq(fi_domain2(vm_rxe0.fabric, vm_rxe0.info, &d2, 0, NULL), 0);
+	fi_close(&d2->fid);
 	fi_close(&mr->fid);
 	fi_close(&eq->fid);
 	fi_close(&cntr->fid);

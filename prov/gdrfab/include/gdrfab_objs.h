@@ -259,6 +259,9 @@ fi_addr_t gdrfab_av_find(struct gdrfab_av *av, const struct gdrfab_addr *addr);
 /* Operations that gdrfab does not provide: -FI_ENOSYS, logged. */
 extern struct fi_ops_atomic gdrfab_nosys_atomic_ops;
 extern struct fi_ops_collective gdrfab_nosys_collective_ops;
+/* 0 without flags, else -FI_EBADFLAGS and a log line naming the call: the
+ * "2" variants (fi_domain2, fi_endpoint2) that gdrfab knows no flags of. */
+int gdrfab_nosys_flags(const char *call, uint64_t flags);
 /* fi_ops entries an object lacks: -FI_ENOSYS and a log line naming the
  * call and the object (every table entry is a function). */
 int gdrfab_nosys_bind(struct fid *fid, struct fid *bfid, uint64_t flags);

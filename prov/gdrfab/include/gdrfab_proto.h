@@ -227,7 +227,6 @@ struct gdrfab_ep;
 
 #define GDRFAB_CONN_CACHE 64 /* entries, a power of two */
 
-/* Per-endpoint protocol state, made by fi_enable. */
 /* A warning about input from the wire, rate-limited per endpoint; fmt has
  * no newline (one is added, after how many were left out if any). */
 #define GDRFAB_WIRE_WARN(proto, subsys, fmt, ...)                              \
@@ -244,6 +243,7 @@ struct gdrfab_ep;
 			GDRFAB_WARN(subsys, fmt "\n", __VA_ARGS__);            \
 	} while (0)
 
+/* Per-endpoint protocol state, made by fi_enable. */
 struct gdrfab_proto {
 	struct gdrfab_ep *ep;
 	/* Warnings about what peers send (bad packets, unknown FINs). */

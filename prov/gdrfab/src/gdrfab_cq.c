@@ -309,7 +309,6 @@ static int grow_ring(struct gdrfab_cq *cq)
 	if (cq->cap > SIZE_MAX / 2 / sizeof(*ring))
 		return -FI_ENOMEM;
 	ring = malloc(cap * sizeof(*ring));
-
 	if (!ring)
 		return -FI_ENOMEM;
 	for (size_t i = 0; i < cq->count; i++)

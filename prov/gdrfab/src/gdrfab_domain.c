@@ -104,14 +104,9 @@ static int nosys_query_collective(struct fid_domain *domain,
 static int domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 			    struct fid_ep **ep, uint64_t flags, void *context)
 {
-	if (flags) {
-		GDRFAB_WARN(FI_LOG_DOMAIN,
-			    "fi_endpoint2: flags 0x%llx are not "
-			    "supported\n",
-			    (unsigned long long)flags);
-		return -FI_EBADFLAGS;
-	}
-	return gdrfab_endpoint_open(domain, info, ep, context);
+	int ret = gdrfab_nosys_flags("fi_endpoint2", flags);
+
+	return ret ? ret : gdrfab_endpoint_open(domain, info, ep, context);
 }
 
 static struct fi_ops domain_fi_ops = {

@@ -95,14 +95,9 @@ static int fabric_domain2(struct fid_fabric *fabric, struct fi_info *info,
 			  struct fid_domain **domain, uint64_t flags,
 			  void *context)
 {
-	if (flags) {
-		GDRFAB_WARN(FI_LOG_DOMAIN,
-			    "fi_domain2: flags 0x%llx not "
-			    "supported\n",
-			    (unsigned long long)flags);
-		return -FI_EBADFLAGS;
-	}
-	return gdrfab_domain_open(fabric, info, domain, context);
+	int ret = gdrfab_nosys_flags("fi_domain2", flags);
+
+	return ret ? ret : gdrfab_domain_open(fabric, info, domain, context);
 }
 
 static struct fi_ops_fabric fabric_ops = {

@@ -131,6 +131,15 @@ struct fi_ops_collective gdrfab_nosys_collective_ops = {
 	.barrier2 = nosys_barrier2,
 };
 
+int gdrfab_nosys_flags(const char *call, uint64_t flags)
+{
+	if (!flags)
+		return 0;
+	GDRFAB_WARN(FI_LOG_CORE, "%s: flags 0x%llx are not supported\n", call,
+		    (unsigned long long)flags);
+	return -FI_EBADFLAGS;
+}
+
 /* The generic fid operations an object does not have. */
 static int fid_nosys(const struct fid *fid, const char *call)
 {
