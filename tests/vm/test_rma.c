@@ -230,3 +230,18 @@ Test(rma, access_the_mr_does_not_allow_fails_and_the_peer_recovers)
 	free(wo);
 	free(buf);
 }
+
+Test(rma, a_target_range_that_wraps_is_refused_at_the_call)
+{
+	uint8_t buf[64];
+	struct fid_mr *mr = dp_reg(&p[0], buf, sizeof(buf), FI_WRITE);
+
+	cr_assert_eq(fi_write(p[0].ep, buf, sizeof(buf), fi_mr_desc(mr),
+			      p[0].peer[1], UINT64_MAX - 8, 1, NULL),
+		     -FI_EINVAL);
+	cr_assert_eq(fi_read(p[0].ep, buf, sizeof(buf), fi_mr_desc(mr),
+			     p[0].peer[1], UINT64_MAX - 8, 1, NULL),
+		     -FI_EINVAL);
+	dp_expect_none(p[0].txcq, p, 2, 10);
+	fi_close(&mr->fid);
+}

@@ -9,157 +9,12 @@
  * loader) so that it can reach an established connection's queue pair and
  * post raw bytes on it.
  */
-#include <arpa/inet.h>
 #include <criterion/criterion.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
+#include "wire_helpers.h"
 
-#include "gdrfab.h"
-#include "gdrfab_info.h"
-#include "gdrfab_objs.h"
-#include "gdrfab_proto.h"
-#include "gdrfab_ud.h"
-
-struct wep {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-	fi_addr_t peer;
-};
-
-static struct wep a, b;
-
-static void wep_open(struct wep *w, const char *dev)
-{
-	struct fi_info *hints = fi_allocinfo(), *all, *i;
-	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
-	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED};
-
-	hints->domain_attr->mr_mode = GDRFAB_MR_MODE;
-	cr_assert_eq(
-		gdrfab_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &all),
-		0);
-	for (i = all; i && strcmp(i->domain_attr->name, dev); i = i->next)
-		;
-	cr_assert_not_null(i);
-	w->info = fi_dupinfo(i);
-	fi_freeinfo(all);
-	fi_freeinfo(hints);
-	cr_assert_eq(gdrfab_fabric_open(w->info->fabric_attr, &w->fabric, NULL),
-		     0);
-	cr_assert_eq(fi_domain(w->fabric, w->info, &w->domain, NULL), 0);
-	cr_assert_eq(fi_av_open(w->domain, &av_attr, &w->av, NULL), 0);
-	cr_assert_eq(fi_cq_open(w->domain, &cq_attr, &w->cq, NULL), 0);
-	cr_assert_eq(fi_endpoint(w->domain, w->info, &w->ep, NULL), 0);
-	cr_assert_eq(fi_ep_bind(w->ep, &w->av->fid, 0), 0);
-	cr_assert_eq(fi_ep_bind(w->ep, &w->cq->fid, FI_TRANSMIT | FI_RECV), 0);
-	cr_assert_eq(fi_enable(w->ep), 0);
-}
-
-static void wep_close(struct wep *w)
-{
-	fi_close(&w->ep->fid);
-	fi_close(&w->cq->fid);
-	fi_close(&w->av->fid);
-	fi_close(&w->domain->fid);
-	fi_close(&w->fabric->fid);
-	fi_freeinfo(w->info);
-}
-
-static struct gdrfab_ep *gep(struct wep *w)
-{
-	return gdrfab_container_of(w->ep, struct gdrfab_ep, fid);
-}
-
-/* Reads one entry from w's CQ, progressing both; 1, 0 on timeout. */
-static int poll_one(struct wep *w, struct fi_cq_tagged_entry *e, int ms)
-{
-	for (int i = 0; i < ms * 10; i++) {
-		if (fi_cq_read(w->cq, e, 1) == 1)
-			return 1;
-		fi_cq_read(a.cq, NULL, 0);
-		fi_cq_read(b.cq, NULL, 0);
-		usleep(100);
-	}
-	return 0;
-}
-
-static void setup(void)
-{
-	size_t len = FI_GDRFAB_ADDR_LEN;
-	uint8_t na[32], nb[32];
-	char msg[8] = "hello", got[8];
-	struct fi_cq_tagged_entry e;
-
-	struct fi_info *none = NULL;
-
-	if (access("/sys/class/infiniband/rxe0", F_OK))
-		cr_skip_test("no rxe0/rxe1: run inside tests/vm/vm-run");
-	/* Initialise libfabric's logging, at warning level, for the log
-	 * checks below. */
-	setenv("FI_LOG_LEVEL", "warn", 1);
-	fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, NULL, &none);
-	fi_freeinfo(none);
-	wep_open(&a, "rxe0");
-	wep_open(&b, "rxe1");
-	fi_getname(&a.ep->fid, na, &len);
-	fi_getname(&b.ep->fid, nb, &len);
-	fi_av_insert(a.av, nb, 1, &a.peer, 0, NULL);
-	fi_av_insert(b.av, na, 1, &b.peer, 0, NULL);
-	/* Establish the connection with one good message. */
-	cr_assert_eq(fi_recv(b.ep, got, 8, NULL, FI_ADDR_UNSPEC, NULL), 0);
-	cr_assert_eq(fi_send(a.ep, msg, 6, NULL, a.peer, NULL), 0);
-	cr_assert(poll_one(&b, &e, 20000));
-	cr_assert(poll_one(&a, &e, 20000));
-}
-
-static void teardown(void)
-{
-	wep_close(&b);
-	wep_close(&a);
-}
-
-TestSuite(wire, .init = setup, .fini = teardown, .timeout = 120);
-
-/* Posts raw bytes on a's connection to b. */
-static void raw_send(const void *bytes, size_t len)
-{
-	struct gdrfab_proto *proto = gep(&a)->proto;
-	struct gdrfab_conn *conn =
-		gdrfab_list_entry(proto->conns.next, struct gdrfab_conn, entry);
-	static uint8_t buf[4096];
-	struct ibv_mr *mr;
-	struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = (uint32_t)len};
-	struct ibv_send_wr wr = {.sg_list = &sge,
-				 .num_sge = 1,
-				 .opcode = IBV_WR_SEND,
-				 .send_flags = IBV_SEND_SIGNALED};
-	struct ibv_send_wr *bad;
-	struct ibv_wc wc;
-
-	cr_assert_eq(conn->state, GDRFAB_CONN_CONNECTED);
-	memcpy(buf, bytes, len);
-	mr = ibv_reg_mr(proto->pd, buf, sizeof(buf), 0);
-	cr_assert_not_null(mr);
-	sge.lkey = mr->lkey;
-	/* Sent outside gdrfab's accounting: wait for it here. */
-	cr_assert_eq(ibv_post_send(conn->qp, &wr, &bad), 0);
-	conn->sq_avail--;
-	while (ibv_poll_cq(proto->cq, 1, &wc) == 0)
-		fi_cq_read(b.cq, NULL, 0);
-	conn->sq_avail++;
-	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
-	ibv_dereg_mr(mr);
-}
+TestSuite(wire, .init = wire_setup, .fini = wire_teardown, .timeout = 120);
 
 static struct gdrfab_pkt_hdr good_header(size_t payload)
 {
@@ -168,23 +23,6 @@ static struct gdrfab_pkt_hdr good_header(size_t payload)
 				   .size = payload};
 
 	return h;
-}
-
-/* After the bad messages, b must deliver exactly the good one. */
-static void expect_only_good_message(void)
-{
-	char got[64], msg[8] = "after";
-	struct fi_cq_tagged_entry e;
-
-	cr_assert_eq(fi_recv(b.ep, got, sizeof(got), NULL, FI_ADDR_UNSPEC, got),
-		     0);
-	cr_assert_eq(fi_send(a.ep, msg, 6, NULL, a.peer, NULL), 0);
-	cr_assert(poll_one(&b, &e, 20000), "b stopped receiving");
-	cr_assert_eq(e.len, 6, "a malformed message was delivered (%zu bytes)",
-		     e.len);
-	cr_assert_str_eq(got, "after");
-	cr_assert(poll_one(&a, &e, 20000));
-	cr_assert_eq(poll_one(&b, &e, 100), 0, "more was delivered");
 }
 
 Test(wire, eager_lengths_that_do_not_match_are_dropped)
@@ -198,27 +36,6 @@ Test(wire, eager_lengths_that_do_not_match_are_dropped)
 	raw_send(&h, sizeof(h) - 1); /* shorter than a header */
 	raw_send(pkt, 3);
 	expect_only_good_message();
-}
-
-/* Runs fn with stderr going to a file; returns what was written. */
-static char *capture_stderr(void (*fn)(void))
-{
-	static char text[8192];
-	FILE *f = tmpfile();
-	int saved = dup(2);
-	size_t n;
-
-	fflush(stderr);
-	dup2(fileno(f), 2);
-	fn();
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(f);
-	n = fread(text, 1, sizeof(text) - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	return text;
 }
 
 static void send_unknown_type(void)

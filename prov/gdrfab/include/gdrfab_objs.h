@@ -20,6 +20,7 @@
 #include "gdrfab.h"
 #include "gdrfab_addr.h"
 #include "gdrfab_addrmap.h"
+#include "gdrfab_ah_cache.h"
 #include "gdrfab_eplist.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_lock.h"
@@ -43,8 +44,9 @@ struct gdrfab_domain {
 	struct gdrfab_addr port_addr; /* the port's name (no endpoint) */
 	uint32_t max_msg_sz;	      /* per work request */
 	enum ibv_mtu active_mtu;
-	struct gdrfab_hmem_domain hmem; /* GPU memory path and MR cache */
-	atomic_int ref;			/* open AVs, CQs, counters, MRs, EPs */
+	struct gdrfab_hmem_domain hmem;	 /* GPU memory path and MR cache */
+	struct gdrfab_ah_cache ah_cache; /* to peers' UD QPs */
+	atomic_int ref;			 /* open AVs, CQs, counters, MRs, EPs */
 };
 
 /* A completion queue entry before it is formatted for the application. */

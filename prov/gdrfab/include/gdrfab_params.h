@@ -34,6 +34,9 @@ struct gdrfab_params {
 	/* FI_GDRFAB_PEER_TIMEOUT_MS: a peer that stops acknowledging is
 	 * declared dead (its operations fail) within about this long. */
 	int peer_timeout_ms;
+	/* FI_GDRFAB_HALF_OPEN_MAX: connections a peer asked for that are not
+	 * yet confirmed, per endpoint; further requests wait. */
+	int half_open_max;
 	/* FI_GDRFAB_TOPO_FILE / FI_GDRFAB_GPU / FI_GDRFAB_NIC_MAP: NIC
 	 * affinity (NULL when unset). */
 	char *topo_file;
@@ -66,6 +69,7 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_DEFAULT_TX_BUFS	       256
 #define GDRFAB_DEFAULT_CONN_TIMEOUT_MS 10000
 #define GDRFAB_DEFAULT_PEER_TIMEOUT_MS 4000
+#define GDRFAB_DEFAULT_HALF_OPEN_MAX   32
 #define GDRFAB_DEFAULT_MR_CACHE_SIZE   (8ULL << 30)
 #define GDRFAB_DEFAULT_MR_CACHE_COUNT  1024
 #define GDRFAB_DEFAULT_KMOD_COPY_MAX   8192

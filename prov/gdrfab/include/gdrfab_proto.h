@@ -22,6 +22,7 @@
 
 #include "gdrfab_addr.h"
 #include "gdrfab_addrmap.h"
+#include "gdrfab_async.h"
 #include "gdrfab_info.h"
 #include "gdrfab_list.h"
 #include "gdrfab_ratelimit.h"
@@ -30,7 +31,7 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "the wire format is little-endian");
 
-#define GDRFAB_WIRE_VERSION 1
+#define GDRFAB_WIRE_VERSION 2
 
 /* ---- messages on RC queue pairs ---- */
 enum gdrfab_pkt_type {
@@ -75,16 +76,28 @@ enum gdrfab_cm_type {
 	GDRFAB_CM_REQ = 1, /* "connect your RC QP to mine" */
 	GDRFAB_CM_REP = 2, /* "done; connect yours to mine" */
 	GDRFAB_CM_RTU = 3, /* "connected: you may send" */
+	GDRFAB_CM_REJ = 4, /* "your settings differ from mine": qpn echoes
+			    * the refused REQ's, reject says which */
+};
+
+/* Settings both sides of a connection must share (REJ's reject). */
+enum gdrfab_cm_reject {
+	GDRFAB_REJECT_EAGER_MAX = 1, /* FI_GDRFAB_EAGER_MAX */
 };
 
 struct gdrfab_cm_msg {
 	uint8_t version;
 	uint8_t type;
-	uint8_t mtu; /* enum ibv_mtu of the sender's port */
-	uint8_t reserved;
-	uint32_t qpn; /* the sender's RC QP for this pair */
+	uint8_t mtu;	   /* enum ibv_mtu of the sender's port */
+	uint8_t rd_atomic; /* READs the sender's QP answers at once */
+	uint32_t qpn;	   /* the sender's RC QP for this pair */
 	uint32_t psn;
-	uint32_t reserved2;
+	uint32_t eager_max; /* eager payload the sender's buffers hold */
+	/* The sender endpoint's secret: a request may replace a live
+	 * connection only with the nonce that connection was made with. */
+	uint64_t nonce;
+	uint16_t reject; /* REJ: enum gdrfab_cm_reject */
+	uint16_t reserved[3];
 	struct gdrfab_addr src; /* the sender's endpoint name */
 	struct gdrfab_addr dst; /* the endpoint it means to reach */
 };
@@ -120,12 +133,14 @@ enum gdrfab_conn_state {
 
 struct gdrfab_conn {
 	struct gdrfab_proto *proto;
+	struct gdrfab_qp_owner owner; /* the RC QP's qp_context */
 	struct gdrfab_addr peer;
 	enum gdrfab_conn_state state;
 	struct ibv_qp *qp;
-	struct ibv_ah *ah; /* to the peer's UD QP */
 	uint32_t psn;
 	uint32_t remote_qpn;
+	uint64_t peer_nonce; /* learnt from its REQ or REP */
+	bool initiated;	     /* we sent the REQ (our application asked) */
 	enum ibv_mtu path_mtu;
 	uint32_t max_inline; /* bytes a send may carry inline */
 	int sq_avail;	     /* free send queue slots */
@@ -269,6 +284,20 @@ struct gdrfab_proto {
 	struct ibv_mr *ud_mr;
 	/* Transmit slots the NIC may still read: bit i is slot i. */
 	uint64_t ud_tx_busy;
+	/* The UD QP's incarnation (in its work request ids): a QP found in
+	 * the error state is reset, and what the old one left in the CQ is
+	 * then ignored. */
+	uint32_t ud_gen;
+	unsigned ud_rx_posted;
+	bool ud_broken;
+	long long ud_broken_ms;
+	struct gdrfab_qp_owner ud_owner;
+	/* This endpoint's secret (see gdrfab_cm_msg.nonce). */
+	uint64_t nonce;
+	/* Connections a peer asked for, not yet confirmed (ACCEPTING). */
+	int half_open;
+	/* Asynchronous events noted on this endpoint's QPs. */
+	_Atomic unsigned async_events;
 	/* Connections by peer name, and their RC QP numbers. */
 	struct gdrfab_addrmap conn_by_name;
 	/* Connections by fi_addr, so that a send skips the AV copy and
@@ -332,9 +361,19 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno);
 void gdrfab_conn_put(struct gdrfab_conn *conn);
 fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn);
 void gdrfab_conn_destroy_all(struct gdrfab_proto *proto);
+
+/* ---- connection messages on the UD QP (gdrfab_cm_ud.c) ---- */
 int gdrfab_ud_post_recvs(struct gdrfab_proto *proto);
 size_t gdrfab_ud_mem_size(void);
+/* Sends a connection message to the peer's UD QP; false when not sent
+ * (every slot in flight, the QP being reset, or no address handle to the
+ * peer yet: local says our application waits for it). */
+bool gdrfab_ud_send(struct gdrfab_proto *proto, const struct gdrfab_addr *peer,
+		    bool local, const struct gdrfab_cm_msg *msg);
+/* Receives connection messages (to gdrfab_conn_handle_cm). */
 void gdrfab_conn_poll_ud(struct gdrfab_proto *proto);
+/* Resets the UD QP once it is found out of RTS (from the timers). */
+void gdrfab_ud_check(struct gdrfab_proto *proto);
 /* A message arrived from the peer: it is alive, and connected. */
 void gdrfab_conn_rx(struct gdrfab_conn *conn);
 /* Sends a NOP so that a dead peer is noticed by RC retries. */

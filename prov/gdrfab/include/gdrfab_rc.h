@@ -14,8 +14,12 @@ struct gdrfab_rc_params {
 	uint8_t port_num;
 	int gid_index;
 	bool roce; /* Ethernet link layer: every packet carries a GRH */
-	int sq_depth, max_sge, max_rd_atomic;
-	uint8_t timeout; /* IB local ACK timeout exponent */
+	int sq_depth, max_sge;
+	/* READs this QP issues at once (at most the peer answers), and
+	 * READs of the peer's it answers at once. */
+	int max_rd_atomic, max_dest_rd_atomic;
+	uint8_t timeout;  /* IB local ACK timeout exponent */
+	void *qp_context; /* names the QP's owner in async events */
 };
 
 /* Inline data asked for on RC QPs (small sends skip the bounce copy). */
@@ -34,9 +38,6 @@ int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
  * by GID (a GRH on every packet) on RoCE or where the peer has no LID. */
 void gdrfab_rc_ah_attr(struct ibv_ah_attr *ah, const struct gdrfab_rc_params *p,
 		       const struct gdrfab_addr *peer);
-/* An address handle to the peer's port (for UD messages). */
-struct ibv_ah *gdrfab_rc_create_ah(const struct gdrfab_rc_params *p,
-				   const struct gdrfab_addr *peer);
 /* The IB timeout exponent whose retries (retry_cnt 7) add up to about
  * the given milliseconds. */
 uint8_t gdrfab_rc_timeout_for_ms(int ms);

@@ -6,6 +6,9 @@
 #ifndef GDRFAB_UD_H
 #define GDRFAB_UD_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <infiniband/verbs.h>
 
 struct gdrfab_domain;
@@ -19,5 +22,11 @@ struct gdrfab_domain;
 int gdrfab_ud_create(struct gdrfab_domain *domain, struct ibv_cq **cq,
 		     struct ibv_qp **qp);
 void gdrfab_ud_destroy(struct ibv_cq *cq, struct ibv_qp *qp);
+/* Brings a QP in any state back to RTS through RESET, keeping its number
+ * (and so the endpoint's name); what was posted on it is gone. 0 or
+ * errno. */
+int gdrfab_ud_reset(struct ibv_qp *qp, uint8_t port_num);
+/* Whether the QP is in RTS (a query: for rare paths only). */
+bool gdrfab_ud_in_rts(struct ibv_qp *qp);
 
 #endif /* GDRFAB_UD_H */

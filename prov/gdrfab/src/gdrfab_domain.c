@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_async.h"
 #include "gdrfab_info.h"
 #include "gdrfab_objs.h"
 
@@ -29,6 +30,7 @@ static int domain_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	gdrfab_hmem_domain_fini(domain);
+	gdrfab_ah_cache_fini(&domain->ah_cache);
 	if (domain->pd && ibv_dealloc_pd(domain->pd))
 		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd: %s\n",
 			    strerror(errno));
@@ -241,6 +243,17 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_alloc_pd on %s: %s\n",
 			    info->domain_attr->name, strerror(errno));
 		goto err;
+	}
+	gdrfab_async_init(domain->ctx);
+	{
+		struct gdrfab_rc_params p = {
+			.pd = domain->pd,
+			.port_num = domain->port_num,
+			.gid_index = domain->gid_index,
+			.roce = !domain->port_addr.lid_be,
+		};
+
+		gdrfab_ah_cache_init(&domain->ah_cache, &p);
 	}
 	gdrfab_hmem_domain_init(domain);
 	domain->fid.fid.fclass = FI_CLASS_DOMAIN;

@@ -19,6 +19,7 @@ struct gdrfab_params gdrfab_params = {
 	.tx_bufs = GDRFAB_DEFAULT_TX_BUFS,
 	.conn_timeout_ms = GDRFAB_DEFAULT_CONN_TIMEOUT_MS,
 	.peer_timeout_ms = GDRFAB_DEFAULT_PEER_TIMEOUT_MS,
+	.half_open_max = GDRFAB_DEFAULT_HALF_OPEN_MAX,
 	.mr_cache_enable = true,
 	.mr_cache_max_size = GDRFAB_DEFAULT_MR_CACHE_SIZE,
 	.mr_cache_max_count = GDRFAB_DEFAULT_MR_CACHE_COUNT,
@@ -241,6 +242,10 @@ void gdrfab_params_init(void)
 			"Milliseconds after which a peer that stopped "
 			"answering is declared dead and its operations fail "
 			"(default: 4000)");
+	fi_param_define(&gdrfab_prov, "HALF_OPEN_MAX", FI_PARAM_INT,
+			"Connections requested by peers but not yet confirmed "
+			"that an endpoint holds at once; more requests wait "
+			"(default: 32)");
 
 	fi_param_define(&gdrfab_prov, "CUDA_REG", FI_PARAM_STRING,
 			"How GPU memory is registered: auto (dma-buf, then "
@@ -320,6 +325,8 @@ void gdrfab_params_init(void)
 		  GDRFAB_DEFAULT_MR_CACHE_COUNT);
 	read_int_in("PEER_TIMEOUT_MS", &gdrfab_params.peer_timeout_ms,
 		    GDRFAB_DEFAULT_PEER_TIMEOUT_MS, 100, 600000);
+	read_int_in("HALF_OPEN_MAX", &gdrfab_params.half_open_max,
+		    GDRFAB_DEFAULT_HALF_OPEN_MAX, 1, 65536);
 	{
 		int copy_max;
 

@@ -42,6 +42,7 @@ static int flush_qp_setup(struct gdrfab_domain *domain)
 		.sq_depth = 1,
 		.max_sge = 1,
 		.max_rd_atomic = 1,
+		.max_dest_rd_atomic = 1,
 		.timeout = 14,
 	};
 	struct gdrfab_addr self = domain->port_addr;

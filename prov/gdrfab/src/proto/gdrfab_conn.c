@@ -9,6 +9,15 @@
  * known peer with a new QP means the peer lost its old connection: ours is
  * failed and replaced. An endpoint's connection to itself is one QP
  * connected to itself.
+ *
+ * Anyone may send to the UD QP, so what a datagram can cost is bounded:
+ * a REQ gets a QP only once the address handle to its sender's port is
+ * made (off the progress path, gdrfab_ah_cache.c), only while fewer than
+ * FI_GDRFAB_HALF_OPEN_MAX connections wait for confirmation, and that QP
+ * is reclaimed if the peer does not confirm within the connection
+ * timeout. A connected peer's connection is replaced only by a REQ that
+ * carries the secret nonce the peer connected with; settings both sides
+ * must share are compared, and a REQ that differs is answered REJ.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,15 +32,8 @@
 #include "gdrfab_rc.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_ud.h"
+#include <stdatomic.h>
 
-#define GRH_LEN 40
-/* Enough receive slots for 128 peers connecting at once between two polls;
- * UD drops what does not fit and the resend timer recovers it. */
-#define UD_RX_SLOTS 128
-/* One bit each in ud_tx_busy. */
-#define UD_TX_SLOTS	64
-#define UD_SLOT_SIZE	(GRH_LEN + sizeof(struct gdrfab_cm_msg))
-#define UD_SEND_FLAG	(1ULL << 63)
 #define RESEND_FIRST_MS 20
 #define RESEND_MAX_MS	1000
 
@@ -49,6 +51,7 @@ static void rc_params(struct gdrfab_proto *proto, struct gdrfab_rc_params *p)
 	p->sq_depth = proto->sq_depth;
 	p->max_sge = proto->max_sge;
 	p->max_rd_atomic = proto->max_rd_atomic;
+	p->max_dest_rd_atomic = proto->max_rd_atomic;
 	p->timeout = gdrfab_rc_timeout_for_ms(gdrfab_params.peer_timeout_ms);
 }
 
@@ -135,95 +138,44 @@ struct gdrfab_conn *gdrfab_conn_by_qpn(struct gdrfab_proto *proto, uint32_t qpn)
 	return NULL;
 }
 
-/* ---- UD messages ---- */
+/* ---- connection messages ---- */
 
-int gdrfab_ud_post_recvs(struct gdrfab_proto *proto)
+static void cm_fill(struct gdrfab_proto *proto, struct gdrfab_cm_msg *msg,
+		    enum gdrfab_cm_type type, const struct gdrfab_addr *dst)
 {
-	for (unsigned i = 0; i < UD_RX_SLOTS; i++) {
-		struct ibv_sge sge = {
-			.addr = (uintptr_t)(proto->ud_mem + i * UD_SLOT_SIZE),
-			.length = UD_SLOT_SIZE,
-			.lkey = proto->ud_mr->lkey,
-		};
-		struct ibv_recv_wr wr = {
-			.wr_id = i, .sg_list = &sge, .num_sge = 1};
-		struct ibv_recv_wr *bad;
-		int err = ibv_post_recv(proto->ud_qp, &wr, &bad);
-
-		if (err)
-			return gdrfab_errno_to_fi(err);
-	}
-	return 0;
-}
-
-size_t gdrfab_ud_mem_size(void)
-{
-	return (UD_RX_SLOTS + UD_TX_SLOTS) * UD_SLOT_SIZE;
-}
-
-static void ud_repost(struct gdrfab_proto *proto, uint64_t slot)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)(proto->ud_mem + slot * UD_SLOT_SIZE),
-		.length = UD_SLOT_SIZE,
-		.lkey = proto->ud_mr->lkey,
-	};
-	struct ibv_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1};
-	struct ibv_recv_wr *bad;
-	int err = ibv_post_recv(proto->ud_qp, &wr, &bad);
-
-	if (err)
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "UD repost: %s\n", strerror(err));
-}
-
-static void send_cm(struct gdrfab_conn *conn, enum gdrfab_cm_type type)
-{
-	struct gdrfab_proto *proto = conn->proto;
-	unsigned slot;
-	struct gdrfab_cm_msg *msg;
-	struct ibv_sge sge = {.length = sizeof(*msg),
-			      .lkey = proto->ud_mr->lkey};
-	struct ibv_send_wr wr = {
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	};
-	struct ibv_send_wr *bad;
-	int err;
-
-	/* A slot is reused only once its send completed: the NIC reads it
-	 * after ibv_post_send returns. With every slot in flight the message
-	 * is dropped as UD could drop it; REQ is resent by the timer, REP and
-	 * RTU when the peer repeats what they answer. */
-	if (!~proto->ud_tx_busy) {
-		GDRFAB_DBG(FI_LOG_EP_CTRL,
-			   "every UD send slot in flight: CM message %d "
-			   "dropped, resent later\n",
-			   type);
-		return;
-	}
-	slot = (unsigned)__builtin_ctzll(~proto->ud_tx_busy);
-	msg = (void *)(proto->ud_mem + (UD_RX_SLOTS + slot) * UD_SLOT_SIZE);
-	sge.addr = (uintptr_t)msg;
-	wr.wr_id = UD_SEND_FLAG | slot;
 	memset(msg, 0, sizeof(*msg));
 	msg->version = GDRFAB_WIRE_VERSION;
 	msg->type = (uint8_t)type;
 	msg->mtu = (uint8_t)proto->port_mtu;
-	msg->qpn = conn->qp->qp_num;
-	msg->psn = conn->psn;
+	msg->rd_atomic = (uint8_t)proto->max_rd_atomic;
+	msg->eager_max = (uint32_t)proto->eager_max;
+	msg->nonce = proto->nonce;
 	msg->src = proto->ep->name;
-	msg->dst = conn->peer;
-	wr.wr.ud.ah = conn->ah;
-	wr.wr.ud.remote_qpn = ntohl(conn->peer.qpn_be);
-	wr.wr.ud.remote_qkey = GDRFAB_UD_QKEY;
-	err = ibv_post_send(proto->ud_qp, &wr, &bad);
-	if (err)
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "UD send of CM message %d: %s\n",
-			    type, strerror(err));
-	else
-		proto->ud_tx_busy |= 1ULL << slot;
+	msg->dst = *dst;
+}
+
+/* false when not sent (no UD slot or address handle yet): REQ and REP
+ * are resent by the timers, RTU when the peer repeats its REP. */
+static bool send_cm(struct gdrfab_conn *conn, enum gdrfab_cm_type type)
+{
+	struct gdrfab_cm_msg msg;
+
+	cm_fill(conn->proto, &msg, type, &conn->peer);
+	msg.qpn = conn->qp->qp_num;
+	msg.psn = conn->psn;
+	return gdrfab_ud_send(conn->proto, &conn->peer, conn->initiated, &msg);
+}
+
+/* Tells a peer whose REQ we refuse which setting differs. */
+static void send_rej(struct gdrfab_proto *proto,
+		     const struct gdrfab_cm_msg *req, enum gdrfab_cm_reject why)
+{
+	struct gdrfab_cm_msg msg;
+
+	cm_fill(proto, &msg, GDRFAB_CM_REJ, &req->src);
+	msg.qpn = req->qpn;
+	msg.reject = (uint16_t)why;
+	gdrfab_ud_send(proto, &req->src, false, &msg);
 }
 
 /* ---- lifecycle ---- */
@@ -238,7 +190,8 @@ static uint32_t random_psn(void)
 }
 
 static struct gdrfab_conn *conn_new(struct gdrfab_proto *proto,
-				    const struct gdrfab_addr *peer)
+				    const struct gdrfab_addr *peer,
+				    bool initiated)
 {
 	struct gdrfab_rc_params p;
 	struct gdrfab_conn *conn = calloc(1, sizeof(*conn));
@@ -246,7 +199,10 @@ static struct gdrfab_conn *conn_new(struct gdrfab_proto *proto,
 	if (!conn)
 		return NULL;
 	rc_params(proto, &p);
+	p.qp_context = &conn->owner;
 	conn->proto = proto;
+	conn->owner.noticed = &proto->async_events;
+	conn->initiated = initiated;
 	conn->peer = *peer;
 	conn->psn = random_psn();
 	conn->sq_avail = proto->sq_depth;
@@ -260,8 +216,7 @@ static struct gdrfab_conn *conn_new(struct gdrfab_proto *proto,
 	conn->qp = gdrfab_rc_create(&p, &conn->max_inline);
 	if (!conn->qp)
 		goto err;
-	conn->ah = gdrfab_rc_create_ah(&p, peer);
-	if (!conn->ah || qpn_insert(proto, conn) ||
+	if (qpn_insert(proto, conn) ||
 	    gdrfab_addrmap_put(&proto->conn_by_name, peer,
 			       (uint64_t)(uintptr_t)conn)) {
 		qpn_remove(proto, conn);
@@ -270,8 +225,6 @@ static struct gdrfab_conn *conn_new(struct gdrfab_proto *proto,
 	gdrfab_list_push_tail(&proto->conns, &conn->entry);
 	return conn;
 err:
-	if (conn->ah)
-		ibv_destroy_ah(conn->ah);
 	if (conn->qp)
 		ibv_destroy_qp(conn->qp);
 	free(conn);
@@ -284,8 +237,6 @@ static void conn_free(struct gdrfab_conn *conn)
 	gdrfab_list_remove(&conn->entry);
 	if (ibv_destroy_qp(conn->qp))
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_destroy_qp(RC)\n");
-	if (ibv_destroy_ah(conn->ah))
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_destroy_ah\n");
 	free(conn);
 }
 
@@ -296,12 +247,15 @@ void gdrfab_conn_put(struct gdrfab_conn *conn)
 }
 
 static int connect_qp(struct gdrfab_conn *conn, uint32_t remote_qpn,
-		      uint32_t remote_psn, enum ibv_mtu remote_mtu)
+		      uint32_t remote_psn, enum ibv_mtu remote_mtu,
+		      int remote_rd_atomic)
 {
 	struct gdrfab_rc_params p;
 	int err;
 
 	rc_params(conn->proto, &p);
+	/* Never more READs in flight than the peer's QP answers at once. */
+	p.max_rd_atomic = GDRFAB_MIN(p.max_rd_atomic, remote_rd_atomic);
 	conn->remote_qpn = remote_qpn;
 	conn->path_mtu = GDRFAB_MIN(conn->proto->port_mtu, remote_mtu);
 	err = gdrfab_rc_connect(conn->qp, &p, &conn->peer, remote_qpn,
@@ -316,9 +270,19 @@ static int connect_qp(struct gdrfab_conn *conn, uint32_t remote_qpn,
 	return err;
 }
 
+/* The connection leaves ACCEPTING: one half-open fewer. */
+static void set_state(struct gdrfab_conn *conn, enum gdrfab_conn_state state)
+{
+	if (conn->state == GDRFAB_CONN_ACCEPTING)
+		conn->proto->half_open--;
+	if (state == GDRFAB_CONN_ACCEPTING)
+		conn->proto->half_open++;
+	conn->state = state;
+}
+
 static void established(struct gdrfab_conn *conn)
 {
-	conn->state = GDRFAB_CONN_CONNECTED;
+	set_state(conn, GDRFAB_CONN_CONNECTED);
 	conn->last_rx_ms = gdrfab_tick_ms();
 	gdrfab_conn_kick(conn);
 }
@@ -331,13 +295,13 @@ struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 
 	if (!gdrfab_addrmap_get(&proto->conn_by_name, peer, &found))
 		return (struct gdrfab_conn *)(uintptr_t)found;
-	conn = conn_new(proto, peer);
+	conn = conn_new(proto, peer, true);
 	if (!conn)
 		return NULL;
 	if (gdrfab_addr_equal(peer, &proto->ep->name)) {
 		/* Talking to itself: one QP, connected to itself. */
 		if (connect_qp(conn, conn->qp->qp_num, conn->psn,
-			       proto->port_mtu)) {
+			       proto->port_mtu, proto->max_rd_atomic)) {
 			/* Failing drops the table's reference, the only
 			 * one: the connection is gone. */
 			gdrfab_conn_fail(conn, FI_EIO, 0);
@@ -348,8 +312,10 @@ struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 		return conn;
 	}
 	conn->state = GDRFAB_CONN_CONNECTING;
-	conn->next_resend_ms = gdrfab_tick_ms() + conn->resend_interval_ms;
-	send_cm(conn, GDRFAB_CM_REQ);
+	/* Without an address handle yet, try again at the next tick. */
+	conn->next_resend_ms =
+		gdrfab_tick_ms() +
+		(send_cm(conn, GDRFAB_CM_REQ) ? conn->resend_interval_ms : 1);
 	return conn;
 }
 
@@ -394,9 +360,20 @@ fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn)
 	return conn->fi_addr;
 }
 
+/* Work completion statuses that say the peer's QP, as responder, moved to
+ * the error state. */
+static bool peer_qp_failed(int prov_errno)
+{
+	return prov_errno == IBV_WC_REM_ACCESS_ERR ||
+	       prov_errno == IBV_WC_REM_INV_REQ_ERR ||
+	       prov_errno == IBV_WC_REM_OP_ERR;
+}
+
 void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 {
 	struct gdrfab_proto *proto = conn->proto;
+	struct gdrfab_addr peer_addr;
+	bool reconnect;
 	struct gdrfab_list *it, *tmp;
 	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
 	char peer[128];
@@ -404,10 +381,19 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 	if (conn->state == GDRFAB_CONN_FAILED)
 		return;
 	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
-	GDRFAB_WARN(FI_LOG_EP_DATA, "connection to %s failed: %s (%s)\n", peer,
-		    fi_strerror(err),
-		    gdrfab_prov_strerror(prov_errno, NULL, 0));
-	conn->state = GDRFAB_CONN_FAILED;
+	if (conn->state == GDRFAB_CONN_ACCEPTING && !conn->initiated &&
+	    gdrfab_list_empty(&conn->pending))
+		/* A peer asked and never confirmed: nothing of ours is lost,
+		 * and floods of such requests must not flood the log. */
+		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
+				 "unconfirmed connection from %s dropped: %s",
+				 peer, fi_strerror(err));
+	else
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "connection to %s failed: %s (%s)\n", peer,
+			    fi_strerror(err),
+			    gdrfab_prov_strerror(prov_errno, NULL, 0));
+	set_state(conn, GDRFAB_CONN_FAILED);
 	gdrfab_addrmap_del(&proto->conn_by_name, &conn->peer);
 	proto->conn_epoch++; /* no cached fi_addr leads to it now */
 	gdrfab_list_remove(&conn->entry);
@@ -430,19 +416,51 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 		gdrfab_list_remove(&req->entry);
 		gdrfab_req_fail(proto, req, err, prov_errno);
 	}
+	reconnect = peer_qp_failed(prov_errno) && !proto->closing;
+	peer_addr = conn->peer;
 	gdrfab_conn_put(conn);
+	/* The peer's NIC refused our access and moved its QP to error too,
+	 * which it may not notice until it sends. Connecting anew at once
+	 * tells it (our REQ replaces its connection), so that its next
+	 * operation does not fail on the dead QP. */
+	if (reconnect)
+		gdrfab_conn_get(proto, &peer_addr);
 }
 
 /* ---- CM message handling ---- */
 
+static void peer_name(const struct gdrfab_cm_msg *msg, char *buf, size_t len)
+{
+	gdrfab_addr_to_str(&msg->src, buf, len);
+}
+
+/* Settings the peer must share with us: 0, or what differs (logged). */
+static enum gdrfab_cm_reject settings_differ(struct gdrfab_proto *proto,
+					     const struct gdrfab_cm_msg *msg)
+{
+	char peer[128];
+
+	if (msg->eager_max == proto->eager_max)
+		return 0;
+	peer_name(msg, peer, sizeof(peer));
+	GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
+			 "connection with %s refused: FI_GDRFAB_EAGER_MAX is "
+			 "%u there and %zu here; every process must use "
+			 "the same value",
+			 peer, msg->eager_max, proto->eager_max);
+	return GDRFAB_REJECT_EAGER_MAX;
+}
+
 static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		       const struct gdrfab_cm_msg *msg)
 {
-	if (connect_qp(conn, msg->qpn, msg->psn, (enum ibv_mtu)msg->mtu)) {
+	if (connect_qp(conn, msg->qpn, msg->psn, (enum ibv_mtu)msg->mtu,
+		       msg->rd_atomic)) {
 		gdrfab_conn_fail(conn, FI_EIO, 0);
 		return;
 	}
-	conn->state = GDRFAB_CONN_ACCEPTING;
+	conn->peer_nonce = msg->nonce;
+	set_state(conn, GDRFAB_CONN_ACCEPTING);
 	conn->resend_interval_ms = RESEND_FIRST_MS;
 	conn->next_resend_ms = gdrfab_tick_ms() + conn->resend_interval_ms;
 	conn->deadline_ms = gdrfab_tick_ms() + gdrfab_params.conn_timeout_ms;
@@ -450,31 +468,82 @@ static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	(void)proto;
 }
 
+/* A REQ from a peer with no connection here (or one just failed). */
+static void accept_new(struct gdrfab_proto *proto,
+		       const struct gdrfab_cm_msg *msg)
+{
+	enum gdrfab_cm_reject why = settings_differ(proto, msg);
+	struct gdrfab_conn *conn;
+	struct ibv_ah *ah;
+	char peer[128];
+
+	if (why) {
+		send_rej(proto, msg, why);
+		return;
+	}
+	if (proto->half_open >= gdrfab_params.half_open_max) {
+		peer_name(msg, peer, sizeof(peer));
+		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
+				 "request from %s dropped: %d connections "
+				 "wait for confirmation "
+				 "(FI_GDRFAB_HALF_OPEN_MAX)",
+				 peer, proto->half_open);
+		return;
+	}
+	/* No QP for a peer we cannot answer yet: it resends. */
+	if (gdrfab_ah_get(&proto->ep->domain->ah_cache, &msg->src, false,
+			  &ah) != GDRFAB_AH_READY)
+		return;
+	conn = conn_new(proto, &msg->src, false);
+	if (conn)
+		accept_req(proto, conn, msg);
+}
+
 static void handle_req(struct gdrfab_proto *proto,
 		       const struct gdrfab_cm_msg *msg)
 {
 	struct gdrfab_conn *conn = NULL;
+	enum gdrfab_cm_reject why;
+	char peer[128];
 	uint64_t found;
 
 	if (!gdrfab_addrmap_get(&proto->conn_by_name, &msg->src, &found))
 		conn = (struct gdrfab_conn *)(uintptr_t)found;
-	if (conn && conn->state == GDRFAB_CONN_CONNECTING) {
+	if (!conn) {
+		accept_new(proto, msg);
+		return;
+	}
+	if (conn->state == GDRFAB_CONN_CONNECTING) {
 		/* Both sides connecting: the smaller name stays active. */
 		if (memcmp(&proto->ep->name, &msg->src, sizeof(msg->src)) < 0)
 			return;
+		if ((why = settings_differ(proto, msg))) {
+			send_rej(proto, msg, why);
+			gdrfab_conn_fail(conn, FI_ECONNREFUSED,
+					 GDRFAB_PERR_SETTINGS);
+			return;
+		}
 		accept_req(proto, conn, msg);
 		return;
 	}
-	if (conn && conn->remote_qpn == msg->qpn) {
+	/* A confirmed connection answers only to the peer it was made with:
+	 * a request naming that peer without its nonce is someone else's. */
+	if (conn->state == GDRFAB_CONN_CONNECTED &&
+	    msg->nonce != conn->peer_nonce) {
+		peer_name(msg, peer, sizeof(peer));
+		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
+				 "request naming connected peer %s dropped: "
+				 "wrong nonce (spoofed or stale)",
+				 peer);
+		return;
+	}
+	if (conn->remote_qpn == msg->qpn && msg->nonce == conn->peer_nonce) {
 		send_cm(conn, GDRFAB_CM_REP); /* our REP was lost */
 		return;
 	}
-	if (conn) /* the peer has a new QP: its old connection is gone */
-		gdrfab_conn_fail(conn, FI_ECONNRESET, GDRFAB_PERR_PEER_CLOSED);
-	conn = conn_new(proto, &msg->src);
-	if (!conn)
-		return;
-	accept_req(proto, conn, msg);
+	/* The peer has a new QP: its old connection is gone. */
+	gdrfab_conn_fail(conn, FI_ECONNRESET, GDRFAB_PERR_PEER_CLOSED);
+	accept_new(proto, msg);
 }
 
 static struct gdrfab_conn *known_conn(struct gdrfab_proto *proto,
@@ -495,15 +564,22 @@ static void handle_rep(struct gdrfab_proto *proto,
 	if (!conn)
 		return;
 	if (conn->state == GDRFAB_CONN_CONNECTING) {
-		if (connect_qp(conn, msg->qpn, msg->psn,
-			       (enum ibv_mtu)msg->mtu)) {
+		if (settings_differ(proto, msg)) {
+			gdrfab_conn_fail(conn, FI_ECONNREFUSED,
+					 GDRFAB_PERR_SETTINGS);
+			return;
+		}
+		if (connect_qp(conn, msg->qpn, msg->psn, (enum ibv_mtu)msg->mtu,
+			       msg->rd_atomic)) {
 			gdrfab_conn_fail(conn, FI_EIO, 0);
 			return;
 		}
+		conn->peer_nonce = msg->nonce;
 		send_cm(conn, GDRFAB_CM_RTU);
 		established(conn);
 	} else if (conn->state == GDRFAB_CONN_CONNECTED &&
-		   conn->remote_qpn == msg->qpn) {
+		   conn->remote_qpn == msg->qpn &&
+		   conn->peer_nonce == msg->nonce) {
 		send_cm(conn, GDRFAB_CM_RTU); /* our RTU was lost */
 	}
 }
@@ -514,8 +590,27 @@ static void handle_rtu(struct gdrfab_proto *proto,
 	struct gdrfab_conn *conn = known_conn(proto, msg);
 
 	if (conn && conn->state == GDRFAB_CONN_ACCEPTING &&
-	    conn->remote_qpn == msg->qpn)
+	    conn->remote_qpn == msg->qpn && conn->peer_nonce == msg->nonce)
 		established(conn);
+}
+
+/* The peer refused our REQ: it names the QP we asked with. */
+static void handle_rej(struct gdrfab_proto *proto,
+		       const struct gdrfab_cm_msg *msg)
+{
+	struct gdrfab_conn *conn = known_conn(proto, msg);
+	char peer[128];
+
+	if (!conn || conn->state != GDRFAB_CONN_CONNECTING ||
+	    conn->qp->qp_num != msg->qpn)
+		return;
+	peer_name(msg, peer, sizeof(peer));
+	GDRFAB_WARN(FI_LOG_EP_CTRL,
+		    "%s refused the connection: FI_GDRFAB_EAGER_MAX is %u "
+		    "there and %zu here; every process must use the same "
+		    "value\n",
+		    peer, msg->eager_max, proto->eager_max);
+	gdrfab_conn_fail(conn, FI_ECONNREFUSED, GDRFAB_PERR_SETTINGS);
 }
 
 /* What is wrong with a connection message, or NULL. */
@@ -527,12 +622,17 @@ static const char *check_cm(const struct gdrfab_cm_msg *msg, size_t len)
 		return "wrong length";
 	if (msg->version != GDRFAB_WIRE_VERSION)
 		return "unknown wire version";
-	if (msg->type < GDRFAB_CM_REQ || msg->type > GDRFAB_CM_RTU)
+	if (msg->type < GDRFAB_CM_REQ || msg->type > GDRFAB_CM_REJ)
 		return "unknown type";
 	if (msg->mtu < IBV_MTU_256 || msg->mtu > IBV_MTU_4096)
 		return "bad MTU";
 	if (!msg->qpn || msg->qpn > 0xffffff)
 		return "bad QP number";
+	if (!msg->rd_atomic)
+		return "no READ resources";
+	if (msg->type == GDRFAB_CM_REJ ? msg->reject != GDRFAB_REJECT_EAGER_MAX
+				       : msg->reject != 0)
+		return "bad reject reason";
 	if (gdrfab_addr_validate(&msg->src, sizeof(msg->src), why, sizeof(why)))
 		return "bad source name";
 	return NULL;
@@ -541,9 +641,13 @@ static const char *check_cm(const struct gdrfab_cm_msg *msg, size_t len)
 void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *buf,
 			   size_t len)
 {
-	const struct gdrfab_cm_msg *msg = buf;
-	const char *why = check_cm(msg, len);
+	struct gdrfab_cm_msg msg;
+	const char *why;
 
+	/* A copy: the receive slot is reposted while we still act. */
+	memset(&msg, 0, sizeof(msg));
+	memcpy(&msg, buf, GDRFAB_MIN(len, sizeof(msg)));
+	why = check_cm(&msg, len);
 	if (why) {
 		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
 				 "connection message dropped: %s (%zu bytes)",
@@ -551,43 +655,13 @@ void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *buf,
 		return;
 	}
 	/* Meant for an earlier endpoint that had our QP number. */
-	if (!gdrfab_addr_equal(&msg->dst, &proto->ep->name))
+	if (!gdrfab_addr_equal(&msg.dst, &proto->ep->name))
 		return;
-	switch (msg->type) {
-	case GDRFAB_CM_REQ: handle_req(proto, msg); break;
-	case GDRFAB_CM_REP: handle_rep(proto, msg); break;
-	case GDRFAB_CM_RTU: handle_rtu(proto, msg); break;
-	}
-}
-
-void gdrfab_conn_poll_ud(struct gdrfab_proto *proto)
-{
-	struct ibv_wc wc[8];
-	int n;
-
-	while ((n = ibv_poll_cq(proto->ud_cq, 8, wc)) > 0) {
-		for (int i = 0; i < n; i++) {
-			if (wc[i].wr_id & UD_SEND_FLAG) {
-				proto->ud_tx_busy &=
-					~(1ULL << (wc[i].wr_id & 63));
-				if (wc[i].status != IBV_WC_SUCCESS)
-					GDRFAB_WARN(FI_LOG_EP_CTRL,
-						    "UD send: %s\n",
-						    ibv_wc_status_str(
-							    wc[i].status));
-				continue;
-			}
-			if (wc[i].status == IBV_WC_SUCCESS &&
-			    wc[i].byte_len >= GRH_LEN)
-				gdrfab_conn_handle_cm(
-					proto,
-					proto->ud_mem +
-						wc[i].wr_id * UD_SLOT_SIZE +
-						GRH_LEN,
-					wc[i].byte_len - GRH_LEN);
-			if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
-				ud_repost(proto, wc[i].wr_id);
-		}
+	switch (msg.type) {
+	case GDRFAB_CM_REQ: handle_req(proto, &msg); break;
+	case GDRFAB_CM_REP: handle_rep(proto, &msg); break;
+	case GDRFAB_CM_RTU: handle_rtu(proto, &msg); break;
+	case GDRFAB_CM_REJ: handle_rej(proto, &msg); break;
 	}
 }
 
@@ -599,6 +673,31 @@ void gdrfab_conn_rx(struct gdrfab_conn *conn)
 		established(conn);
 }
 
+/* QPs the NIC moved to the error state without a completion saying so
+ * (an access it refused as a responder): their connections fail, and the
+ * next operation to the peer connects anew. */
+static void async_errors(struct gdrfab_proto *proto)
+{
+	struct gdrfab_list *it, *tmp;
+
+	if (!atomic_exchange(&proto->async_events, 0))
+		return;
+	gdrfab_list_for_each_safe(&proto->conns, it, tmp)
+	{
+		struct gdrfab_conn *conn =
+			gdrfab_list_entry(it, struct gdrfab_conn, entry);
+		int event = atomic_exchange(&conn->owner.event, 0);
+
+		if (!event)
+			continue;
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA, "QP %u to QP %u: %s\n",
+			conn->qp->qp_num, conn->remote_qpn,
+			ibv_event_type_str((enum ibv_event_type)(event - 1)));
+		gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
+	}
+}
+
 /* Resends, timeouts and keepalives; at most once a tick of
  * gdrfab_tick_ms. */
 void gdrfab_conn_timers(struct gdrfab_proto *proto)
@@ -606,26 +705,38 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 	long long now = gdrfab_tick_ms();
 	struct gdrfab_list *it, *tmp;
 
+	gdrfab_async_poll(proto->ctx);
+	async_errors(proto);
+	gdrfab_ud_check(proto);
 	gdrfab_list_for_each_safe(&proto->conns, it, tmp)
 	{
 		struct gdrfab_conn *conn =
 			gdrfab_list_entry(it, struct gdrfab_conn, entry);
 		bool waiting = conn->state == GDRFAB_CONN_CONNECTING ||
-			       (conn->state == GDRFAB_CONN_ACCEPTING &&
-				!gdrfab_list_empty(&conn->pending));
+			       conn->state == GDRFAB_CONN_ACCEPTING;
 
 		if (waiting && now >= conn->deadline_ms) {
-			gdrfab_conn_fail(conn, FI_EHOSTUNREACH,
-					 GDRFAB_PERR_PEER_UNREACHABLE);
+			/* Unconfirmed and unused: only time ran out. */
+			bool unused = conn->state == GDRFAB_CONN_ACCEPTING &&
+				      gdrfab_list_empty(&conn->pending);
+
+			gdrfab_conn_fail(
+				conn, unused ? FI_ETIMEDOUT : FI_EHOSTUNREACH,
+				GDRFAB_PERR_PEER_UNREACHABLE);
 			continue;
 		}
 		if (waiting && now >= conn->next_resend_ms) {
-			send_cm(conn, conn->state == GDRFAB_CONN_CONNECTING
-					      ? GDRFAB_CM_REQ
-					      : GDRFAB_CM_REP);
-			conn->resend_interval_ms = GDRFAB_MIN(
-				2 * conn->resend_interval_ms, RESEND_MAX_MS);
-			conn->next_resend_ms = now + conn->resend_interval_ms;
+			if (send_cm(conn, conn->state == GDRFAB_CONN_CONNECTING
+						  ? GDRFAB_CM_REQ
+						  : GDRFAB_CM_REP)) {
+				conn->resend_interval_ms =
+					GDRFAB_MIN(2 * conn->resend_interval_ms,
+						   RESEND_MAX_MS);
+				conn->next_resend_ms =
+					now + conn->resend_interval_ms;
+			} else {
+				conn->next_resend_ms = now + 1;
+			}
 		}
 		if (conn->state == GDRFAB_CONN_CONNECTED &&
 		    !gdrfab_list_empty(&conn->rndv_wait) &&

@@ -348,6 +348,11 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		 * but finished (and freed) only below, once. */
 		if (wc->status != IBV_WC_WR_FLUSH_ERR)
 			gdrfab_conn_fail(conn, req->error, wc->status);
+		else if (conn->state != GDRFAB_CONN_FAILED)
+			/* Flushed though we never failed the connection: the
+			 * QP went to error on its own (say, as the responder
+			 * of an access its NIC refused). */
+			gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
 	} else {
 		conn->last_rx_ms = gdrfab_tick_ms(); /* acked: alive */
 	}

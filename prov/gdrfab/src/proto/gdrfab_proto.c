@@ -7,12 +7,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "gdrfab.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_ud.h"
 
 #define POLL_BATCH  32
 #define POLL_ROUNDS 4 /* bound one progress call */
@@ -182,6 +184,12 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 	gdrfab_list_init(&proto->free_reqs);
 	gdrfab_list_init(&proto->live);
 	set_limits(proto);
+	if (getrandom(&proto->nonce, sizeof(proto->nonce), 0) !=
+	    sizeof(proto->nonce)) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "getrandom: %s\n", strerror(errno));
+		free(proto);
+		return -FI_EOTHER;
+	}
 	proto->conn_epoch = 1; /* the zeroed cache entries hold nothing */
 	proto->rxbuf_cnt = GDRFAB_MIN(gdrfab_params.rx_bufs,
 				      (size_t)ep->domain->dev_attr.max_srq_wr);
@@ -218,6 +226,11 @@ static void free_conns(struct gdrfab_list *list)
 void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 {
 	proto->closing = true;
+	/* The UD QP goes first: its async events name proto->ud_owner, and
+	 * destroying it waits for any being read to be acknowledged. */
+	gdrfab_ud_destroy(proto->ep->ud_cq, proto->ep->ud_qp);
+	proto->ep->ud_cq = NULL;
+	proto->ep->ud_qp = NULL;
 	/* Unexpected messages and requests hold connections: free them
 	 * first (requests still in flight hold temporary registrations),
 	 * then every connection, whatever its count. */

@@ -66,6 +66,13 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	len = gdrfab_iov_len(iov, count);
 	if (inject && len > proto->inject_max)
 		return -FI_EMSGSIZE;
+	if (len && raddr + (len - 1) < raddr) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "RMA of %zu bytes at 0x%llx wraps around the "
+			    "address space\n",
+			    len, (unsigned long long)raddr);
+		return -FI_EINVAL;
+	}
 	emu = (key & ~(uint64_t)UINT32_MAX) == GDRFAB_EMU_KEY;
 	if (key > UINT32_MAX && !emu) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,

@@ -19,6 +19,7 @@ struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p,
 		.send_cq = p->cq,
 		.recv_cq = p->cq,
 		.srq = p->srq,
+		.qp_context = p->qp_context,
 		.qp_type = IBV_QPT_RC,
 		.cap =
 			{
@@ -89,7 +90,7 @@ int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
 	attr.path_mtu = mtu;
 	attr.dest_qp_num = remote_qpn;
 	attr.rq_psn = remote_psn;
-	attr.max_dest_rd_atomic = (uint8_t)p->max_rd_atomic;
+	attr.max_dest_rd_atomic = (uint8_t)p->max_dest_rd_atomic;
 	attr.min_rnr_timer = RC_MIN_RNR_TIMER;
 	gdrfab_rc_ah_attr(&attr.ah_attr, p, peer);
 	err = ibv_modify_qp(qp, &attr,
@@ -110,20 +111,6 @@ int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
 			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 				     IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-struct ibv_ah *gdrfab_rc_create_ah(const struct gdrfab_rc_params *p,
-				   const struct gdrfab_addr *peer)
-{
-	struct ibv_ah_attr attr;
-	struct ibv_ah *ah;
-
-	gdrfab_rc_ah_attr(&attr, p, peer);
-	ah = ibv_create_ah(p->pd, &attr);
-	if (!ah)
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_create_ah: %s\n",
-			    strerror(errno));
-	return ah;
 }
 
 uint8_t gdrfab_rc_timeout_for_ms(int ms)

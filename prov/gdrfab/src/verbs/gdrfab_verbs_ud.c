@@ -33,6 +33,23 @@ static int to_rts(struct ibv_qp *qp, uint8_t port_num)
 	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
+int gdrfab_ud_reset(struct ibv_qp *qp, uint8_t port_num)
+{
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_RESET};
+	int err = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+
+	return err ? err : to_rts(qp, port_num);
+}
+
+bool gdrfab_ud_in_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+
+	return !ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) &&
+	       attr.qp_state == IBV_QPS_RTS;
+}
+
 int gdrfab_ud_create(struct gdrfab_domain *domain, struct ibv_cq **cq,
 		     struct ibv_qp **qp)
 {
