@@ -9,6 +9,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_quarantine.h"
 #include "gdrfab_strerror.h"
 
 static void eq_push(struct gdrfab_eq *eq, struct gdrfab_eq_event *ev)
@@ -228,7 +229,7 @@ static int eq_close(struct fid *fid)
 	gdrfab_signal_fini(&eq->signal);
 	pthread_mutex_destroy(&eq->lock);
 	atomic_fetch_sub(&eq->fabric->ref, 1);
-	free(eq);
+	gdrfab_fid_retire(&eq->fid.fid, eq);
 	return 0;
 }
 
