@@ -74,6 +74,9 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 			    (unsigned long long)key);
 		return -FI_EINVAL;
 	}
+	ret = gdrfab_mr_check_descs(ep->domain, iov, desc, count);
+	if (ret)
+		return ret;
 	gdrfab_lock_acquire(&ep->lock);
 	ret = gdrfab_req_to_peer(proto, peer_addr, &req);
 	if (ret)
