@@ -265,12 +265,20 @@ int gdrfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD: break;
-	default:
+	case FI_WAIT_SET:
+	case FI_WAIT_MUTEX_COND:
+	case FI_WAIT_YIELD:
 		GDRFAB_WARN(FI_LOG_EQ,
 			    "fi_eq_open: wait object %d is not "
 			    "supported (use FI_WAIT_FD)\n",
 			    attr->wait_obj);
 		return -FI_ENOSYS;
+	default:
+		/* Not a wait object at all, as fi_cq_open and fi_cntr_open
+		 * answer. */
+		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_open: unknown wait object %d\n",
+			    attr->wait_obj);
+		return -FI_EINVAL;
 	}
 	if (attr->flags & ~(uint64_t)FI_WRITE) {
 		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_open: unsupported flags 0x%llx\n",

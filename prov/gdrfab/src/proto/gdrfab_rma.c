@@ -150,6 +150,16 @@ static int check_msg(const struct fi_msg_rma *msg)
 					    "remote segment\n");
 		return -FI_EINVAL;
 	}
+	/* The local iovec is summed below, before do_rma checks it: a count
+	 * beyond the array, or without one, must not be read. */
+	if (msg->iov_count > GDRFAB_MAX_IOV ||
+	    (msg->iov_count && !msg->msg_iov)) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "RMA message: %zu iovecs at %p (at most %d)\n",
+			    msg->iov_count, (const void *)msg->msg_iov,
+			    GDRFAB_MAX_IOV);
+		return -FI_EINVAL;
+	}
 	if (gdrfab_iov_len(msg->msg_iov, msg->iov_count) !=
 	    msg->rma_iov[0].len) {
 		GDRFAB_WARN(FI_LOG_EP_DATA, "RMA local and remote lengths "
