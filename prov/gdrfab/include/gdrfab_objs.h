@@ -135,6 +135,19 @@ struct gdrfab_mr {
 	uint64_t emu_key;
 };
 
+/* Descriptors handed to data calls. gdrfab_mr_check_desc: 0 when desc is
+ * NULL or a live MR of the domain whose region holds buf..buf+len; else
+ * -FI_EINVAL with a log line naming the cause (its MR was closed, not a
+ * gdrfab descriptor, another domain's, outside the region). Closed MRs are
+ * recognised while they are in the quarantine (gdrfab_quarantine.h).
+ * gdrfab_mr_check_descs checks an iovec's; gdrfab_mr_desc_live only says
+ * whether desc is NULL or a live MR's. */
+int gdrfab_mr_check_desc(const struct gdrfab_domain *domain, const void *desc,
+			 const void *buf, size_t len);
+int gdrfab_mr_check_descs(const struct gdrfab_domain *domain,
+			  const struct iovec *iov, void **desc, size_t count);
+bool gdrfab_mr_desc_live(const void *desc);
+
 /* The GPU device of a descriptor's memory, or -1 for host memory. */
 static inline int gdrfab_mr_device(const void *desc)
 {

@@ -12,6 +12,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_quarantine.h"
 
 #define AV_DEFAULT_COUNT 64
 
@@ -294,7 +295,8 @@ static int av_close(struct fid *fid)
 	gdrfab_addrmap_fini(&av->by_name);
 	atomic_fetch_sub(&av->domain->ref, 1);
 	free(av->table);
-	free(av);
+	av->table = NULL;
+	gdrfab_fid_retire(&av->fid.fid, av);
 	return 0;
 }
 

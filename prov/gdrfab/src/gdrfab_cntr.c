@@ -8,6 +8,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_quarantine.h"
 
 #define CNTR_PROGRESS_SLICE_MS 1
 
@@ -152,7 +153,7 @@ static int cntr_close(struct fid *fid)
 	gdrfab_signal_fini(&cntr->signal);
 	gdrfab_eplist_fini(&cntr->eps);
 	atomic_fetch_sub(&cntr->domain->ref, 1);
-	free(cntr);
+	gdrfab_fid_retire(&cntr->fid.fid, cntr);
 	return 0;
 }
 

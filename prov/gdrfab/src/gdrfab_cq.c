@@ -14,6 +14,7 @@
 #include "gdrfab.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
+#include "gdrfab_quarantine.h"
 #include "gdrfab_strerror.h"
 
 /* While endpoints are bound, a blocking read wakes at least this often to
@@ -276,7 +277,8 @@ static int cq_close(struct fid *fid)
 	gdrfab_eplist_fini(&cq->eps);
 	atomic_fetch_sub(&cq->domain->ref, 1);
 	free(cq->ring);
-	free(cq);
+	cq->ring = NULL;
+	gdrfab_fid_retire(&cq->fid.fid, cq);
 	return 0;
 }
 

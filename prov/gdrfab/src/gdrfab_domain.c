@@ -9,6 +9,7 @@
 #include "gdrfab_async.h"
 #include "gdrfab_info.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_quarantine.h"
 
 bool gdrfab_domain_locks(const struct gdrfab_domain *domain)
 {
@@ -39,7 +40,8 @@ static int domain_close(struct fid *fid)
 			    strerror(errno));
 	atomic_fetch_sub(&domain->fabric->ref, 1);
 	fi_freeinfo(domain->info);
-	free(domain);
+	domain->info = NULL;
+	gdrfab_fid_retire(&domain->fid.fid, domain);
 	return 0;
 }
 

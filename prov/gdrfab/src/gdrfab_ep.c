@@ -18,6 +18,7 @@
 #include "gdrfab_info.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_quarantine.h"
 #include "gdrfab_ud.h"
 
 #define EP_CQ_FLAGS   (FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)
@@ -188,6 +189,8 @@ static int ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 	if (!bfid || !bfid->ops)
 		return -FI_EINVAL;
+	if (gdrfab_fid_dead(bfid))
+		return gdrfab_dead_call(bfid, "fi_ep_bind");
 	gdrfab_lock_acquire(&ep->lock);
 	if (ep->enabled) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind after fi_enable\n");
@@ -441,7 +444,8 @@ static int ep_close(struct fid *fid)
 	atomic_fetch_sub(&ep->domain->ref, 1);
 	gdrfab_lock_fini(&ep->lock);
 	fi_freeinfo(ep->info);
-	free(ep);
+	ep->info = NULL;
+	gdrfab_fid_retire(&ep->fid.fid, ep);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_quarantine.h"
 #include "gdrfab_strerror.h"
 
 static void eq_push(struct gdrfab_eq *eq, struct gdrfab_eq_event *ev)
@@ -228,7 +229,7 @@ static int eq_close(struct fid *fid)
 	gdrfab_signal_fini(&eq->signal);
 	pthread_mutex_destroy(&eq->lock);
 	atomic_fetch_sub(&eq->fabric->ref, 1);
-	free(eq);
+	gdrfab_fid_retire(&eq->fid.fid, eq);
 	return 0;
 }
 
@@ -264,12 +265,20 @@ int gdrfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD: break;
-	default:
+	case FI_WAIT_SET:
+	case FI_WAIT_MUTEX_COND:
+	case FI_WAIT_YIELD:
 		GDRFAB_WARN(FI_LOG_EQ,
 			    "fi_eq_open: wait object %d is not "
 			    "supported (use FI_WAIT_FD)\n",
 			    attr->wait_obj);
 		return -FI_ENOSYS;
+	default:
+		/* Not a wait object at all, as fi_cq_open and fi_cntr_open
+		 * answer. */
+		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_open: unknown wait object %d\n",
+			    attr->wait_obj);
+		return -FI_EINVAL;
 	}
 	if (attr->flags & ~(uint64_t)FI_WRITE) {
 		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_open: unsupported flags 0x%llx\n",

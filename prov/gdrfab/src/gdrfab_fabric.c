@@ -6,6 +6,7 @@
 #include "gdrfab.h"
 #include "gdrfab_info.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_quarantine.h"
 
 static int fabric_close(struct fid *fid)
 {
@@ -19,7 +20,8 @@ static int fabric_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	free(fabric->name);
-	free(fabric);
+	fabric->name = NULL;
+	gdrfab_fid_retire(&fabric->fid.fid, fabric);
 	return 0;
 }
 
@@ -34,6 +36,8 @@ static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 
 		if (!fids[i])
 			return -FI_EINVAL;
+		if (gdrfab_fid_dead(fids[i]))
+			return gdrfab_dead_call(fids[i], "fi_trywait");
 		/* Nothing pending: safe to block on the object's fd. */
 		switch (fids[i]->fclass) {
 		case FI_CLASS_CQ:

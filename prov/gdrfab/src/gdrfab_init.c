@@ -11,6 +11,7 @@
 #include "gdrfab_kmod.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
+#include "gdrfab_quarantine.h"
 #include "gdrfab_topo.h"
 
 /* libfabric unloads the provider: nothing it allocated for the process
@@ -21,6 +22,7 @@ static void gdrfab_cleanup(void)
 	gdrfab_topo_cache_fini();
 	gdrfab_cuda_ptr_fini();
 	gdrfab_params_fini();
+	gdrfab_quarantine_fini();
 }
 
 static int gdrfab_fabric(struct fi_fabric_attr *attr,
@@ -73,6 +75,10 @@ int gdrfab_errno_to_fi(int err)
 
 bool gdrfab_fid_is(const struct fid *fid, size_t fclass)
 {
+	if (gdrfab_fid_dead(fid)) {
+		gdrfab_dead_call(fid, "opening an object on it");
+		return false;
+	}
 	return fid && fid->fclass == fclass && fid->ops;
 }
 

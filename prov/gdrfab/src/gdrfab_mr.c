@@ -12,6 +12,7 @@
 #include "gdrfab.h"
 #include "gdrfab_api_compat.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_quarantine.h"
 
 #define GDRFAB_MR_ACCESS                                                       \
 	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |             \
@@ -49,7 +50,11 @@ static int mr_close(struct fid *fid)
 		gdrfab_reg_put(cache, mr->rndv_reg);
 	gdrfab_reg_put(cache, mr->reg);
 	atomic_fetch_sub(&mr->domain->ref, 1);
-	free(mr);
+	/* Its descriptor may still be handed to a data call: it must not
+	 * lead to the registrations just released. */
+	mr->reg = mr->rndv_reg = NULL;
+	mr->ibv_mr = mr->rndv_mr = NULL;
+	gdrfab_fid_retire(&mr->fid.fid, mr);
 	return 0;
 }
 
@@ -414,6 +419,67 @@ static int mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
 
 	return mr_regv(fid, &iov, 1, access, offset, requested_key, flags, mr,
 		       context);
+}
+
+bool gdrfab_mr_desc_live(const void *desc)
+{
+	const struct gdrfab_mr *mr = desc;
+
+	return !mr || mr->fid.fid.ops == &mr_fi_ops;
+}
+
+int gdrfab_mr_check_desc(const struct gdrfab_domain *domain, const void *desc,
+			 const void *buf, size_t len)
+{
+	const struct gdrfab_mr *mr = desc;
+	uintptr_t b = (uintptr_t)buf, base;
+
+	if (!mr)
+		return 0;
+	if (gdrfab_fid_dead(&mr->fid.fid)) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "descriptor %p for %p+%zu: its MR was closed\n",
+			    desc, buf, len);
+		return -FI_EINVAL;
+	}
+	if (mr->fid.fid.ops != &mr_fi_ops) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "descriptor %p for %p+%zu is not a gdrfab MR's "
+			    "(fi_mr_desc)\n",
+			    desc, buf, len);
+		return -FI_EINVAL;
+	}
+	if (mr->domain != domain) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "descriptor %p for %p+%zu: its MR belongs to "
+			    "domain %s, not the endpoint's (%s)\n",
+			    desc, buf, len, mr->domain->info->domain_attr->name,
+			    domain->info->domain_attr->name);
+		return -FI_EINVAL;
+	}
+	base = (uintptr_t)mr->base;
+	if (len &&
+	    (b < base || b - base > mr->len || len > mr->len - (b - base))) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "descriptor %p: %p+%zu is outside its MR "
+			    "(%p+%zu)\n",
+			    desc, buf, len, mr->base, mr->len);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+int gdrfab_mr_check_descs(const struct gdrfab_domain *domain,
+			  const struct iovec *iov, void **desc, size_t count)
+{
+	for (size_t i = 0; desc && i < count; i++) {
+		int ret = gdrfab_mr_check_desc(domain, desc[i], iov[i].iov_base,
+					       iov[i].iov_len);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 struct fi_ops_mr gdrfab_mr_ops = {

@@ -98,7 +98,10 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 int access)
 {
 	bool remote = access & IBV_ACCESS_REMOTE_READ;
+	int ret = gdrfab_mr_check_descs(proto->ep->domain, iov, desc, count);
 
+	if (ret)
+		return ret;
 	req->iov_count = count;
 	for (size_t i = 0; i < count; i++) {
 		struct gdrfab_mr *mr = desc ? desc[i] : NULL;

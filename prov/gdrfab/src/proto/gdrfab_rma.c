@@ -81,6 +81,9 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 			    (unsigned long long)key);
 		return -FI_EINVAL;
 	}
+	ret = gdrfab_mr_check_descs(ep->domain, iov, desc, count);
+	if (ret)
+		return ret;
 	gdrfab_lock_acquire(&ep->lock);
 	ret = gdrfab_req_to_peer(proto, peer_addr, &req);
 	if (ret)
@@ -152,6 +155,16 @@ static int check_msg(const struct fi_msg_rma *msg)
 	if (!msg || msg->rma_iov_count != 1 || !msg->rma_iov) {
 		GDRFAB_WARN(FI_LOG_EP_DATA, "RMA message needs exactly one "
 					    "remote segment\n");
+		return -FI_EINVAL;
+	}
+	/* The local iovec is summed below, before do_rma checks it: a count
+	 * beyond the array, or without one, must not be read. */
+	if (msg->iov_count > GDRFAB_MAX_IOV ||
+	    (msg->iov_count && !msg->msg_iov)) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "RMA message: %zu iovecs at %p (at most %d)\n",
+			    msg->iov_count, (const void *)msg->msg_iov,
+			    GDRFAB_MAX_IOV);
 		return -FI_EINVAL;
 	}
 	if (gdrfab_iov_len(msg->msg_iov, msg->iov_count) !=

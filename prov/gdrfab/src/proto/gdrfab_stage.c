@@ -33,8 +33,10 @@ static int buf_device(struct gdrfab_proto *proto, const void *buf, void *desc)
 int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 			 size_t n, void *desc)
 {
-	int dev;
+	int dev = gdrfab_mr_check_desc(proto->ep->domain, desc, src, n);
 
+	if (dev)
+		return dev;
 	if (!n) /* fi_inject(ep, NULL, 0): nothing to read */
 		return 0;
 	dev = buf_device(proto, src, desc);
@@ -48,8 +50,10 @@ int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		       size_t n, void *desc)
 {
-	int dev;
+	int dev = gdrfab_mr_check_desc(proto->ep->domain, desc, dst, n);
 
+	if (dev)
+		return dev;
 	if (!n)
 		return 0;
 	dev = buf_device(proto, dst, desc);
@@ -63,7 +67,11 @@ int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 bool gdrfab_iov_has_gpu(void **desc, size_t count)
 {
 	for (size_t i = 0; desc && i < count; i++) {
-		if (gdrfab_mr_device(desc[i]) >= 0)
+		/* A closed MR's descriptor is answered as GPU memory: the send
+		 * is then not inlined (which would never read it) but copied
+		 * or registered, and those paths refuse it. */
+		if (!gdrfab_mr_desc_live(desc[i]) ||
+		    gdrfab_mr_device(desc[i]) >= 0)
 			return true;
 	}
 	return false;
@@ -83,8 +91,10 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       int access, bool fill)
 {
 	size_t len = gdrfab_iov_len(iov, count), off = 0;
-	int ret;
+	int ret = gdrfab_mr_check_descs(proto->ep->domain, iov, desc, count);
 
+	if (ret)
+		return ret;
 	/* The application's buffers, to copy back into at the end. */
 	req->gpu_iov_count = count;
 	for (size_t i = 0; i < count; i++) {
