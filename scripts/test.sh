@@ -12,10 +12,11 @@ scripts/install-deps.sh || exit 1
 scripts/build.sh || exit 1
 cd build
 
-# A step that is not a test program (style, distcheck) counts as one test:
-# its output goes to NAME.out, and a log and an automake-style result let
-# the totals count it like any suite (what it ran inside is not counted
-# again).
+# A step that is not a test program (style, distcheck, the sanitizers)
+# counts as one test: its output goes to NAME.out, and a log and an
+# automake-style result let the totals count it like any suite (what it ran
+# inside is not counted again). Exit 77 is a skip, its reason the step's
+# "SKIP: what: why" lines.
 step() { # name, command...
 	local name=$1 rc
 	shift
@@ -25,13 +26,17 @@ step() { # name, command...
 	if [ $rc = 0 ]; then
 		echo "$name: 1 passed, 0 failed" >"checks/$name.log"
 		echo ":test-result: PASS" >"checks/$name.trs"
+	elif [ $rc = 77 ]; then
+		grep '^SKIP: ' "checks/$name.out" >"checks/$name.log"
+		echo ":test-result: SKIP" >"checks/$name.trs"
 	else
 		tail -n 30 "checks/$name.out"
 		printf '%s\n' "$name: its output is in build/checks/$name.out" \
 			"$name: 0 passed, 1 failed" >"checks/$name.log"
 		echo ":test-result: FAIL" >"checks/$name.trs"
 	fi
-	echo "$([ $rc = 0 ] && echo PASS || echo FAIL): $name (build/checks/$name.out)"
+	case $rc in 0) rc=PASS ;; 77) rc=SKIP ;; *) rc=FAIL ;; esac
+	echo "$rc: $name (build/checks/$name.out)"
 }
 rm -rf checks
 step style make --no-print-directory format-check
@@ -51,6 +56,9 @@ distcheck() {
 	return $rc
 }
 step distcheck distcheck
+# The unit and VM suites again, built with ASan and UBSan in build/asan.
+step asan-unit ../tests/sanitize/run-sanitized.sh unit
+step asan-vm ../tests/sanitize/run-sanitized.sh vm
 
 suites=$(make --no-print-directory -s print-tests)
 for suite in $suites; do
@@ -59,4 +67,4 @@ for suite in $suites; do
 done
 echo "==== totals"
 # shellcheck disable=SC2086
-../tests/totals.sh $suites checks/style checks/distcheck
+../tests/totals.sh $suites checks/style checks/distcheck checks/asan-unit checks/asan-vm

@@ -1,0 +1,141 @@
+#!/bin/bash
+# gdrfab built with AddressSanitizer and UndefinedBehaviorSanitizer in its
+# own build directory (build/asan beside the plain build, made here when
+# missing), and its tests run under them:
+#   tests/sanitize/run-sanitized.sh unit   the unit tests, here
+#   tests/sanitize/run-sanitized.sh vm     the integration suites, in the VM
+# (both without an argument). LeakSanitizer runs at every process's exit,
+# after libfabric has unloaded the provider, so memory gdrfab still holds
+# then counts as a leak (its frames read "<unknown module>", under
+# libfabric's: the provider is gone by then).
+#
+# libfabric dlopen()s the provider: a program not built with the sanitizers
+# (fi_info) must have their runtimes preloaded, or the provider cannot even
+# load; the test programs get them preloaded too, so that every process runs
+# with the same runtimes first in its library list. Only the tested
+# programs get them, never the shell, whose own leaks are not ours.
+#
+# Any report fails the run. Criterion runs each test in a child process, and
+# a report at the child's exit, after the test passed (a leak, or undefined
+# behaviour in the provider's unload), does not fail the test: so ASan's
+# reports go to a file per process (log_path), and after the run any such
+# file, or any UBSan "runtime error:" in the output (UBSan ignores log_path
+# beside ASan in GCC 12), is shown and fails it. Exit 77 (automake's
+# "skipped", with a SKIP line) when the VM cannot run here.
+set -u
+mode=${1:-all}
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+build=${GDRFAB_ASAN_BUILDDIR:-$srcdir/build/asan}
+cc=${CC:-gcc}
+# -O1 keeps the reports' stacks close to the source; UBSan stops at the first
+# report instead of printing it and going on.
+cflags="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+
+# Configures (once) and builds the variant with the test programs.
+build_variant() {
+	[ -x "$srcdir/configure" ] || (cd "$srcdir" && ./autogen.sh) || return 1
+	mkdir -p "$build" && cd "$build" || return 1
+	if [ ! -f Makefile ]; then
+		"$srcdir/configure" --quiet CC="$cc" CFLAGS="$cflags" >configure.out 2>&1 ||
+			{ tail -n 30 configure.out; return 1; }
+	fi
+	make -j"$(nproc)" --no-print-directory check TESTS= >make.out 2>&1 ||
+		{ tail -n 30 make.out; return 1; }
+}
+
+# Prints every report in a directory and UBSan's lines in an output; fails
+# if there is one.
+reports() { # dir output
+	local f n=0
+	for f in "$1"/*; do
+		[ -f "$f" ] || continue
+		echo "==== sanitizer report: $f"
+		cat "$f"
+		n=$((n + 1))
+	done
+	if grep -q 'runtime error:' "$2"; then
+		echo "==== UBSan's reports in $2"
+		grep -A 12 'runtime error:' "$2"
+		n=$((n + $(grep -c 'runtime error:' "$2")))
+	fi
+	[ "$n" = 0 ] && return 0
+	echo "sanitizers: $n report(s), above"
+	return 1
+}
+
+# The runtimes' environment, for a run whose reports go to $1.
+sanitizer_env() { # report dir
+	rm -rf "$1" && mkdir -p "$1" || return 1
+	local asan ubsan
+	asan=$(readlink -f "$("$cc" -print-file-name=libasan.so)")
+	ubsan=$(readlink -f "$("$cc" -print-file-name=libubsan.so)")
+	if [ ! -f "$asan" ] || [ ! -f "$ubsan" ]; then
+		echo "no sanitizer runtimes for $cc"
+		return 1
+	fi
+	export GDRFAB_SAN_PRELOAD="$asan $ubsan"
+	# Libraries built without frame pointers (Criterion's) end the fast
+	# unwinder's stacks at their first frame: the slow one walks through
+	# them, so that a suppression can name the function that allocated.
+	# The program's name in each report's file tells the processes apart.
+	export ASAN_OPTIONS="detect_leaks=1:fast_unwind_on_malloc=0:log_path=$1/asan:log_exe_name=1"
+	# Without print_suppressions=0 a suppressed leak still writes a report
+	# file (the list of suppressions used), which would fail the run.
+	export LSAN_OPTIONS="suppressions=$srcdir/tests/sanitize/lsan.supp:print_suppressions=0"
+	export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+	# Criterion names each skipped test and its reason only from verbosity 1.
+	export CRITERION_VERBOSITY_LEVEL=1
+}
+
+run_unit() {
+	local status=0
+	sanitizer_env "$build/san-unit" || return 1
+	GDRFAB_SRCDIR=$srcdir LD_PRELOAD=$GDRFAB_SAN_PRELOAD \
+		./tests/unit/gdrfab_unit --jobs "$(nproc)" --color=never 2>&1 |
+		tee "$build/san-unit.out"
+	[ "${PIPESTATUS[0]}" = 0 ] || status=1
+	reports "$build/san-unit" "$build/san-unit.out" || status=1
+	echo "asan-unit: $([ "$status" = 0 ] && echo passed || echo FAILED)"
+	return "$status"
+}
+
+# The suites run-vm-tests.sh runs, with twice its time-outs (the sanitizers
+# slow the guest down), and fi_info as the program that is not built with
+# them.
+run_vm() {
+	local status=0
+	(
+		export GDRFAB_BUILDDIR=$build GDRFAB_SRCDIR=$srcdir
+		. "$srcdir/tests/vm/vm-prelude.sh" "asan-vm"
+		sanitizer_env "$build/san-vm" || exit 1
+		exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-900}" -- bash -c '
+			status=0
+			p=$GDRFAB_SAN_PRELOAD cuda=$PWD/tests/cuda/.libs
+			LD_PRELOAD=$p ./tests/vm/gdrfab_vm_tests --jobs 2 --color=never --timeout 600 || status=1
+			LD_PRELOAD=$p ./tests/vm/gdrfab_wire_tests --jobs 1 --color=never --timeout 240 || status=1
+			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 2 --color=never --timeout 480 --filter "hmem/*" || status=1
+			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "nccl/*" || status=1
+			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda fi_info -p gdrfab -v >/dev/null || { echo "FAIL: fi_info -p gdrfab -v"; status=1; }
+			exit $status'
+	) 2>&1 | tee "$build/san-vm.out"
+	status=${PIPESTATUS[0]}
+	[ "$status" = 77 ] && return 77
+	reports "$build/san-vm" "$build/san-vm.out" || status=1
+	echo "asan-vm: $([ "$status" = 0 ] && echo passed || echo FAILED)"
+	return "$status"
+}
+
+build_variant || exit 1
+case $mode in
+unit) run_unit ;;
+vm) run_vm ;;
+all)
+	run_unit
+	u=$?
+	run_vm
+	v=$?
+	[ $u = 0 ] && { [ $v = 0 ] || [ $v = 77 ]; } && exit 0
+	exit 1
+	;;
+*) echo "usage: $0 [unit|vm]" >&2; exit 2 ;;
+esac
