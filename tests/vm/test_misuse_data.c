@@ -223,21 +223,28 @@ Test(misuse_data, stale_descriptors)
 	MISUSE(fi_writev(p[0].ep, two, descs, 2, to, (uintptr_t)dst,
 			 fi_mr_key(rmr), NULL),
 	       -FI_EINVAL);
-	/* A receive keeps its descriptor until a message lands in it: then
-	 * it fails (fi_gdrfab(7)). The rendezvous READ reports FI_EINVAL; an
-	 * eager copy reports FI_EIO, the code gdrfab_recv.c gives every
-	 * failed copy into a receive. */
+	/* A receive refuses a closed MR's descriptor when posted; one whose
+	 * MR closes after it was posted fails when a message lands in it
+	 * (eager copy or rendezvous READ alike: FI_EINVAL). */
+	MISUSE(fi_close(&rmr->fid), 0);
+	MISUSE(fi_recv(p[1].ep, dst, big, fi_mr_desc(rmr), FI_ADDR_UNSPEC,
+		       NULL),
+	       -FI_EINVAL);
+	MISUSE(fi_trecv(p[1].ep, dst, big, fi_mr_desc(rmr), FI_ADDR_UNSPEC, 1,
+			0, NULL),
+	       -FI_EINVAL);
 	for (size_t i = 1; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		MISUSE(fi_close(&rmr->fid), 0);
+		rmr = dp_reg(&p[1], dst, big, FI_RECV);
 		DP_POST(p, 2,
 			fi_recv(p[1].ep, dst, big, fi_mr_desc(rmr),
 				FI_ADDR_UNSPEC, NULL));
+		MISUSE(fi_close(&rmr->fid), 0);
 		DP_POST(p, 2,
 			fi_send(p[0].ep, dst, sizes[i], fi_mr_desc(live), to,
 				NULL));
-		expect_rx_error(sizes[i] > 8192 ? FI_EINVAL : FI_EIO);
-		rmr = dp_reg(&p[1], dst, big, FI_RECV);
+		expect_rx_error(FI_EINVAL);
 	}
+	rmr = dp_reg(&p[1], dst, big, FI_RECV);
 	/* The endpoint is unharmed: a good send still arrives. */
 	DP_POST(p, 2,
 		fi_recv(p[1].ep, dst, big, fi_mr_desc(rmr), FI_ADDR_UNSPEC,
@@ -252,9 +259,8 @@ Test(misuse_data, stale_descriptors)
 }
 
 /* Descriptors that are live but wrong: another domain's MR, a pointer that
- * is no descriptor, an MR that does not cover the buffer. A send small
- * enough to go inline never reads its descriptor, so these are sizes that
- * are copied (eager) or registered (rendezvous, RMA). */
+ * is no descriptor, an MR that does not cover the buffer, at every size
+ * (inline, eager, rendezvous, RMA). */
 Test(misuse_data, wrong_descriptors)
 {
 	static uint64_t not_a_desc[64];
@@ -264,7 +270,12 @@ Test(misuse_data, wrong_descriptors)
 	struct fid_mr *theirs = dp_reg(&p[1], buf, big, FI_SEND | FI_RECV);
 	fi_addr_t to = p[0].peer[1];
 
+	MISUSE(fi_send(p[0].ep, buf, 8, fi_mr_desc(theirs), to, NULL),
+	       -FI_EINVAL);
 	MISUSE(fi_send(p[0].ep, buf, 4096, fi_mr_desc(theirs), to, NULL),
+	       -FI_EINVAL);
+	MISUSE(fi_recv(p[0].ep, buf, 4096, fi_mr_desc(theirs), FI_ADDR_UNSPEC,
+		       NULL),
 	       -FI_EINVAL);
 	MISUSE(fi_send(p[0].ep, buf, big, fi_mr_desc(theirs), to, NULL),
 	       -FI_EINVAL);

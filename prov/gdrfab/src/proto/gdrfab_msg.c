@@ -204,6 +204,8 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	size_t len;
 	int ret = gdrfab_check_iov(ep, iov, count, "send");
 
+	if (!ret) /* every path, inline ones too, reads the buffers */
+		ret = gdrfab_mr_check_descs(ep->domain, iov, desc, count);
 	if (ret)
 		return ret;
 	len = gdrfab_iov_len(iov, count);
@@ -247,6 +249,8 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 	struct gdrfab_req *req;
 	int ret = gdrfab_check_iov(ep, iov, count, "recv");
 
+	if (!ret) /* every path, inline ones too, reads the buffers */
+		ret = gdrfab_mr_check_descs(ep->domain, iov, desc, count);
 	if (ret)
 		return ret;
 	if ((flags & FI_MULTI_RECV) && (tagged || count != 1)) {

@@ -200,6 +200,7 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	size_t got;
 	bool done;
 	size_t off;
+	int err;
 
 	if (h->type == GDRFAB_PKT_RNDV) {
 		start_rndv_read(proto, req, h, seg, conn);
@@ -214,10 +215,11 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		gdrfab_req_free(proto, req);
 		return;
 	}
-	if (scatter(proto, req, off, payload, got))
+	err = scatter(proto, req, off, payload, got);
+	if (err)
 		gdrfab_complete_error(
 			proto->ep, true, req->context, rx_flags(req, h), 0,
-			h->size, buf_at(req, off), h->data, h->tag, FI_EIO, 0);
+			h->size, buf_at(req, off), h->data, h->tag, -err, 0);
 	else
 		finish_recv(proto, req, h, conn, off, got, done);
 	if (done)
