@@ -67,8 +67,11 @@ start_pair() {
 	"$bin/fuzz_peer" client rxe1 "$dir/target.name" "$dir/client.name" "$rtt" 0 $hang_s \
 		>"$dir/client.$gen.out" 2>&1 &
 	cpid=$!
-	wait_for "[ \$(wc -l <'$rtt' 2>/dev/null || echo 0) -ge 30 ]" 300 ||
-		{ echo "fuzz_ud: the client made no round trips"; return 1; }
+	if ! wait_for "[ -e '$rtt' ] && [ \$(wc -l <'$rtt') -ge 30 ]" 600; then
+		echo "fuzz_ud: the client made no round trips in 60 s:"
+		cat "$dir/target.$gen.out" "$dir/client.$gen.out"
+		return 1
+	fi
 	# The client's RC QP, for the replays.
 	cqpn=$(rdma resource show qp pid "$cpid" 2>/dev/null |
 		sed -n 's/.* lqpn \([0-9]*\) .* type RC .*/\1/p' | head -n 1)

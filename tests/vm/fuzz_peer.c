@@ -56,9 +56,11 @@ struct ping_hdr {
 	uint32_t name_len;
 };
 
-/* Sizes cycled through: inline/eager, eager, rendezvous (over the 8 KiB
- * eager limit), so that every path a message takes is under attack. */
-static const size_t sizes[] = {64, 4096, 32768};
+/* Sizes cycled through: small eager, eager, rendezvous (over the 8 KiB
+ * eager limit), so that every path a message takes is under attack. The
+ * smallest still holds the header. */
+static const size_t sizes[] = {128, 4096, 32768};
+_Static_assert(sizeof(struct ping_hdr) <= 128, "a ping holds its header");
 
 struct fab {
 	struct fi_info *info;
