@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fuzz_ud.h"
+#include "gdrfab_params.h"
 
 typedef struct gdrfab_cm_msg cm_msg;
 
@@ -42,8 +43,12 @@ static cm_msg message(struct fuzz *f, enum gdrfab_cm_type type,
 	m.version = GDRFAB_WIRE_VERSION;
 	m.type = (uint8_t)type;
 	m.mtu = IBV_MTU_1024;
+	m.rd_atomic = 1;
 	m.qpn = (fuzz_rand(f) & 0xffffff) | 1;
 	m.psn = fuzz_rand(f) & 0xffffff;
+	/* The target's default, which settings checks compare. */
+	m.eager_max = GDRFAB_DEFAULT_EAGER_MAX;
+	m.nonce = (uint64_t)fuzz_rand(f) << 32 | fuzz_rand(f);
 	m.src = *src;
 	m.dst = f->target;
 	return m;
@@ -116,8 +121,9 @@ static const struct field {
 	size_t off, len;
 } fields[] = {
 	{FIELD(version)},      {FIELD(type)},	      {FIELD(mtu)},
-	{FIELD(reserved)},     {FIELD(qpn)},	      {FIELD(psn)},
-	{FIELD(reserved2)},    {FIELD(src.version)},  {FIELD(src.port_num)},
+	{FIELD(rd_atomic)},    {FIELD(qpn)},	      {FIELD(psn)},
+	{FIELD(eager_max)},    {FIELD(nonce)},	      {FIELD(reject)},
+	{FIELD(reserved)},     {FIELD(src.version)},  {FIELD(src.port_num)},
 	{FIELD(src.lid_be)},   {FIELD(src.qpn_be)},   {FIELD(src.gid)},
 	{FIELD(src.ep_id_be)}, {FIELD(src.reserved)}, {FIELD(dst.version)},
 	{FIELD(dst.port_num)}, {FIELD(dst.lid_be)},   {FIELD(dst.qpn_be)},

@@ -4,6 +4,7 @@
  * per allocation, and dma-buf handles for device ranges.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,101 @@
 
 #define GDRFAB_GPU_PAGE (64ULL * 1024)
 
-int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
+/* What gdrfab learnt of each allocation it met, by buffer ID: its
+ * classification, and whether SYNC_MEMOPS was set (or refused). CUDA never
+ * reuses a buffer ID, so an entry stays true while the allocation lives
+ * and is never looked up once it is freed (its addresses then carry
+ * another ID, or none). An open-addressing table, grown at half load; past
+ * IDS_MAX it starts afresh, which costs a second classification and a
+ * second, harmless SYNC_MEMOPS on allocations still live, instead of
+ * memory without bound. */
+#define IDS_MAX (1u << 16)
+
+struct known_alloc {
+	uint64_t id; /* 0: empty slot */
+	struct gdrfab_cuda_ptr cls;
+	bool memops_done;
+};
+
+static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct known_alloc *ids;
+static size_t ids_cap, ids_used;
+/* Each thread's last hit, which needs no lock: an entry never changes
+ * while its ID lives, and a table started afresh bumps the generation. */
+static _Atomic unsigned ids_generation;
+static _Thread_local struct {
+	unsigned generation;
+	struct gdrfab_cuda_ptr cls;
+} last_hit;
+
+void gdrfab_cuda_ptr_fini(void)
+{
+	pthread_mutex_lock(&ids_lock);
+	free(ids);
+	ids = NULL;
+	ids_cap = ids_used = 0;
+	atomic_fetch_add(&ids_generation, 1);
+	pthread_mutex_unlock(&ids_lock);
+}
+
+static size_t slot_of(uint64_t id, size_t cap)
+{
+	return (size_t)(id * 0x9E3779B97F4A7C15ULL % cap);
+}
+
+/* The entry for id, or NULL; ids_lock held. */
+static struct known_alloc *ids_find(uint64_t id)
+{
+	if (!ids_cap)
+		return NULL;
+	for (size_t i = slot_of(id, ids_cap); ids[i].id;
+	     i = (i + 1) % ids_cap) {
+		if (ids[i].id == id)
+			return &ids[i];
+	}
+	return NULL;
+}
+
+/* The entry for id, made if new (NULL without memory); ids_lock held. */
+static struct known_alloc *ids_add(uint64_t id)
+{
+	struct known_alloc *e = ids_find(id);
+	size_t i;
+
+	if (e)
+		return e;
+	if (ids_used >= IDS_MAX) {
+		memset(ids, 0, ids_cap * sizeof(*ids));
+		ids_used = 0;
+		atomic_fetch_add(&ids_generation, 1);
+	}
+	if ((ids_used + 1) * 2 > ids_cap) {
+		size_t cap = ids_cap ? ids_cap * 2 : 256;
+		struct known_alloc *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t j = 0; j < ids_cap; j++) {
+			if (!ids[j].id)
+				continue;
+			for (i = slot_of(ids[j].id, cap); n[i].id;
+			     i = (i + 1) % cap)
+				;
+			n[i] = ids[j];
+		}
+		free(ids);
+		ids = n;
+		ids_cap = cap;
+	}
+	for (i = slot_of(id, ids_cap); ids[i].id; i = (i + 1) % ids_cap)
+		;
+	ids[i].id = id;
+	ids_used++;
+	return &ids[i];
+}
+
+/* All six attributes: what a first meeting with an allocation needs. */
+static int classify_fully(const void *ptr, struct gdrfab_cuda_ptr *out)
 {
 	int attrs[] = {GDRFAB_CU_PTR_MEMORY_TYPE, GDRFAB_CU_PTR_BUFFER_ID,
 		       GDRFAB_CU_PTR_IS_MANAGED,  GDRFAB_CU_PTR_DEVICE_ORD,
@@ -23,8 +118,6 @@ int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
 	void *data[6] = {&val[0], &val[1], &val[2], &val[3], &val[4], &val[5]};
 	gdrfab_cu_result err;
 
-	if (!gdrfab_cuda_available(NULL))
-		return -FI_ENOSYS;
 	/* Unlike cuPointerGetAttribute, this call succeeds for addresses
 	 * CUDA does not know, with a zero memory type. */
 	err = gdrfab_cu.ptr_attrs(6, attrs, data, (gdrfab_cu_ptr)ptr);
@@ -52,59 +145,54 @@ int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
 	return 0;
 }
 
-/* Buffer IDs whose allocation already had SYNC_MEMOPS set (or refused
- * it): an open-addressing set, grown at half load. IDs are never reused,
- * but the allocations behind most of them are long freed: past IDS_MAX the
- * set starts afresh, which costs a second, harmless SYNC_MEMOPS call on
- * the allocations still live instead of memory without bound. */
-#define IDS_MAX (1u << 16)
-static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t *ids;
-static size_t ids_cap, ids_used;
-
-void gdrfab_cuda_ptr_fini(void)
+static bool within(const struct gdrfab_cuda_ptr *cls, const void *ptr)
 {
-	pthread_mutex_lock(&ids_lock);
-	free(ids);
-	ids = NULL;
-	ids_cap = ids_used = 0;
-	pthread_mutex_unlock(&ids_lock);
+	return cls->size && (uintptr_t)ptr >= cls->base &&
+	       (uintptr_t)ptr - cls->base < cls->size;
 }
 
-static bool ids_insert(uint64_t id)
+int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
 {
-	size_t i;
+	int attr = GDRFAB_CU_PTR_BUFFER_ID;
+	uint64_t id = 0;
+	void *data = &id;
+	struct known_alloc *e;
+	int ret;
 
-	if (ids_used >= IDS_MAX) {
-		memset(ids, 0, ids_cap * sizeof(*ids));
-		ids_used = 0;
-	}
-	if ((ids_used + 1) * 2 > ids_cap) {
-		size_t cap = ids_cap ? ids_cap * 2 : 256;
-		uint64_t *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			return false;
-		for (size_t j = 0; j < ids_cap; j++) {
-			if (!ids[j])
-				continue;
-			for (i = ids[j] * 0x9E3779B97F4A7C15ULL % cap; n[i];
-			     i = (i + 1) % cap)
-				;
-			n[i] = ids[j];
+	if (!gdrfab_cuda_available(NULL))
+		return -FI_ENOSYS;
+	/* The buffer ID alone says whether this allocation was met before:
+	 * one attribute, where a first meeting asks six (a registration
+	 * cache hit is mostly this call). */
+	if (gdrfab_cu.ptr_attrs(1, &attr, &data, (gdrfab_cu_ptr)ptr) ==
+		    GDRFAB_CU_SUCCESS &&
+	    id) {
+		if (last_hit.cls.buffer_id == id &&
+		    last_hit.generation == atomic_load(&ids_generation) &&
+		    within(&last_hit.cls, ptr)) {
+			*out = last_hit.cls;
+			return 0;
 		}
-		free(ids);
-		ids = n;
-		ids_cap = cap;
+		pthread_mutex_lock(&ids_lock);
+		e = ids_find(id);
+		if (e && within(&e->cls, ptr)) {
+			*out = e->cls;
+			last_hit.cls = e->cls;
+			last_hit.generation = atomic_load(&ids_generation);
+			pthread_mutex_unlock(&ids_lock);
+			return 0;
+		}
+		pthread_mutex_unlock(&ids_lock);
 	}
-	for (i = id * 0x9E3779B97F4A7C15ULL % ids_cap; ids[i];
-	     i = (i + 1) % ids_cap) {
-		if (ids[i] == id)
-			return false;
-	}
-	ids[i] = id;
-	ids_used++;
-	return true;
+	ret = classify_fully(ptr, out);
+	if (ret || !out->buffer_id || !out->size)
+		return ret;
+	pthread_mutex_lock(&ids_lock);
+	e = ids_add(out->buffer_id);
+	if (e)
+		e->cls = *out;
+	pthread_mutex_unlock(&ids_lock);
+	return 0;
 }
 
 int gdrfab_cuda_sync_memops(const struct gdrfab_cuda_ptr *p)
@@ -112,12 +200,19 @@ int gdrfab_cuda_sync_memops(const struct gdrfab_cuda_ptr *p)
 	static bool refusal_logged;
 	unsigned one = 1;
 	gdrfab_cu_result err;
-	bool first;
+	struct known_alloc *e;
+	bool first = true;
 
 	if (p->kind != GDRFAB_MEM_CUDA_DEVICE || !p->buffer_id)
 		return 0;
 	pthread_mutex_lock(&ids_lock);
-	first = ids_insert(p->buffer_id);
+	e = ids_add(p->buffer_id);
+	if (e) {
+		first = !e->memops_done;
+		e->memops_done = true;
+		if (!e->cls.buffer_id)
+			e->cls = *p;
+	}
 	pthread_mutex_unlock(&ids_lock);
 	if (!first)
 		return 0;
