@@ -169,3 +169,26 @@ Test(mr_cache, host_memory_and_a_disabled_cache_keep_nothing)
 	cr_assert_eq(deregs, 1);
 	gdrfab_mr_cache_fini(&cache);
 }
+
+/* Dropped from the cache (stale, evicted, or the cache closed) while a user
+ * holds it: deregistered once, at the user's put, never before. */
+Test(mr_cache, a_held_registration_outlives_the_cache_that_drops_it)
+{
+	struct gdrfab_cuda_ptr old = gpu(0x20000000, 1 << 20, 1);
+	struct gdrfab_cuda_ptr fresh = gpu(0x20000000, 1 << 20, 2);
+	struct gdrfab_reg *held, *b;
+
+	open_cache(true, 1 << 30, 16);
+	held = get(0x20000000, 4096, &old);
+	b = get(0x20000000, 4096, &fresh); /* makes held stale */
+	cr_assert_eq(cache.stale, 1);
+	cr_assert_eq(deregs, 0, "still held");
+	gdrfab_reg_put(&cache, held);
+	cr_assert_eq(deregs, 1);
+	gdrfab_mr_cache_purge(&cache); /* b is held: kept */
+	cr_assert_eq(deregs, 1);
+	gdrfab_mr_cache_fini(&cache);
+	cr_assert_eq(deregs, 1, "the cache is gone, b's holder is not");
+	gdrfab_reg_put(&cache, b);
+	cr_assert_eq(deregs, 2);
+}

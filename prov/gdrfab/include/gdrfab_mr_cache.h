@@ -40,8 +40,8 @@ struct gdrfab_reg {
 	size_t len;
 	int access; /* IBV_ACCESS_* */
 	struct gdrfab_cuda_ptr mem;
-	unsigned refs;
-	bool cached; /* in the cache's list (else freed at its last put) */
+	_Atomic unsigned refs;	/* users, and the cache while cached */
+	bool cached;		/* in the cache's list */
 	struct gdrfab_list lru; /* most recently used first */
 };
 

@@ -3,7 +3,12 @@
  * The registration cache: an LRU list of registrations, searched for one
  * whose range holds the request (interval containment, most recently used
  * first, so hot buffers are found at the front), validated by buffer ID.
+ *
+ * A cached registration holds one reference of its own besides its users'.
+ * Whoever drops the last one destroys it: a user's put needs no lock (the
+ * count is atomic, and only unlinking under the lock drops the cache's).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "gdrfab.h"
@@ -23,12 +28,15 @@ void gdrfab_mr_cache_init(struct gdrfab_mr_cache *cache,
 	gdrfab_list_init(&cache->lru);
 }
 
-static void unlink_entry(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
+/* Takes r out of the list and drops the cache's reference; true when that
+ * was the last one (the caller destroys r outside the lock). */
+static bool unlink_entry(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 {
 	gdrfab_list_remove(&r->lru);
 	r->cached = false;
 	cache->size -= r->len;
 	cache->count--;
+	return atomic_fetch_sub(&r->refs, 1) == 1;
 }
 
 static void destroy(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
@@ -55,11 +63,14 @@ static struct gdrfab_reg *evict_locked(struct gdrfab_mr_cache *cache,
 		if (!force && cache->count + 1 <= cache->max_count &&
 		    cache->size + extra <= cache->max_size)
 			break;
-		if (r->refs)
+		/* Users' references only come under this lock: an entry
+		 * held by the cache alone stays so. */
+		if (atomic_load(&r->refs) > 1)
 			continue;
-		unlink_entry(cache, r);
-		r->lru.next = (struct gdrfab_list *)victims;
-		victims = r;
+		if (unlink_entry(cache, r)) {
+			r->lru.next = (struct gdrfab_list *)victims;
+			victims = r;
+		}
 		cache->evictions++;
 	}
 	return victims;
@@ -101,8 +112,7 @@ static struct gdrfab_reg *lookup_locked(struct gdrfab_mr_cache *cache,
 			 * one that held this very address was freed. */
 			if (a >= r->mem.base && a < r->mem.base + r->mem.size) {
 				cache->stale++;
-				unlink_entry(cache, r);
-				if (!r->refs) {
+				if (unlink_entry(cache, r)) {
 					r->lru.next = (void *)*stale;
 					*stale = r;
 				}
@@ -131,7 +141,7 @@ static int make_reg(struct gdrfab_mr_cache *cache, uintptr_t start, size_t len,
 	r->len = len;
 	r->access = access;
 	r->dmabuf_fd = -1;
-	r->refs = 1;
+	atomic_init(&r->refs, 1);
 	if (mem)
 		r->mem = *mem;
 	gdrfab_list_init(&r->lru);
@@ -181,7 +191,7 @@ int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
 	pthread_mutex_lock(&cache->lock);
 	r = lookup_locked(cache, a, len, access, mem, &stale);
 	if (r) {
-		r->refs++;
+		atomic_fetch_add(&r->refs, 1);
 		cache->hits++;
 	} else {
 		cache->misses++;
@@ -198,6 +208,7 @@ int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
 		return ret;
 	pthread_mutex_lock(&cache->lock);
 	victims = evict_locked(cache, rlen, false);
+	atomic_fetch_add(&r->refs, 1); /* the cache's */
 	r->cached = true;
 	gdrfab_list_push_head(&cache->lru, &r->lru);
 	cache->size += rlen;
@@ -210,14 +221,7 @@ int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
 
 void gdrfab_reg_put(struct gdrfab_mr_cache *cache, struct gdrfab_reg *reg)
 {
-	bool free_now;
-
-	if (!reg)
-		return;
-	pthread_mutex_lock(&cache->lock);
-	free_now = --reg->refs == 0 && !reg->cached;
-	pthread_mutex_unlock(&cache->lock);
-	if (free_now)
+	if (reg && atomic_fetch_sub(&reg->refs, 1) == 1)
 		destroy(cache, reg);
 }
 
@@ -234,12 +238,24 @@ void gdrfab_mr_cache_purge(struct gdrfab_mr_cache *cache)
 void gdrfab_mr_cache_fini(struct gdrfab_mr_cache *cache)
 {
 	struct gdrfab_list *it, *tmp;
+	struct gdrfab_reg *last = NULL;
 
 	gdrfab_mr_cache_purge(cache);
 	/* Held ones are freed by their last put. */
 	pthread_mutex_lock(&cache->lock);
-	gdrfab_list_for_each_safe(&cache->lru, it, tmp) unlink_entry(
-		cache, gdrfab_list_entry(it, struct gdrfab_reg, lru));
+	gdrfab_list_for_each_safe(&cache->lru, it, tmp)
+	{
+		struct gdrfab_reg *r =
+			gdrfab_list_entry(it, struct gdrfab_reg, lru);
+
+		/* Purged above unless held: the holder's put frees it
+		 * (or, had the holder just put it, this). */
+		if (unlink_entry(cache, r)) {
+			r->lru.next = (struct gdrfab_list *)last;
+			last = r;
+		}
+	}
 	pthread_mutex_unlock(&cache->lock);
+	destroy_chain(cache, last);
 	pthread_mutex_destroy(&cache->lock);
 }
