@@ -113,3 +113,25 @@ Test(addr, validation)
 	cr_assert_eq(gdrfab_addr_validate(&a, sizeof(a), why, sizeof(why)),
 		     -FI_EINVAL);
 }
+
+/* A port's address (qpn 0) may carry the service its endpoint answers
+ * name queries on; an endpoint name never does. */
+Test(addr, a_service_rides_only_on_a_ports_address)
+{
+	struct gdrfab_addr a = sample();
+	char why[128];
+
+	a.qpn_be = 0;
+	a.reserved = htonl(GDRFAB_ADDR_SVC_TAG | 47011);
+	cr_assert_eq(gdrfab_addr_validate(&a, sizeof(a), why, sizeof(why)), 0,
+		     "%s", why);
+	cr_assert_eq(gdrfab_addr_service(&a), 47011);
+	a.qpn_be = htonl(17); /* an endpoint's name */
+	cr_assert_eq(gdrfab_addr_service(&a), 0);
+	cr_assert_eq(gdrfab_addr_validate(&a, sizeof(a), why, sizeof(why)),
+		     -FI_EINVAL);
+	a.qpn_be = 0;
+	a.reserved = htonl(0x12345678); /* no service tag */
+	cr_assert_eq(gdrfab_addr_validate(&a, sizeof(a), why, sizeof(why)),
+		     -FI_EINVAL);
+}

@@ -24,8 +24,17 @@ struct gdrfab_addr {
 	uint8_t gid[16];   /* the port's GID (RoCE: its IP address) */
 	uint32_t ep_id_be; /* random per endpoint: tells a restarted
 			    * peer from the one it replaced */
-	uint32_t reserved; /* must be 0 */
+	uint32_t reserved; /* 0; in a port's address, maybe a service */
 };
+
+/* A port's address (qpn 0, the source address fi_getinfo gives) may carry
+ * the UDP service that an endpoint opened from it answers name queries on
+ * (gdrfab_ns.h): reserved = htonl(GDRFAB_ADDR_SVC_TAG | port). Endpoint
+ * names never do. */
+#define GDRFAB_ADDR_SVC_TAG 0x53560000u
+
+/* The service a port's address carries, or 0. */
+uint16_t gdrfab_addr_service(const struct gdrfab_addr *addr);
 
 _Static_assert(sizeof(struct gdrfab_addr) == FI_GDRFAB_ADDR_LEN,
 	       "endpoint name size is part of the wire format");

@@ -201,6 +201,10 @@ struct gdrfab_ep {
 	struct ibv_cq *ud_cq;
 	struct ibv_qp *ud_qp;
 	struct gdrfab_addr name;
+	/* Name queries answered on this UDP socket (-1: none), opened at
+	 * fi_enable when the source address carries a service. */
+	int ns_fd;
+	uint16_t ns_service;
 	bool name_set;		    /* fi_setname before enable */
 	struct gdrfab_proto *proto; /* data path state, made by fi_enable */
 	int hmem_p2p;		    /* FI_OPT_FI_HMEM_P2P */

@@ -33,7 +33,7 @@ int gdrfab_addr_validate(const void *addr, size_t len, char *why,
 			 a->version, GDRFAB_ADDR_VERSION);
 		return -FI_EINVAL;
 	}
-	if (!a->port_num || a->reserved) {
+	if (!a->port_num || (a->reserved && !gdrfab_addr_service(a))) {
 		snprintf(why, why_len,
 			 "malformed address (port %u, reserved "
 			 "0x%x)",
@@ -41,6 +41,15 @@ int gdrfab_addr_validate(const void *addr, size_t len, char *why,
 		return -FI_EINVAL;
 	}
 	return 0;
+}
+
+uint16_t gdrfab_addr_service(const struct gdrfab_addr *addr)
+{
+	uint32_t r = ntohl(addr->reserved);
+
+	if (addr->qpn_be || (r & 0xffff0000u) != GDRFAB_ADDR_SVC_TAG)
+		return 0;
+	return (uint16_t)(r & 0xffff);
 }
 
 size_t gdrfab_addr_to_str(const struct gdrfab_addr *addr, char *buf, size_t len)

@@ -6,11 +6,13 @@
  * fi_addr_t when a name is inserted again (counted, so that each insert
  * needs its own remove).
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_ns.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_quarantine.h"
 
@@ -64,6 +66,11 @@ static int insert_one(struct gdrfab_av *av, const struct gdrfab_addr *a,
 	char why[128];
 	int ret = gdrfab_addr_validate(a, sizeof(*a), why, sizeof(why));
 
+	if (!ret && !a->qpn_be) {
+		snprintf(why, sizeof(why),
+			 "a port's address (qpn 0), not an endpoint's name");
+		ret = -FI_EINVAL;
+	}
 	if (ret) {
 		GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: address %zu: %s\n", index,
 			    why);
@@ -129,26 +136,100 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	return inserted;
 }
 
+/* The endpoint name behind node:service: a gdrfab:// name itself, or asked
+ * of the endpoint listening there (gdrfab_ns.h). */
+static int name_of(const char *node, const char *service,
+		   struct gdrfab_addr *name)
+{
+	if (!strncmp(node, "gdrfab://", 9))
+		return gdrfab_addr_from_str(node, name) ? -FI_EINVAL : 0;
+	return gdrfab_ns_resolve(node, service, name);
+}
+
 static int av_insertsvc(struct fid_av *av, const char *node,
 			const char *service, fi_addr_t *fi_addr, uint64_t flags,
 			void *context)
 {
-	(void)av, (void)node, (void)service, (void)fi_addr, (void)flags,
-		(void)context;
-	GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsvc: gdrfab names are not host "
-			       "names; insert fi_getname() output\n");
-	return -FI_ENOSYS;
+	struct gdrfab_addr name;
+	int ret;
+
+	if (!node || !service) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsvc: node and service "
+				       "are both needed\n");
+		return -FI_EINVAL;
+	}
+	ret = name_of(node, service, &name);
+	if (ret) {
+		if (fi_addr)
+			*fi_addr = FI_ADDR_NOTAVAIL;
+		return ret;
+	}
+	return av_insert(av, &name, 1, fi_addr, flags, context);
+}
+
+/* The i-th node after base: an IPv4 address counted up, or a name whose
+ * trailing digits are (keeping their width). */
+static int nth_node(const char *base, size_t i, char *out, size_t len)
+{
+	struct in_addr a;
+	size_t digits = 0, n = strlen(base);
+	unsigned long long v;
+
+	if (inet_pton(AF_INET, base, &a) == 1) {
+		a.s_addr = htonl(ntohl(a.s_addr) + (uint32_t)i);
+		return inet_ntop(AF_INET, &a, out, (socklen_t)len) ? 0
+								   : -FI_EINVAL;
+	}
+	while (digits < n && base[n - 1 - digits] >= '0' &&
+	       base[n - 1 - digits] <= '9')
+		digits++;
+	if (!digits)
+		return i ? -FI_EINVAL : (snprintf(out, len, "%s", base), 0);
+	v = strtoull(base + n - digits, NULL, 10) + i;
+	if ((size_t)snprintf(out, len, "%.*s%0*llu", (int)(n - digits), base,
+			     (int)digits, v) >= len)
+		return -FI_EINVAL;
+	return 0;
 }
 
 static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
 			const char *service, size_t svccnt, fi_addr_t *fi_addr,
 			uint64_t flags, void *context)
 {
-	(void)av, (void)node, (void)nodecnt, (void)service, (void)svccnt,
-		(void)fi_addr, (void)flags, (void)context;
-	GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsym: gdrfab names are not host "
-			       "names; insert fi_getname() output\n");
-	return -FI_ENOSYS;
+	char *end, host[256], svc[8];
+	unsigned long port;
+	int inserted = 0;
+
+	if (!node || !service) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsym: node and service "
+				       "are both needed\n");
+		return -FI_EINVAL;
+	}
+	port = strtoul(service, &end, 10);
+	if (*end || !port || port + svccnt - 1 > 65535) {
+		GDRFAB_WARN(FI_LOG_AV,
+			    "fi_av_insertsym: service \"%s\" and %zu after it "
+			    "are no UDP ports\n",
+			    service, svccnt);
+		return -FI_EINVAL;
+	}
+	for (size_t n = 0; n < nodecnt; n++) {
+		for (size_t v = 0; v < svccnt; v++) {
+			size_t i = n * svccnt + v;
+			fi_addr_t *out = fi_addr ? &fi_addr[i] : NULL;
+			int ret = nth_node(node, n, host, sizeof(host));
+
+			snprintf(svc, sizeof(svc), "%lu", port + v);
+			if (!ret)
+				ret = av_insertsvc(av, host, svc, out, flags,
+						   context);
+			if (ret == 1)
+				inserted++;
+			else if (out)
+				*out = FI_ADDR_NOTAVAIL;
+		}
+	}
+	return inserted;
 }
 
 static bool valid_fi_addr(const struct gdrfab_av *av, fi_addr_t fi_addr)

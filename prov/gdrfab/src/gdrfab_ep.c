@@ -16,6 +16,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_info.h"
+#include "gdrfab_ns.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_quarantine.h"
@@ -212,6 +213,22 @@ static uint32_t random_ep_id(void)
 	return id;
 }
 
+/* The UDP port named in the source address: peers' fi_getinfo(node,
+ * service) and fi_av_insertsvc ask there for this endpoint's name. */
+static int listen_for_names(struct gdrfab_ep *ep)
+{
+	if (!ep->ns_service)
+		return 0;
+	ep->ns_fd = gdrfab_ns_listen(&ep->domain->port_addr, ep->ns_service);
+	if (ep->ns_fd >= 0)
+		return 0;
+	GDRFAB_WARN(FI_LOG_EP_CTRL,
+		    "fi_enable: cannot answer name queries on UDP port %u: "
+		    "%s\n",
+		    ep->ns_service, strerror(errno));
+	return errno == EADDRINUSE ? -FI_EADDRINUSE : -FI_EINVAL;
+}
+
 static int ep_enable_locked(struct gdrfab_ep *ep)
 {
 	bool has_tx = ep->tx_cq || ep->cntrs[GDRFAB_CNTR_SEND];
@@ -237,11 +254,16 @@ static int ep_enable_locked(struct gdrfab_ep *ep)
 		ep->name.ep_id_be = htonl(random_ep_id());
 	}
 	ep->name.qpn_be = htonl(ep->ud_qp->qp_num);
-	ret = gdrfab_proto_create(ep);
+	ret = listen_for_names(ep);
+	if (!ret)
+		ret = gdrfab_proto_create(ep);
 	if (ret) {
 		gdrfab_ud_destroy(ep->ud_cq, ep->ud_qp);
 		ep->ud_cq = NULL;
 		ep->ud_qp = NULL;
+		if (ep->ns_fd >= 0)
+			close(ep->ns_fd);
+		ep->ns_fd = -1;
 		return ret;
 	}
 	ep->enabled = true;
@@ -331,6 +353,8 @@ static int ep_setname(fid_t fid, void *addr, size_t addrlen)
 		ret = -FI_EOPBADSTATE;
 	} else {
 		ep->name = *a;
+		ep->name.reserved = 0; /* a service is no part of the name */
+		ep->ns_service = gdrfab_addr_service(a);
 		ep->name_set = true;
 	}
 	gdrfab_lock_release(&ep->lock);
@@ -429,6 +453,9 @@ static int ep_close(struct fid *fid)
 		gdrfab_proto_destroy(ep->proto);
 	ep->proto = NULL;
 	gdrfab_ud_destroy(ep->ud_cq, ep->ud_qp);
+	if (ep->ns_fd >= 0)
+		close(ep->ns_fd);
+	ep->ns_fd = -1;
 	if (ep->tx_cq)
 		gdrfab_cq_detach_ep(ep->tx_cq, ep);
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
@@ -591,6 +618,9 @@ int gdrfab_endpoint_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	gdrfab_lock_init(&ep->lock, gdrfab_domain_locks(domain));
 	ep->fid.fid.fclass = FI_CLASS_EP;
+	ep->ns_fd = -1;
+	if (info->src_addr)
+		ep->ns_service = gdrfab_addr_service(info->src_addr);
 	ep->fid.fid.context = context;
 	ep->fid.fid.ops = &ep_fi_ops;
 	ep->fid.ops = &ep_ops;

@@ -3,12 +3,14 @@
  * fi_getinfo: one fi_info per active port of every RDMA device, filtered by
  * node/service/flags and the hints.
  */
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gdrfab.h"
 #include "gdrfab_addr.h"
 #include "gdrfab_info.h"
+#include "gdrfab_ns.h"
 #include "gdrfab_topo.h"
 
 /* FI_SOURCE with a node: the node names a port by its IP address (RoCE),
@@ -56,11 +58,32 @@ static int set_dest_addr(struct fi_info *info, const char *node)
 	return 0;
 }
 
-static int info_for_request(uint32_t version, const char *node, uint64_t flags,
+/* What node and service asked for, worked out once for every port. */
+struct request {
+	const char *node;
+	uint64_t flags;
+	uint16_t src_service; /* FI_SOURCE (or no node): listen there */
+	bool dest_resolved;   /* node:service answered with dest */
+	struct gdrfab_addr dest;
+};
+
+static int set_resolved_dest(struct fi_info *info, const struct gdrfab_addr *a)
+{
+	info->dest_addr = malloc(sizeof(*a));
+	if (!info->dest_addr)
+		return -FI_ENOMEM;
+	memcpy(info->dest_addr, a, sizeof(*a));
+	info->dest_addrlen = sizeof(*a);
+	return 0;
+}
+
+static int info_for_request(uint32_t version, const struct request *rq,
 			    const struct fi_info *hints,
 			    const struct gdrfab_port_desc *port,
 			    struct fi_info **out)
 {
+	const char *node = rq->node;
+	uint64_t flags = rq->flags;
 	struct fi_info *info;
 	char why[256];
 	int ret;
@@ -83,7 +106,16 @@ static int info_for_request(uint32_t version, const char *node, uint64_t flags,
 		return 0;
 	}
 	gdrfab_info_apply_hints(info, hints, version);
-	if (node && !(flags & FI_SOURCE)) {
+	if (rq->src_service && info->src_addr)
+		((struct gdrfab_addr *)info->src_addr)->reserved =
+			htonl(GDRFAB_ADDR_SVC_TAG | rq->src_service);
+	if (rq->dest_resolved) {
+		ret = set_resolved_dest(info, &rq->dest);
+		if (ret) {
+			fi_freeinfo(info);
+			return ret;
+		}
+	} else if (node && !(flags & FI_SOURCE)) {
 		ret = set_dest_addr(info, node);
 		if (ret) {
 			fi_freeinfo(info);
@@ -112,26 +144,57 @@ static int info_for_request(uint32_t version, const char *node, uint64_t flags,
 	return 0;
 }
 
+/* A service is a UDP port. With FI_SOURCE (or no node) the endpoint will
+ * answer name queries there; with a node that is no gdrfab:// name, the
+ * endpoint answering at node:service is the destination. */
+static int parse_service(struct request *rq, const char *service)
+{
+	char *end;
+	unsigned long port;
+
+	if (!service)
+		return 0;
+	port = strtoul(service, &end, 10);
+	if (!*service || *end || !port || port > 65535) {
+		GDRFAB_WARN(FI_LOG_CORE,
+			    "service \"%s\" is not a UDP port number\n",
+			    service);
+		return -FI_ENODATA;
+	}
+	if ((rq->flags & FI_SOURCE) || !rq->node) {
+		rq->src_service = (uint16_t)port;
+		return 0;
+	}
+	if (!strncmp(rq->node, "gdrfab://", 9))
+		return 0; /* the name itself */
+	if (gdrfab_ns_resolve(rq->node, service, &rq->dest))
+		return -FI_ENODATA;
+	rq->dest_resolved = true;
+	return 0;
+}
+
 int gdrfab_getinfo(uint32_t version, const char *node, const char *service,
 		   uint64_t flags, const struct fi_info *hints,
 		   struct fi_info **info)
 {
 	struct gdrfab_port_desc *ports;
 	struct fi_info *head = NULL, **tail = &head;
+	struct request rq = {.node = node, .flags = flags};
 	int n, ret = 0;
 
-	(void)service; /* RDM names carry no service */
 	if (!info)
 		return -FI_EINVAL;
 	*info = NULL;
+	ret = parse_service(&rq, service);
+	if (ret)
+		return ret;
 	n = gdrfab_verbs_list_ports(&ports);
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n && !ret; i++) {
 		struct fi_info *one;
 
-		ret = info_for_request(version, node, flags, hints, &ports[i],
-				       &one);
+		ret = info_for_request(version, &rq, hints, &ports[i], &one);
 		if (one) {
 			*tail = one;
 			tail = &one->next;

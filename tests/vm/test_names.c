@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Addresses from a host and a service, as most libfabric applications
+ * (and fabtests' default mode) find their peer: a server opens its
+ * endpoint from fi_getinfo(NULL, service, FI_SOURCE); a client's
+ * fi_getinfo(host, service) returns the server's name as dest_addr, and
+ * fi_av_insertsvc/insertsym insert it. Nothing listening is a clear error
+ * in bounded time, not a hang.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vm_helpers.h"
+
+#define SERVER_IP "192.0.2.2" /* rxe1 */
+
+static struct fi_info *info_for(const char *node, const char *service,
+				uint64_t flags, const char *device, int *ret)
+{
+	struct fi_info *hints = gdrfab_hints(), *info = NULL;
+
+	hints->domain_attr->name = strdup(device);
+	*ret = fi_getinfo(TEST_VERSION, node, service, flags, hints, &info);
+	fi_freeinfo(hints);
+	return info;
+}
+
+static void open_from(struct test_domain *t, struct test_ep *e,
+		      struct fi_info *info)
+{
+	memset(t, 0, sizeof(*t));
+	t->info = info;
+	cr_assert_eq(fi_fabric(info->fabric_attr, &t->fabric, NULL), 0);
+	cr_assert_eq(fi_domain(t->fabric, info, &t->domain, NULL), 0);
+	test_ep_open(t, e, FI_AV_TABLE);
+}
+
+/* A server on rxe1 answering at service: sends its name up the pipe, then
+ * progresses (answering name queries) until it received one message. */
+static pid_t start_server(const char *service, uint8_t name[32])
+{
+	int up[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe(up), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		struct test_domain t;
+		struct test_ep e;
+		struct fi_cq_tagged_entry c;
+		char buf[16];
+		size_t len = 32;
+		int ret;
+		struct fi_info *info =
+			info_for(NULL, service, FI_SOURCE, "rxe1", &ret);
+
+		if (!info)
+			_exit(2);
+		open_from(&t, &e, info);
+		fi_getname(&e.ep->fid, name, &len);
+		if (write(up[1], name, 32) != 32)
+			_exit(3);
+		fi_recv(e.ep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC, NULL);
+		for (int i = 0; i < 600000; i++) {
+			if (fi_cq_read(e.cq, &c, 1) == 1)
+				_exit(strcmp(buf, "hello") ? 4 : 0);
+			usleep(100);
+		}
+		_exit(5);
+	}
+	close(up[1]);
+	cr_assert_eq(read(up[0], name, 32), 32, "the server did not start");
+	close(up[0]);
+	return pid;
+}
+
+static void say_hello(struct test_ep *e, fi_addr_t to)
+{
+	struct fi_cq_tagged_entry c;
+	int i;
+
+	cr_assert_eq(fi_send(e->ep, "hello", 6, NULL, to, NULL), 0);
+	for (i = 0; i < 200000 && fi_cq_read(e->cq, &c, 1) != 1; i++)
+		usleep(100);
+	cr_assert_lt(i, 200000, "the send never completed");
+}
+
+static void expect_server_done(pid_t pid)
+{
+	int status;
+
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the server did not get the message (status 0x%x)", status);
+}
+
+Test(names, getinfo_with_host_and_service_gives_the_servers_name)
+{
+	uint8_t name[32];
+	struct test_domain t;
+	struct test_ep e;
+	struct fi_info *info;
+	fi_addr_t to;
+	pid_t pid;
+	int ret;
+
+	require_vm();
+	pid = start_server("47011", name);
+	info = info_for(SERVER_IP, "47011", 0, "rxe0", &ret);
+	cr_assert_not_null(info, "fi_getinfo: %s", fi_strerror(-ret));
+	cr_assert_eq(info->dest_addrlen, 32);
+	cr_assert_arr_eq(info->dest_addr, name, 32);
+	open_from(&t, &e, info);
+	cr_assert_eq(fi_av_insert(e.av, info->dest_addr, 1, &to, 0, NULL), 1);
+	say_hello(&e, to);
+	expect_server_done(pid);
+	test_ep_close(&e);
+	test_domain_close(&t);
+}
+
+Test(names, av_insertsvc_and_insertsym_find_it)
+{
+	uint8_t name[32], got[32];
+	struct test_domain t;
+	struct test_ep e;
+	fi_addr_t svc, sym[2];
+	size_t len = sizeof(got);
+	pid_t pid;
+
+	require_vm();
+	pid = start_server("47012", name);
+	test_domain_open(&t, "rxe0");
+	test_ep_open(&t, &e, FI_AV_TABLE);
+	cr_assert_eq(fi_av_insertsvc(e.av, SERVER_IP, "47012", &svc, 0, NULL),
+		     1);
+	cr_assert_eq(fi_av_lookup(e.av, svc, got, &len), 0);
+	cr_assert_arr_eq(got, name, 32);
+	/* Two services from the same host: only the first answers. */
+	cr_assert_eq(
+		fi_av_insertsym(e.av, SERVER_IP, 1, "47012", 2, sym, 0, NULL),
+		1);
+	cr_assert_neq(sym[0], FI_ADDR_NOTAVAIL);
+	cr_assert_eq(sym[1], FI_ADDR_NOTAVAIL);
+	say_hello(&e, svc);
+	expect_server_done(pid);
+	test_ep_close(&e);
+	test_domain_close(&t);
+}
+
+Test(names, nothing_listening_is_an_error_in_bounded_time)
+{
+	struct timespec a, b;
+	struct fi_info *info;
+	int ret;
+
+	require_vm();
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	info = info_for(SERVER_IP, "47999", 0, "rxe0", &ret);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	cr_assert_null(info);
+	cr_assert_eq(ret, -FI_ENODATA, "%s", fi_strerror(-ret));
+	/* It gives up (5 s), it does not hang. */
+	cr_assert_lt(b.tv_sec - a.tv_sec, 30);
+}
+
+Test(names, a_service_already_taken_fails_at_enable)
+{
+	struct test_domain t1, t2;
+	struct test_ep e1;
+	struct fid_ep *ep2;
+	struct fid_av *av2;
+	struct fid_cq *cq2;
+	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED};
+	int ret;
+
+	require_vm();
+	open_from(&t1, &e1, info_for(NULL, "47013", FI_SOURCE, "rxe1", &ret));
+	memset(&t2, 0, sizeof(t2));
+	t2.info = info_for(NULL, "47013", FI_SOURCE, "rxe1", &ret);
+	cr_assert_eq(fi_fabric(t2.info->fabric_attr, &t2.fabric, NULL), 0);
+	cr_assert_eq(fi_domain(t2.fabric, t2.info, &t2.domain, NULL), 0);
+	cr_assert_eq(fi_av_open(t2.domain, &av_attr, &av2, NULL), 0);
+	cr_assert_eq(fi_cq_open(t2.domain, &cq_attr, &cq2, NULL), 0);
+	cr_assert_eq(fi_endpoint(t2.domain, t2.info, &ep2, NULL), 0);
+	cr_assert_eq(fi_ep_bind(ep2, &av2->fid, 0), 0);
+	cr_assert_eq(fi_ep_bind(ep2, &cq2->fid, FI_TRANSMIT | FI_RECV), 0);
+	cr_assert_eq(fi_enable(ep2), -FI_EADDRINUSE);
+	fi_close(&ep2->fid);
+	fi_close(&cq2->fid);
+	fi_close(&av2->fid);
+	test_domain_close(&t2);
+	test_ep_close(&e1);
+	test_domain_close(&t1);
+}
