@@ -191,8 +191,18 @@ done
 # Invented names: the target's RC QPs and RSS before, right after, and
 # once half-open connections have timed out.
 rc0=$(rc_qps)
+# The peak is what the cap bounds: sampled while the flood runs.
+echo "$rc0" >"$dir/rc_peak"
+(while :; do
+	n=$(rc_qps)
+	[ "${n:-0}" -gt "$(cat "$dir/rc_peak")" ] && echo "$n" >"$dir/rc_peak"
+	sleep 0.1
+done) &
+sampler=$!
 attack invented -n 256 -s 4
-rc1=$(rc_qps)
+kill "$sampler" 2>/dev/null
+wait "$sampler" 2>/dev/null
+rc1=$(cat "$dir/rc_peak")
 sleep $((FI_GDRFAB_CONN_TIMEOUT_MS / 1000 + 3))
 rc2=$(rc_qps)
 rc_base=$rc_start
@@ -218,7 +228,7 @@ stop_pair
 
 echo "fuzz_ud: packets=$packets cases=$cases crashes=$crashes hangs=$hangs corruptions=$corrupt"
 echo "fuzz_ud: UD QP left in error by: ${ud_broken[*]:-none}"
-echo "fuzz_ud: invented names: RC QPs $rc0 -> $rc1 -> $rc2 after ${FI_GDRFAB_CONN_TIMEOUT_MS} ms (the pair started with $rc_base)"
+echo "fuzz_ud: invented names: RC QPs $rc0 -> peak $rc1 -> $rc2 after ${FI_GDRFAB_CONN_TIMEOUT_MS} ms (the pair started with $rc_base)"
 echo "fuzz_ud: bogus-GID flood: round trip median $bog_med us, max $bog_max us ($bog_cnt); unattacked median $base_med us, max $base_max us ($base_cnt)"
 echo "fuzz_ud: legit client's sends that failed (a spoofed REQ resetting its connection would): $send_errors"
 
@@ -229,7 +239,9 @@ check "no datagram moves the UD QP to error" test ${#ud_broken[@]} = 0
 check "a new client connects after the attack" test "$fresh_rc" = 0
 # RSS cannot tell: soft-RoCE's QP memory is not in VmRSS. Counting the
 # RC QPs can: at most FI_GDRFAB_HALF_OPEN_MAX wait at once, none after.
-check "invented names: RC QPs capped during the flood (${rc1:-?} <= ${rc0:-?} + $half_open_max)" \
+check "invented names: the flood opened connections (peak ${rc1:-?} > ${rc0:-?}: the count sees them)" \
+	test "${rc1:-0}" -gt "${rc0:-0}"
+check "invented names: RC QPs capped during the flood (peak ${rc1:-?} <= ${rc0:-?} + $half_open_max)" \
 	test "${rc1:-999999}" -le $((${rc0:-0} + half_open_max))
 check "invented names: RC QPs reclaimed (${rc2:-?} <= ${rc_base:-?} + 2)" \
 	test "${rc2:-999999}" -le $((${rc_base:-0} + 2))
