@@ -144,7 +144,8 @@ Test(errors, av_rejects_foreign_and_malformed_names)
 
 	cr_assert_eq(fi_av_open(vm_rxe0.domain, &attr, &av, NULL), 0);
 	memcpy(names[0], vm_rxe0.info->src_addr, FI_GDRFAB_ADDR_LEN);
-	memcpy(names[1], vm_rxe0.info->src_addr, FI_GDRFAB_ADDR_LEN);
+	names[0][7] = 9; /* an endpoint's QP: a port's address is no peer */
+	memcpy(names[1], names[0], FI_GDRFAB_ADDR_LEN);
 	names[1][0] = 77; /* unknown format version */
 	cr_assert_eq(fi_av_insert(av, names, 2, fa, FI_SYNC_ERR, errors), 1);
 	cr_assert_eq(errors[0], 0);
@@ -153,8 +154,10 @@ Test(errors, av_rejects_foreign_and_malformed_names)
 	cr_assert_eq(fi_av_insert(av, NULL, 1, fa, 0, NULL), -FI_EINVAL);
 	cr_assert_eq(fi_av_insert(av, names, 1, fa, FI_EVENT, NULL),
 		     -FI_EBADFLAGS);
-	cr_assert_eq(fi_av_insertsvc(av, "192.0.2.2", "7", fa, 0, NULL),
-		     -FI_ENOSYS);
+	cr_assert_eq(fi_av_insertsvc(av, NULL, "7", fa, 0, NULL), -FI_EINVAL);
+	/* A port's address (qpn 0) names no endpoint. */
+	memcpy(names[1], vm_rxe0.info->src_addr, FI_GDRFAB_ADDR_LEN);
+	cr_assert_eq(fi_av_insert(av, names[1], 1, fa, 0, NULL), 0);
 	cr_assert_eq(fi_av_lookup(av, 5, back, &len), -FI_EINVAL);
 	cr_assert_eq(fi_av_remove(av, &(fi_addr_t){5}, 1, 0), -FI_EINVAL);
 	cr_assert_eq(fi_close(&av->fid), 0);

@@ -222,12 +222,13 @@ Test(misuse, av)
 {
 	struct fi_av_attr attr = {.type = FI_AV_TABLE};
 	uint8_t name[FI_GDRFAB_ADDR_LEN], back[FI_GDRFAB_ADDR_LEN];
-	fi_addr_t fa = FI_ADDR_NOTAVAIL;
+	fi_addr_t fa = FI_ADDR_NOTAVAIL, two[2];
 	size_t len = 0;
 	struct fid_av *av;
 	char str[128];
 
 	memcpy(name, vm_rxe0.info->src_addr, sizeof(name));
+	name[7] = 9; /* an endpoint's QP: a port's address is no peer */
 	MISUSE(fi_av_open(vm_rxe0.domain, NULL, &av, NULL), -FI_EINVAL);
 	MISUSE(fi_av_open(vm_rxe0.domain, &attr, NULL, NULL), -FI_EINVAL);
 	attr.flags = BIG_FLAG;
@@ -249,8 +250,12 @@ Test(misuse, av)
 	MISUSE(fi_av_remove(av, &(fi_addr_t){0}, 1, BIG_FLAG), -FI_EBADFLAGS);
 	MISUSE(fi_av_remove(av, &(fi_addr_t){FI_ADDR_NOTAVAIL}, 1, 0),
 	       -FI_EINVAL);
-	MISUSE(fi_av_insertsym(av, "192.0.2.", 2, "7", 1, &fa, 0, NULL),
-	       -FI_ENOSYS);
+	/* No host by that name, and no second one to count up to. */
+	MISUSE(fi_av_insertsym(av, "192.0.2.", 2, "7", 1, two, 0, NULL), 0);
+	cr_assert_eq(two[0], FI_ADDR_NOTAVAIL);
+	cr_assert_eq(two[1], FI_ADDR_NOTAVAIL);
+	MISUSE(fi_av_insertsym(av, "192.0.2.2", 1, "x", 1, two, 0, NULL),
+	       -FI_EINVAL);
 	len = sizeof(str);
 	cr_assert_eq(fi_av_straddr(av, NULL, str, &len), str);
 	cr_assert_str_eq(str, "(invalid gdrfab address)");

@@ -168,33 +168,41 @@ Test(names, nothing_listening_is_an_error_in_bounded_time)
 	cr_assert_lt(b.tv_sec - a.tv_sec, 30);
 }
 
-Test(names, a_service_already_taken_fails_at_enable)
+/* Applications open several endpoints from one fi_info: the first
+ * answers at the service, the others still enable (found by name). */
+Test(names, a_second_endpoint_on_a_taken_service_still_enables)
 {
+	uint8_t name[32];
 	struct test_domain t1, t2;
-	struct test_ep e1;
-	struct fid_ep *ep2;
-	struct fid_av *av2;
-	struct fid_cq *cq2;
-	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
-	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED};
+	struct test_ep e1, e2;
+	struct fi_info *info;
+	fi_addr_t to;
+	pid_t pid;
 	int ret;
 
 	require_vm();
+	pid = start_server("47013", name);
 	open_from(&t1, &e1, info_for(NULL, "47013", FI_SOURCE, "rxe1", &ret));
-	memset(&t2, 0, sizeof(t2));
-	t2.info = info_for(NULL, "47013", FI_SOURCE, "rxe1", &ret);
-	cr_assert_eq(fi_fabric(t2.info->fabric_attr, &t2.fabric, NULL), 0);
-	cr_assert_eq(fi_domain(t2.fabric, t2.info, &t2.domain, NULL), 0);
-	cr_assert_eq(fi_av_open(t2.domain, &av_attr, &av2, NULL), 0);
-	cr_assert_eq(fi_cq_open(t2.domain, &cq_attr, &cq2, NULL), 0);
-	cr_assert_eq(fi_endpoint(t2.domain, t2.info, &ep2, NULL), 0);
-	cr_assert_eq(fi_ep_bind(ep2, &av2->fid, 0), 0);
-	cr_assert_eq(fi_ep_bind(ep2, &cq2->fid, FI_TRANSMIT | FI_RECV), 0);
-	cr_assert_eq(fi_enable(ep2), -FI_EADDRINUSE);
-	fi_close(&ep2->fid);
-	fi_close(&cq2->fid);
-	fi_close(&av2->fid);
+	open_from(&t2, &e2, info_for(NULL, "47013", FI_SOURCE, "rxe1", &ret));
+	/* The server, first on the port, still answers. */
+	info = info_for(SERVER_IP, "47013", 0, "rxe0", &ret);
+	cr_assert_not_null(info, "fi_getinfo: %s", fi_strerror(-ret));
+	cr_assert_arr_eq(info->dest_addr, name, 32);
+	test_ep_close(&e2);
 	test_domain_close(&t2);
 	test_ep_close(&e1);
 	test_domain_close(&t1);
+	{
+		struct test_domain t;
+		struct test_ep e;
+
+		open_from(&t, &e, info);
+		cr_assert_eq(
+			fi_av_insert(e.av, info->dest_addr, 1, &to, 0, NULL),
+			1);
+		say_hello(&e, to);
+		expect_server_done(pid);
+		test_ep_close(&e);
+		test_domain_close(&t);
+	}
 }

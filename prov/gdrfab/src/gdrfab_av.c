@@ -60,6 +60,8 @@ static int slot_for(struct gdrfab_av *av, const struct gdrfab_addr *addr,
 }
 
 /* Validates and stores one name; the caller holds the lock. */
+#define AV_PREALLOC_MAX 65536 /* entries allocated at open, at most */
+
 static int insert_one(struct gdrfab_av *av, const struct gdrfab_addr *a,
 		      size_t index, size_t *slot)
 {
@@ -460,12 +462,16 @@ int gdrfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 				   ? FI_AV_MAP
 				   : FI_AV_TABLE;
 	if (attr->count) {
-		av->table = calloc(attr->count, sizeof(*av->table));
+		/* A hint: the table grows past it, so a huge one costs no
+		 * more than this up front. */
+		size_t cap = GDRFAB_MIN(attr->count, (size_t)AV_PREALLOC_MAX);
+
+		av->table = calloc(cap, sizeof(*av->table));
 		if (!av->table) {
 			free(av);
 			return -FI_ENOMEM;
 		}
-		av->cap = attr->count;
+		av->cap = cap;
 	}
 	if (gdrfab_addrmap_init(&av->by_name)) {
 		free(av->table);

@@ -214,19 +214,22 @@ static uint32_t random_ep_id(void)
 }
 
 /* The UDP port named in the source address: peers' fi_getinfo(node,
- * service) and fi_av_insertsvc ask there for this endpoint's name. */
+ * service) and fi_av_insertsvc ask there for this endpoint's name. Not
+ * fatal when taken: applications open several endpoints from one fi_info
+ * (and so one service), and the first answers; the others are reached by
+ * their names. */
 static int listen_for_names(struct gdrfab_ep *ep)
 {
 	if (!ep->ns_service)
 		return 0;
 	ep->ns_fd = gdrfab_ns_listen(&ep->domain->port_addr, ep->ns_service);
-	if (ep->ns_fd >= 0)
-		return 0;
-	GDRFAB_WARN(FI_LOG_EP_CTRL,
-		    "fi_enable: cannot answer name queries on UDP port %u: "
-		    "%s\n",
-		    ep->ns_service, strerror(errno));
-	return errno == EADDRINUSE ? -FI_EADDRINUSE : -FI_EINVAL;
+	if (ep->ns_fd < 0)
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "fi_enable: cannot answer name queries on UDP "
+			    "port %u (%s): this endpoint is found by its "
+			    "name only\n",
+			    ep->ns_service, strerror(errno));
+	return 0;
 }
 
 static int ep_enable_locked(struct gdrfab_ep *ep)
