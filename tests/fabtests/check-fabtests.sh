@@ -5,9 +5,10 @@
 # from node/service) and with -b (out-of-band address exchange), the two
 # providers alternating so that both see the same boot. Each run's output,
 # runfabtests' YAML, goes to OUTDIR/PROVIDER.MODE.yaml.
-#   check-fabtests.sh FABTESTS_DIR OUTDIR TIMEOUT [SET [MODES]]
+#   check-fabtests.sh FABTESTS_DIR OUTDIR TIMEOUT [SET [MODES [PROVIDERS]]]
 set -u
 ft=$1 outdir=$2 limit=$3 set=${4:-quick} modes=${5:-default oob}
+provs=${6:-gdrfab verbs;ofi_rxm}
 # python3 here may be a pyenv shim, which needs the HOME that vm-run does
 # not pass in; runfabtests only asks python for two errno values.
 export PATH=/usr/bin:$ft/bin:$PATH
@@ -32,7 +33,7 @@ export PATH=$shim:$PATH
 # (ofi_rxm.exclude would hide from the baseline tests that gdrfab runs).
 cd "$outdir" || exit 1
 for mode in $modes; do
-	for prov in gdrfab 'verbs;ofi_rxm'; do
+	for prov in $provs; do
 		opts=(-vv -t "$set" -T "$limit" -p "$ft/bin")
 		[ "$mode" = oob ] && opts+=(-b)
 		envs=()
