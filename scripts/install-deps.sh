@@ -19,6 +19,9 @@ packages=(
 	libcriterion-dev
 	# Open MPI, a consumer run in the VM (mtl ofi over gdrfab)
 	openmpi-bin libopenmpi-dev
+	# libfabric's fabtests (tests/fabtests/): runfabtests.sh asks python3
+	# for errno values and finds leftover processes with ps
+	python3 procps
 	# tools the demo and tests run (fi_info, ibv_devinfo, rdma, lstopo)
 	libfabric-bin rdma-core ibverbs-utils iproute2 hwloc-nox perftest
 	# the soft-RoCE VM (tests/vm/vm-run)

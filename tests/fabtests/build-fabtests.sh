@@ -1,0 +1,40 @@
+#!/bin/bash
+# Builds libfabric's own test suite, fabtests 1.17.0, from ../shared/fabtests
+# (its source is not redistributed with gdrfab) against the system
+# libfabric's headers and library, the runtime gdrfab is loaded into, and
+# installs it into DIR (default ./fabtests-1.17 in the build directory):
+# DIR/bin holds runfabtests.sh and the test programs, DIR/share/fabtests
+# the exclude lists. Built once; a second call finds it. Exit 77 with a
+# SKIP line when the tarball is absent.
+#   tests/fabtests/build-fabtests.sh [DIR]
+set -euo pipefail
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+dest=$(mkdir -p "${1:-fabtests-1.17}" && cd "${1:-fabtests-1.17}" && pwd)
+tarball=${GDRFAB_SHARED:-$srcdir/../shared}/fabtests/fabtests-1.17.0.tar.gz
+if [ -x "$dest/bin/runfabtests.sh" ] && [ -r "$dest/.built" ]; then
+	exit 0
+fi
+if [ ! -r "$tarball" ]; then
+	echo "SKIP: fabtests: no $tarball (libfabric's test suite is not part of gdrfab)"
+	exit 77
+fi
+work=$(mktemp -d /tmp/gdrfab-fabtests.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+echo "build-fabtests: building fabtests 1.17.0 into $dest (a few minutes, once)"
+tar -xzf "$tarball" -C "$work"
+cd "$work"/fabtests-1.17.0
+{
+	# The release tarball carries configure.ac but no configure.
+	[ -x configure ] || ./autogen.sh
+	# No --with-libfabric: the headers and library of libfabric-dev, in
+	# the default search paths, are the 1.17 that the tests run on.
+	./configure --prefix="$dest"
+	make -j"$(nproc)"
+	make install
+} >"$dest/build.log" 2>&1 || {
+	tail -n 30 "$dest/build.log"
+	echo "build-fabtests: the build failed (whole log: $dest/build.log)" >&2
+	exit 1
+}
+touch "$dest/.built"
+echo "build-fabtests: $(ls "$dest/bin" | wc -l) programs in $dest/bin"
