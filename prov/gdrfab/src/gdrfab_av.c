@@ -290,8 +290,11 @@ static int av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 	if (!valid_fi_addr(av, fi_addr)) {
 		ret = -FI_EINVAL;
 	} else {
-		memcpy(addr, &av->table[fi_addr].addr,
-		       GDRFAB_MIN(*addrlen, sizeof(struct gdrfab_addr)));
+		/* A NULL buffer of length 0 only asks for the size. */
+		if (*addrlen)
+			memcpy(addr, &av->table[fi_addr].addr,
+			       GDRFAB_MIN(*addrlen,
+					  sizeof(struct gdrfab_addr)));
 		*addrlen = sizeof(struct gdrfab_addr);
 	}
 	gdrfab_lock_release(&av->lock);
