@@ -5,7 +5,8 @@
  * endpoint from fi_getinfo(NULL, service, FI_SOURCE); a client's
  * fi_getinfo(host, service) returns the server's name as dest_addr, and
  * fi_av_insertsvc/insertsym insert it. Nothing listening is a clear error
- * in bounded time, not a hang.
+ * in bounded time, not a hang; an endpoint answers even while its
+ * application makes no progress.
  */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -133,16 +134,17 @@ Test(names, av_insertsvc_and_insertsym_find_it)
 	pid_t pid;
 
 	require_vm();
-	pid = start_server("47012", name);
+	pid = start_server("47020", name);
 	test_domain_open(&t, "rxe0");
 	test_ep_open(&t, &e, FI_AV_TABLE);
-	cr_assert_eq(fi_av_insertsvc(e.av, SERVER_IP, "47012", &svc, 0, NULL),
+	cr_assert_eq(fi_av_insertsvc(e.av, SERVER_IP, "47020", &svc, 0, NULL),
 		     1);
 	cr_assert_eq(fi_av_lookup(e.av, svc, got, &len), 0);
 	cr_assert_arr_eq(got, name, 32);
-	/* Two services from the same host: only the first answers. */
+	/* Two services from the same host: only the first answers (no other
+	 * test uses 47021; tests run in parallel). */
 	cr_assert_eq(
-		fi_av_insertsym(e.av, SERVER_IP, 1, "47012", 2, sym, 0, NULL),
+		fi_av_insertsym(e.av, SERVER_IP, 1, "47020", 2, sym, 0, NULL),
 		1);
 	cr_assert_neq(sym[0], FI_ADDR_NOTAVAIL);
 	cr_assert_eq(sym[1], FI_ADDR_NOTAVAIL);
@@ -205,4 +207,51 @@ Test(names, a_second_endpoint_on_a_taken_service_still_enables)
 		test_ep_close(&e);
 		test_domain_close(&t);
 	}
+}
+
+/* fabtests' servers with -E open their endpoint, then block on a TCP
+ * socket until the client, which first asks for their name, connects: the
+ * name is answered without the application's progress. */
+Test(names, answered_while_the_server_never_progresses)
+{
+	uint8_t name[32], got[32];
+	int up[2], gate[2], status;
+	struct fi_info *info;
+	pid_t pid;
+	int ret;
+
+	require_vm();
+	cr_assert_eq(pipe(up), 0);
+	cr_assert_eq(pipe(gate), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		struct test_domain t;
+		struct test_ep e;
+		size_t len = 32;
+		char c;
+
+		close(gate[1]);
+		info = info_for(NULL, "47014", FI_SOURCE, "rxe1", &ret);
+		if (!info)
+			_exit(2);
+		open_from(&t, &e, info);
+		fi_getname(&e.ep->fid, got, &len);
+		if (write(up[1], got, 32) != 32)
+			_exit(3);
+		/* No fi_cq_read, no call into libfabric: blocked here. */
+		_exit(read(gate[0], &c, 1) == 0 ? 0 : 4);
+	}
+	close(up[1]);
+	close(gate[0]);
+	cr_assert_eq(read(up[0], name, 32), 32, "the server did not start");
+	close(up[0]);
+	info = info_for(SERVER_IP, "47014", 0, "rxe0", &ret);
+	close(gate[1]); /* lets the server end, whatever happened */
+	cr_assert_not_null(info, "fi_getinfo: %s", fi_strerror(-ret));
+	cr_assert_arr_eq(info->dest_addr, name, 32);
+	fi_freeinfo(info);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "server status 0x%x", status);
 }

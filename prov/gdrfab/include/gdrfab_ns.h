@@ -27,13 +27,17 @@
 int gdrfab_ns_resolve(const char *node, const char *service,
 		      struct gdrfab_addr *name);
 
-/* Opens the UDP socket an endpoint answers on: the IPv4 address of its
- * port's GID (RoCE) or any address (InfiniBand), and the port. -1 and
- * errno on failure. */
-int gdrfab_ns_listen(const struct gdrfab_addr *port_addr, uint16_t service);
+struct gdrfab_ns_responder;
 
-/* Answers every query waiting on fd with name; never blocks. */
-void gdrfab_ns_answer(int fd, const struct gdrfab_addr *name,
-		      struct gdrfab_ratelimit *warn);
+/* Answers queries for name on the UDP port service of the IPv4 address of
+ * port_addr's GID (RoCE) or any address (InfiniBand), from a thread that
+ * sleeps in poll() between queries. NULL and errno on failure (the port
+ * is taken, or no thread). */
+struct gdrfab_ns_responder *gdrfab_ns_start(const struct gdrfab_addr *port_addr,
+					    uint16_t service,
+					    const struct gdrfab_addr *name);
+
+/* Stops answering and frees r (NULL is allowed). */
+void gdrfab_ns_stop(struct gdrfab_ns_responder *r);
 
 #endif /* GDRFAB_NS_H */

@@ -201,9 +201,9 @@ struct gdrfab_ep {
 	struct ibv_cq *ud_cq;
 	struct ibv_qp *ud_qp;
 	struct gdrfab_addr name;
-	/* Name queries answered on this UDP socket (-1: none), opened at
-	 * fi_enable when the source address carries a service. */
-	int ns_fd;
+	/* Answers name queries (NULL: none), started at fi_enable when the
+	 * source address carries a service. */
+	struct gdrfab_ns_responder *ns;
 	uint16_t ns_service;
 	bool name_set;		    /* fi_setname before enable */
 	struct gdrfab_proto *proto; /* data path state, made by fi_enable */

@@ -222,8 +222,9 @@ static int listen_for_names(struct gdrfab_ep *ep)
 {
 	if (!ep->ns_service)
 		return 0;
-	ep->ns_fd = gdrfab_ns_listen(&ep->domain->port_addr, ep->ns_service);
-	if (ep->ns_fd < 0)
+	ep->ns = gdrfab_ns_start(&ep->domain->port_addr, ep->ns_service,
+				 &ep->name);
+	if (!ep->ns)
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
 			    "fi_enable: cannot answer name queries on UDP "
 			    "port %u (%s): this endpoint is found by its "
@@ -264,9 +265,8 @@ static int ep_enable_locked(struct gdrfab_ep *ep)
 		gdrfab_ud_destroy(ep->ud_cq, ep->ud_qp);
 		ep->ud_cq = NULL;
 		ep->ud_qp = NULL;
-		if (ep->ns_fd >= 0)
-			close(ep->ns_fd);
-		ep->ns_fd = -1;
+		gdrfab_ns_stop(ep->ns);
+		ep->ns = NULL;
 		return ret;
 	}
 	ep->enabled = true;
@@ -456,9 +456,8 @@ static int ep_close(struct fid *fid)
 		gdrfab_proto_destroy(ep->proto);
 	ep->proto = NULL;
 	gdrfab_ud_destroy(ep->ud_cq, ep->ud_qp);
-	if (ep->ns_fd >= 0)
-		close(ep->ns_fd);
-	ep->ns_fd = -1;
+	gdrfab_ns_stop(ep->ns);
+	ep->ns = NULL;
 	if (ep->tx_cq)
 		gdrfab_cq_detach_ep(ep->tx_cq, ep);
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
@@ -621,7 +620,6 @@ int gdrfab_endpoint_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	gdrfab_lock_init(&ep->lock, gdrfab_domain_locks(domain));
 	ep->fid.fid.fclass = FI_CLASS_EP;
-	ep->ns_fd = -1;
 	if (info->src_addr)
 		ep->ns_service = gdrfab_addr_service(info->src_addr);
 	ep->fid.fid.context = context;

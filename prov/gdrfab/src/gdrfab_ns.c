@@ -4,8 +4,12 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -36,7 +40,15 @@ static struct in_addr gid_ipv4(const uint8_t *gid)
 	return a;
 }
 
-int gdrfab_ns_listen(const struct gdrfab_addr *port_addr, uint16_t service)
+struct gdrfab_ns_responder {
+	pthread_t thread;
+	int fd;	  /* the UDP socket queries arrive on */
+	int stop; /* an eventfd: written once, at gdrfab_ns_stop */
+	struct answer answer;
+	struct gdrfab_ratelimit warn;
+};
+
+static int listen_on(const struct gdrfab_addr *port_addr, uint16_t service)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET,
 				  .sin_port = htons(service),
@@ -55,27 +67,25 @@ int gdrfab_ns_listen(const struct gdrfab_addr *port_addr, uint16_t service)
 	return fd;
 }
 
-void gdrfab_ns_answer(int fd, const struct gdrfab_addr *name,
-		      struct gdrfab_ratelimit *warn)
+/* Answers every query waiting on the socket; never blocks. */
+static void answer_queries(struct gdrfab_ns_responder *r)
 {
-	struct answer a = {.name = *name};
 	struct sockaddr_storage from;
 	socklen_t fromlen;
 	char buf[64];
 	ssize_t n;
 
-	memcpy(a.magic, answer_magic, sizeof(a.magic));
 	for (;;) {
 		uint64_t left_out;
 
 		fromlen = sizeof(from);
-		n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from,
-			     &fromlen);
+		n = recvfrom(r->fd, buf, sizeof(buf), 0,
+			     (struct sockaddr *)&from, &fromlen);
 		if (n < 0)
 			return; /* EAGAIN: nothing more */
 		if (n != sizeof(struct answer) ||
 		    memcmp(buf, query_magic, sizeof(query_magic))) {
-			if (gdrfab_ratelimit_ok(warn, gdrfab_tick_ms(),
+			if (gdrfab_ratelimit_ok(&r->warn, gdrfab_tick_ms(),
 						&left_out))
 				GDRFAB_WARN(FI_LOG_EP_CTRL,
 					    "name service: a %zd-byte datagram "
@@ -85,9 +95,88 @@ void gdrfab_ns_answer(int fd, const struct gdrfab_addr *name,
 		}
 		/* A full socket buffer drops the answer as UDP may: the
 		 * asker retries. */
-		(void)sendto(fd, &a, sizeof(a), MSG_DONTWAIT,
+		(void)sendto(r->fd, &r->answer, sizeof(r->answer), MSG_DONTWAIT,
 			     (struct sockaddr *)&from, fromlen);
 	}
+}
+
+/* Sleeps until a query or the stop; touches nothing but its own struct,
+ * so it takes no lock of the endpoint's. */
+static void *responder(void *arg)
+{
+	struct gdrfab_ns_responder *r = arg;
+	struct pollfd p[2] = {{.fd = r->fd, .events = POLLIN},
+			      {.fd = r->stop, .events = POLLIN}};
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (p[0].revents)
+			answer_queries(r);
+	}
+	return NULL;
+}
+
+struct gdrfab_ns_responder *gdrfab_ns_start(const struct gdrfab_addr *port_addr,
+					    uint16_t service,
+					    const struct gdrfab_addr *name)
+{
+	struct gdrfab_ns_responder *r = calloc(1, sizeof(*r));
+	sigset_t all, old;
+	int err = ENOMEM;
+
+	if (!r)
+		goto fail;
+	r->answer.name = *name;
+	memcpy(r->answer.magic, answer_magic, sizeof(r->answer.magic));
+	r->stop = -1;
+	r->fd = listen_on(port_addr, service);
+	if (r->fd < 0) {
+		err = errno;
+		goto fail;
+	}
+	r->stop = eventfd(0, EFD_CLOEXEC);
+	if (r->stop < 0) {
+		err = errno;
+		goto fail;
+	}
+	/* The application's signals stay with the application's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&r->thread, NULL, responder, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		return r;
+fail:
+	if (r && r->fd >= 0)
+		close(r->fd);
+	if (r && r->stop >= 0)
+		close(r->stop);
+	free(r);
+	errno = err;
+	return NULL;
+}
+
+void gdrfab_ns_stop(struct gdrfab_ns_responder *r)
+{
+	uint64_t one = 1;
+
+	if (!r)
+		return;
+	if (write(r->stop, &one, sizeof(one)) != sizeof(one)) {
+		/* Its thread still runs: leave it what it reads. */
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "name service: cannot stop its "
+			    "thread: %s\n",
+			    strerror(errno));
+		return;
+	}
+	pthread_join(r->thread, NULL);
+	close(r->fd);
+	close(r->stop);
+	free(r);
 }
 
 /* One answer on fd within ms, checked; 1, 0 on timeout, -1 on error. */

@@ -26,7 +26,6 @@
 #include <sys/random.h>
 
 #include "gdrfab.h"
-#include "gdrfab_ns.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
@@ -708,9 +707,6 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 
 	gdrfab_async_poll(proto->ctx);
 	async_errors(proto);
-	if (proto->ep->ns_fd >= 0)
-		gdrfab_ns_answer(proto->ep->ns_fd, &proto->ep->name,
-				 &proto->wire_warn);
 	gdrfab_ud_check(proto);
 	gdrfab_list_for_each_safe(&proto->conns, it, tmp)
 	{
