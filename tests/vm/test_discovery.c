@@ -130,10 +130,25 @@ Test(discovery, hints_it_cannot_meet_give_enodata)
 	cr_assert_null(gdrfab_getinfo_hints(hints, 0, NULL, &ret));
 	cr_assert_eq(ret, -FI_ENODATA);
 
+	/* No PROV_KEY: no RMA target, when asked for by name; otherwise
+	 * served as an RMA initiator only (as libfabric's own providers). */
 	hints = gdrfab_hints();
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR; /* no PROV_KEY */
+	hints->caps = FI_RMA | FI_REMOTE_WRITE;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR;
 	cr_assert_null(gdrfab_getinfo_hints(hints, 0, NULL, &ret));
 	cr_assert_eq(ret, -FI_ENODATA);
+	hints = gdrfab_hints();
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR;
+	{
+		struct fi_info *info =
+			gdrfab_getinfo_hints(hints, 0, NULL, &ret);
+
+		cr_assert_not_null(info, "%s", fi_strerror(-ret));
+		cr_assert_eq(info->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE),
+			     0);
+		cr_assert_eq(info->domain_attr->mr_mode & ~FI_MR_VIRT_ADDR, 0);
+		fi_freeinfo(info);
+	}
 
 	hints = gdrfab_hints();
 	hints->domain_attr->name = strdup("mlx5_0");

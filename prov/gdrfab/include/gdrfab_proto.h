@@ -39,7 +39,15 @@ enum gdrfab_pkt_type {
 	GDRFAB_PKT_RNDV = 2,  /* header + segments the receiver reads */
 	GDRFAB_PKT_FIN = 3,   /* receiver -> sender: rendezvous data read */
 	GDRFAB_PKT_NOP = 4,   /* keepalive: proves the peer still acks */
+	/* Initiator -> target, after an RMA completed: "you were the target
+	 * of a write (data 1) or read (data 2)", for the target's remote
+	 * access counters (FI_RMA_EVENT). Sent only to peers that asked
+	 * (GDRFAB_CM_F_RMA_EVENTS). */
+	GDRFAB_PKT_RMA_EVENT = 5,
 };
+
+#define GDRFAB_RMA_EVENT_WRITE 1
+#define GDRFAB_RMA_EVENT_READ  2
 
 #define GDRFAB_PKT_TAGGED  0x1 /* tagged message (fi_tsend) */
 #define GDRFAB_PKT_CQ_DATA 0x2 /* data carries remote CQ data */
@@ -80,6 +88,10 @@ enum gdrfab_cm_type {
 			    * the refused REQ's, reject says which */
 };
 
+/* The sender counts RMA aimed at it (FI_RMA_EVENT): send it
+ * GDRFAB_PKT_RMA_EVENT after each RMA to it. */
+#define GDRFAB_CM_F_RMA_EVENTS 0x1
+
 /* Settings both sides of a connection must share (REJ's reject). */
 enum gdrfab_cm_reject {
 	GDRFAB_REJECT_EAGER_MAX = 1, /* FI_GDRFAB_EAGER_MAX */
@@ -97,7 +109,12 @@ struct gdrfab_cm_msg {
 	 * connection only with the nonce that connection was made with. */
 	uint64_t nonce;
 	uint16_t reject; /* REJ: enum gdrfab_cm_reject */
-	uint16_t reserved[3];
+	/* The UDP port the sender's endpoint answers name queries on, at
+	 * the IPv4 address of its GID (0: none): a receiver that holds that
+	 * IP:port in its AV knows its name without asking. */
+	uint16_t ns_port;
+	uint16_t cm_flags; /* GDRFAB_CM_F_* of the sender */
+	uint16_t reserved;
 	struct gdrfab_addr src; /* the sender's endpoint name */
 	struct gdrfab_addr dst; /* the endpoint it means to reach */
 };
@@ -126,7 +143,10 @@ struct gdrfab_txbuf {
 
 enum gdrfab_conn_state {
 	GDRFAB_CONN_CONNECTING, /* REQ sent, QP in INIT */
-	GDRFAB_CONN_ACCEPTING,	/* REP sent, QP in RTS, waiting for RTU */
+	/* The peer is a service address whose name the AV is asking for:
+	 * requests wait here, without a QP, until it answers. */
+	GDRFAB_CONN_RESOLVING,
+	GDRFAB_CONN_ACCEPTING, /* REP sent, QP in RTS, waiting for RTU */
 	GDRFAB_CONN_CONNECTED,
 	GDRFAB_CONN_FAILED, /* QP in error or never connected */
 };
@@ -134,13 +154,14 @@ enum gdrfab_conn_state {
 struct gdrfab_conn {
 	struct gdrfab_proto *proto;
 	struct gdrfab_qp_owner owner; /* the RC QP's qp_context */
-	struct gdrfab_addr peer;
+	struct gdrfab_addr peer;      /* RESOLVING: the service address */
 	enum gdrfab_conn_state state;
-	struct ibv_qp *qp;
+	struct ibv_qp *qp; /* NULL while RESOLVING */
 	uint32_t psn;
 	uint32_t remote_qpn;
-	uint64_t peer_nonce; /* learnt from its REQ or REP */
-	bool initiated;	     /* we sent the REQ (our application asked) */
+	uint64_t peer_nonce;  /* learnt from its REQ or REP */
+	bool peer_rma_events; /* it asked for GDRFAB_PKT_RMA_EVENT */
+	bool initiated;	      /* we sent the REQ (our application asked) */
 	enum ibv_mtu path_mtu;
 	uint32_t max_inline; /* bytes a send may carry inline */
 	int sq_avail;	     /* free send queue slots */
@@ -233,8 +254,12 @@ struct gdrfab_unexp {
 	struct gdrfab_conn *conn;
 	struct gdrfab_pkt_hdr hdr;
 	struct gdrfab_rndv_seg seg[GDRFAB_MAX_IOV];
-	uint8_t *payload; /* eager: a copy */
-	bool claimed;	  /* FI_PEEK|FI_CLAIM: reserved for a context */
+	uint8_t *payload; /* eager: a copy, or in held */
+	/* No memory for a copy: the message keeps its receive buffer,
+	 * reposted once the message is taken (FI_RM_ENABLED: nothing a
+	 * peer sent is dropped; with the SRQ empty, senders retry). */
+	struct gdrfab_rxbuf *held;
+	bool claimed; /* FI_PEEK|FI_CLAIM: reserved for a context */
 	struct gdrfab_list entry;
 };
 
@@ -488,6 +513,8 @@ void gdrfab_complete_tx(struct gdrfab_ep *ep, struct gdrfab_req *req);
 void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
 			size_t len, void *buf, uint64_t data, uint64_t tag,
 			fi_addr_t src);
+/* A peer's RMA aimed at this endpoint completed (FI_RMA_EVENT). */
+void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read);
 void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 			   uint64_t flags, size_t len, size_t olen, void *buf,
 			   uint64_t data, uint64_t tag, int err,

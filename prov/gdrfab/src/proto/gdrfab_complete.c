@@ -95,3 +95,10 @@ void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 	e.prov_errno = prov_errno;
 	gdrfab_cq_write_error(cq, &e);
 }
+
+void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read)
+{
+	count(ep->cntrs[read ? GDRFAB_CNTR_REMOTE_READ
+			     : GDRFAB_CNTR_REMOTE_WRITE],
+	      false);
+}

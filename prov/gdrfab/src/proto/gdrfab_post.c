@@ -436,6 +436,17 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		} else if (req->op != GDRFAB_OP_CTRL &&
 			   req->op != GDRFAB_OP_RNDV_READ) {
 			gdrfab_complete_tx(ep, req);
+			/* The target counts RMA aimed at it: the data is
+			 * there (or was read) now. */
+			if ((req->cq_flags & FI_RMA) && req->conn &&
+			    req->conn->peer_rma_events &&
+			    req->conn->state == GDRFAB_CONN_CONNECTED)
+				gdrfab_send_ctrl(
+					proto, req->conn, GDRFAB_PKT_RMA_EVENT,
+					0,
+					(req->cq_flags & FI_READ)
+						? GDRFAB_RMA_EVENT_READ
+						: GDRFAB_RMA_EVENT_WRITE);
 		}
 	}
 	if (req->op == GDRFAB_OP_RNDV_READ && req->parent)
