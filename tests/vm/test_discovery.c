@@ -52,6 +52,35 @@ Test(discovery, one_info_per_active_port_of_each_rxe)
 	fi_freeinfo(info);
 }
 
+/* fabtests' getinfo_caps2: no hints at all (FI_PROVIDER names gdrfab),
+ * and each context's caps are its own side's. */
+Test(discovery, no_hints_give_each_side_its_own_caps)
+{
+	struct fi_info *info = NULL, *i;
+	int ret;
+
+	setenv("FI_PROVIDER", "gdrfab", 1);
+	ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, NULL, &info);
+	cr_assert_eq(ret, 0, "fi_getinfo: %s", fi_strerror(-ret));
+	for (i = info; i; i = i->next) {
+		cr_assert_eq(i->tx_attr->caps &
+				     (FI_RECV | FI_REMOTE_READ |
+				      FI_REMOTE_WRITE | FI_DIRECTED_RECV |
+				      FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT |
+				      FI_LOCAL_COMM | FI_REMOTE_COMM),
+			     0);
+		cr_assert_eq(i->rx_attr->caps &
+				     (FI_SEND | FI_READ | FI_WRITE |
+				      FI_LOCAL_COMM | FI_REMOTE_COMM),
+			     0);
+		cr_assert_eq(i->rx_attr->caps & ~i->caps, 0);
+		cr_assert_eq(i->tx_attr->caps & ~i->caps, 0);
+		cr_assert(i->tx_attr->caps & FI_SEND);
+		cr_assert(i->rx_attr->caps & FI_RECV);
+	}
+	fi_freeinfo(info);
+}
+
 Test(discovery, nic_attributes_come_from_the_device)
 {
 	struct fi_info *info = gdrfab_info_for("rxe1");

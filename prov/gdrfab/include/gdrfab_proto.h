@@ -39,10 +39,10 @@ enum gdrfab_pkt_type {
 	GDRFAB_PKT_RNDV = 2,  /* header + segments the receiver reads */
 	GDRFAB_PKT_FIN = 3,   /* receiver -> sender: rendezvous data read */
 	GDRFAB_PKT_NOP = 4,   /* keepalive: proves the peer still acks */
-	/* Initiator -> target, after an RMA completed: "you were the target
-	 * of a write (data 1) or read (data 2)", for the target's remote
-	 * access counters (FI_RMA_EVENT). Sent only to peers that asked
-	 * (GDRFAB_CM_F_RMA_EVENTS). */
+	/* Initiator -> target, after RMA completed: "you were the target
+	 * of size writes (data 1) or reads (data 2)", for the target's
+	 * remote access counters (FI_RMA_EVENT). Sent only to peers that
+	 * asked (GDRFAB_CM_F_RMA_EVENTS). */
 	GDRFAB_PKT_RMA_EVENT = 5,
 };
 
@@ -161,7 +161,10 @@ struct gdrfab_conn {
 	uint32_t remote_qpn;
 	uint64_t peer_nonce;  /* learnt from its REQ or REP */
 	bool peer_rma_events; /* it asked for GDRFAB_PKT_RMA_EVENT */
-	bool initiated;	      /* we sent the REQ (our application asked) */
+	/* RMA to it completed and not yet told (no control request was
+	 * free): writes, reads. */
+	uint64_t rma_events_owed[2];
+	bool initiated; /* we sent the REQ (our application asked) */
 	enum ibv_mtu path_mtu;
 	uint32_t max_inline; /* bytes a send may carry inline */
 	int sq_avail;	     /* free send queue slots */
@@ -403,6 +406,10 @@ void gdrfab_ud_check(struct gdrfab_proto *proto);
 void gdrfab_conn_rx(struct gdrfab_conn *conn);
 /* Sends a NOP so that a dead peer is noticed by RC retries. */
 void gdrfab_conn_keepalive(struct gdrfab_conn *conn);
+/* Tells the peer of the RMA to it that completed (rma_events_owed), as
+ * far as control requests last; the rest waits for the timers. */
+void gdrfab_send_rma_events(struct gdrfab_proto *proto,
+			    struct gdrfab_conn *conn);
 /* Sends a FIN or NOP on a connection (from the control reserve); data
  * is a FIN's status (0 or FI_E*). */
 void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
@@ -513,8 +520,8 @@ void gdrfab_complete_tx(struct gdrfab_ep *ep, struct gdrfab_req *req);
 void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
 			size_t len, void *buf, uint64_t data, uint64_t tag,
 			fi_addr_t src);
-/* A peer's RMA aimed at this endpoint completed (FI_RMA_EVENT). */
-void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read);
+/* n of a peer's RMA aimed at this endpoint completed (FI_RMA_EVENT). */
+void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n);
 void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 			   uint64_t flags, size_t len, size_t olen, void *buf,
 			   uint64_t data, uint64_t tag, int err,

@@ -96,9 +96,11 @@ void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 	gdrfab_cq_write_error(cq, &e);
 }
 
-void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read)
+void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n)
 {
-	count(ep->cntrs[read ? GDRFAB_CNTR_REMOTE_READ
-			     : GDRFAB_CNTR_REMOTE_WRITE],
-	      false);
+	struct gdrfab_cntr *cntr = ep->cntrs[read ? GDRFAB_CNTR_REMOTE_READ
+						  : GDRFAB_CNTR_REMOTE_WRITE];
+
+	if (cntr)
+		fi_cntr_add(&cntr->fid, n);
 }

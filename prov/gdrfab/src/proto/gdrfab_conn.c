@@ -891,6 +891,9 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 			}
 		}
 		if (conn->state == GDRFAB_CONN_CONNECTED &&
+		    (conn->rma_events_owed[0] || conn->rma_events_owed[1]))
+			gdrfab_send_rma_events(proto, conn);
+		if (conn->state == GDRFAB_CONN_CONNECTED &&
 		    !gdrfab_list_empty(&conn->rndv_wait) &&
 		    now - conn->last_rx_ms > gdrfab_params.peer_timeout_ms / 2)
 			gdrfab_conn_keepalive(conn);

@@ -491,6 +491,34 @@ void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	gdrfab_req_submit(req);
 }
 
+void gdrfab_send_rma_events(struct gdrfab_proto *proto,
+			    struct gdrfab_conn *conn)
+{
+	for (int i = 0; i < 2; i++) {
+		struct gdrfab_pkt_hdr *hdr;
+		struct gdrfab_req *req;
+
+		if (!conn->rma_events_owed[i] ||
+		    conn->state != GDRFAB_CONN_CONNECTED)
+			continue;
+		req = gdrfab_req_alloc(proto, true);
+		if (!req)
+			return; /* the timers try again */
+		hdr = (void *)req->ctrl;
+		memset(hdr, 0, sizeof(*hdr));
+		hdr->version = GDRFAB_WIRE_VERSION;
+		hdr->type = GDRFAB_PKT_RMA_EVENT;
+		hdr->data = i ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
+		hdr->size = conn->rma_events_owed[i];
+		conn->rma_events_owed[i] = 0;
+		req->op = GDRFAB_OP_CTRL;
+		req->ctrl_len = sizeof(*hdr);
+		req->conn = conn;
+		conn->refs++;
+		gdrfab_req_submit(req);
+	}
+}
+
 void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
 {
 	long long now = gdrfab_tick_ms();

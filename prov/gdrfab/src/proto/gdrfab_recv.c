@@ -76,7 +76,8 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 			return "bad control message";
 		return NULL;
 	case GDRFAB_PKT_RMA_EVENT:
-		if (len != sizeof(*h) || h->flags || h->size ||
+		if (len != sizeof(*h) || h->flags || !h->size ||
+		    h->size > UINT32_MAX ||
 		    (h->data != GDRFAB_RMA_EVENT_WRITE &&
 		     h->data != GDRFAB_RMA_EVENT_READ))
 			return "bad RMA event";
@@ -550,7 +551,8 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 	} else if (h->type == GDRFAB_PKT_RMA_EVENT) {
 		if (!proto->closing)
 			gdrfab_complete_rma_event(
-				proto->ep, h->data == GDRFAB_RMA_EVENT_READ);
+				proto->ep, h->data == GDRFAB_RMA_EVENT_READ,
+				h->size);
 	} else if (h->type != GDRFAB_PKT_NOP) {
 		if (handle_message(proto, conn, h, rxbuf))
 			return; /* reposted once the message is taken */
