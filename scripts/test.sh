@@ -59,6 +59,17 @@ step distcheck distcheck
 # The unit and VM suites again, built with ASan and UBSan in build/asan.
 step asan-unit ../tests/sanitize/run-sanitized.sh unit
 step asan-vm ../tests/sanitize/run-sanitized.sh vm
+# libfabric's fabtests 1.17, runfabtests' quick set against gdrfab alone
+# in the VM, addresses from node and service (the default mode: ~9 minutes
+# under TCG; -b, out-of-band addresses, would add as much again): any
+# gdrfab failure fails the step; a named skip without ../shared/fabtests.
+# fi_rdm_atomic is excused until the atomics branch lands: empty this list
+# then.
+fabtests_known_fail="fi_rdm_atomic"
+step fabtests env GDRFAB_FABTESTS_PROVIDERS=gdrfab \
+	GDRFAB_FABTESTS_MODES=default GDRFAB_FABTESTS_STRICT=1 \
+	GDRFAB_FABTESTS_KNOWN_FAIL="$fabtests_known_fail" \
+	../tests/fabtests/run-fabtests.sh
 
 suites=$(make --no-print-directory -s print-tests)
 for suite in $suites; do
@@ -67,4 +78,5 @@ for suite in $suites; do
 done
 echo "==== totals"
 # shellcheck disable=SC2086
-../tests/totals.sh $suites checks/style checks/distcheck checks/asan-unit checks/asan-vm
+../tests/totals.sh $suites checks/style checks/distcheck checks/asan-unit checks/asan-vm \
+	checks/fabtests
