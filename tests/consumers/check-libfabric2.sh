@@ -92,7 +92,7 @@ check "aws-ofi-nccl rdma replay under API 2.6, CUDA stand-in" rdma_replay
 mpich_search() {
 	./tests/vm/gdrfab_vm_tests --color=never --verbose --filter "mpich/*" >"$out" 2>&1
 	local rc=$?
-	grep "mpich:" "$out" | sed 's/^\[----\] /    /'
+	grep "\] mpich: " "$out" | sed 's/^\[----\] /    /'
 	grep -q "mpich: gdrfab chosen at attempt" "$out" || rc=1
 	[ $rc = 0 ] || cat "$out"
 	return $rc

@@ -23,9 +23,11 @@
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_rma.h>
@@ -89,7 +91,7 @@ struct rank {
 };
 
 static struct rank r[2];
-static uint32_t api;
+static uint32_t api, asked = FI_VERSION(1, 18);
 
 /* Offsets in each rank's registered host area. */
 enum {
@@ -132,9 +134,9 @@ static struct fi_info *rdma_hints(const char *domain)
 static struct fi_info *get_provider(const char *domain)
 {
 	struct fi_info *h = rdma_hints(domain), *info = NULL;
-	int ret = fi_getinfo(FI_VERSION(1, 18), NULL, NULL, 0, h, &info);
+	int ret = fi_getinfo(asked, NULL, NULL, 0, h, &info);
 
-	if (FI_VERSION_LT(fi_version(), FI_VERSION(1, 18))) {
+	if (FI_VERSION_LT(fi_version(), asked)) {
 		cr_assert_eq(ret, -FI_ENOSYS, "a %u.%u core and API 1.18: %d",
 			     FI_MAJOR(fi_version()), FI_MINOR(fi_version()),
 			     ret);
@@ -624,4 +626,67 @@ Test(nccl_rdma, protocol_over_peermem_gpu_memory)
 	setenv("GDRFAB_STANDIN_CPU_VISIBLE", "1", 1);
 	setup();
 	replay();
+}
+
+/* The branch the plugin takes where dma-buf is viable (the GPU reports
+ * CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, kernel 5.12+, libfabric 1.20+):
+ * it asks API 1.20 and registers GPU memory with FI_MR_DMABUF
+ * (nccl_ofi_mr.h: nccl_ofi_mr_ckey_fill_mr_attrs), the fd from
+ * cuMemGetHandleForAddressRange at offset 0 and the page-aligned address
+ * as base_addr (nccl_ofi_rdma.cpp: alloc_and_reg_flush_buff). On rxe the
+ * stand-in reports no dma-buf, so the plugin itself never gets here;
+ * gdrfab serves such a registration by its address (an open fd stands in
+ * for the export), and the flush read through its key must see the
+ * sentinel. */
+Test(nccl_rdma, dmabuf_registration_at_api_1_20)
+{
+	struct {
+		int fd;
+		uint64_t offset;
+		size_t len;
+		void *base_addr;
+	} dmabuf; /* struct fi_mr_dmabuf (1.20) */
+	struct fi_mr_attr attr = {
+		.mr_iov = (const struct iovec *)(void *)&dmabuf,
+		.iov_count = 1,
+		.access = FI_SEND | FI_RECV | FI_WRITE | FI_REMOTE_WRITE |
+			  FI_READ | FI_REMOTE_READ,
+		.iface = FI_HMEM_CUDA,
+	};
+	uint64_t *land;
+	struct fid_mr *mr;
+	struct fi_cq_data_entry e;
+	int (*attr_of)(int *, int, int);
+	int supported = -1, ctx, ret;
+
+	if (FI_VERSION_LT(fi_version(), FI_VERSION(1, 20)))
+		cr_skip_test("libfabric %u.%u has no API 1.20",
+			     FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+	asked = FI_VERSION(1, 20);
+	setup();
+	cr_assert_eq(api, FI_VERSION(1, 20));
+	/* nccl_ofi_cuda.cpp: nccl_net_ofi_cuda_have_dma_buf_attr. */
+	*(void **)&attr_of =
+		dlsym(dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD),
+		      "cuDeviceGetAttribute");
+	cr_assert_eq(attr_of(&supported, 124, 0), 0);
+	cr_assert_eq(supported, 0, "the stand-in has no dma-buf, as rxe");
+	dmabuf.fd = open("/dev/null", O_RDONLY);
+	dmabuf.offset = 0;
+	dmabuf.len = 4096;
+	dmabuf.base_addr = r[1].flush_buf;
+	attr.device.cuda = 0;
+	ret = fi_mr_regattr(r[1].domain, &attr, 1ULL << 40 /* FI_MR_DMABUF */,
+			    &mr);
+	cr_assert_eq(ret, 0, "FI_MR_DMABUF: %s", fi_strerror(-ret));
+	land = (uint64_t *)(void *)(r[1].host + H_FLUSH);
+	memset(land, 0, FLUSH_BYTES);
+	POST(&r[1], fi_read(r[1].ep, land, FLUSH_BYTES,
+			    fi_mr_desc(r[1].host_mr), r[1].self,
+			    (uintptr_t)r[1].flush_buf, fi_mr_key(mr), &ctx));
+	e = wait_one(&r[1]);
+	cr_assert_eq(e.op_context, &ctx);
+	cr_assert_eq(land[0], SENTINEL, "flush through the dma-buf key");
+	fi_close(&mr->fid);
+	close(dmabuf.fd);
 }
