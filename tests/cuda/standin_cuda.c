@@ -444,6 +444,29 @@ EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t len)
 	return copy(dst, (uintptr_t)src, len, false);
 }
 
+/* Unified addressing: the kind of each side is known from its address. */
+EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t len)
+{
+	return copy(dst, src, len, false);
+}
+
+EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size,
+					CUdeviceptr p)
+{
+	struct alloc *a;
+
+	pthread_mutex_lock(&lock);
+	a = find(p);
+	if (a) {
+		if (base)
+			*base = a->base;
+		if (size)
+			*size = a->size;
+	}
+	pthread_mutex_unlock(&lock);
+	return a ? OK : INVALID_VALUE;
+}
+
 EXPORT CUresult cuFlushGPUDirectRDMAWrites(int target, int scope)
 {
 	(void)target, (void)scope;
