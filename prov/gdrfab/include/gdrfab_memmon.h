@@ -39,10 +39,22 @@ void gdrfab_memmon_subscribe(struct gdrfab_memmon_sub *sub);
 /* After it returns, sub's invalidate is not running and will not run. */
 void gdrfab_memmon_unsubscribe(struct gdrfab_memmon_sub *sub);
 
-/* Watches the pages of [addr, addr + len). 0, or a negative FI_E* code
- * when the kernel will not watch them (file mappings, another
+/* One watched range; the monitor lists them so that a range stops being
+ * watched when no one needs it any more (each watched range is a mapping
+ * of its own to the kernel, and its unmaps wait for the monitor). */
+struct gdrfab_memmon_watch {
+	struct gdrfab_list entry;
+	uintptr_t start, end; /* whole pages */
+};
+
+/* Watches the pages of [addr, addr + len) for w's owner. 0, or a negative
+ * FI_E* code when the kernel will not watch them (file mappings, another
  * userfaultfd's range): such memory must not be cached. */
-int gdrfab_memmon_watch(const void *addr, size_t len);
+int gdrfab_memmon_watch(struct gdrfab_memmon_watch *w, const void *addr,
+			size_t len);
+/* w's owner no longer needs its range: the pages no other watch covers
+ * stop being watched. */
+void gdrfab_memmon_unwatch(struct gdrfab_memmon_watch *w);
 
 /* Delivers every event the kernel has queued to the subscribers, and
  * returns the number of events delivered since the start. An unmap whose

@@ -44,6 +44,7 @@ struct gdrfab_reg {
 	size_t len;
 	int access; /* IBV_ACCESS_* */
 	struct gdrfab_cuda_ptr mem;
+	struct gdrfab_memmon_watch *watch; /* host memory the monitor watches */
 	_Atomic unsigned refs;	/* users, and the cache while cached */
 	bool cached;		/* in the cache's list */
 	struct gdrfab_list lru; /* most recently used first */

@@ -42,6 +42,10 @@ static bool unlink_entry(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 static void destroy(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 {
 	cache->backend.dereg(cache->backend.ctx, r);
+	if (r->watch) {
+		gdrfab_memmon_unwatch(r->watch);
+		free(r->watch);
+	}
 	free(r);
 }
 

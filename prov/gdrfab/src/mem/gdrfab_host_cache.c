@@ -5,6 +5,7 @@
  * registration never name pages the address no longer maps.
  */
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "gdrfab.h"
 #include "gdrfab_host_cache.h"
@@ -99,6 +100,7 @@ static int get_watched(struct gdrfab_mr_cache *cache, const void *addr,
 		       size_t len, int access, struct gdrfab_reg **out)
 {
 	struct gdrfab_reg *r, *dead = NULL;
+	struct gdrfab_memmon_watch *w;
 	enum gdrfab_memmon_check state = GDRFAB_MEMMON_WATCHED;
 	uint64_t before;
 	int ret;
@@ -118,12 +120,21 @@ static int get_watched(struct gdrfab_mr_cache *cache, const void *addr,
 		return 0;
 	}
 	/* Memory the monitor cannot watch, or that is being unmapped now,
-	 * is registered for this operation only. */
-	if (state == GDRFAB_MEMMON_CHANGING || gdrfab_memmon_watch(addr, len))
+	 * is registered for this operation only. The watch comes first: an
+	 * unmap between registering and watching would go unseen. */
+	if (state == GDRFAB_MEMMON_CHANGING || !(w = calloc(1, sizeof(*w))))
 		return gdrfab_mr_cache_make_host(cache, addr, len, access, out);
+	if (gdrfab_memmon_watch(w, addr, len)) {
+		free(w);
+		return gdrfab_mr_cache_make_host(cache, addr, len, access, out);
+	}
 	ret = gdrfab_mr_cache_make_host(cache, addr, len, access, &r);
-	if (ret)
+	if (ret) {
+		gdrfab_memmon_unwatch(w);
+		free(w);
 		return ret;
+	}
+	r->watch = w; /* unwatched when r is destroyed */
 	dead = NULL;
 	gdrfab_memmon_hold();
 	gdrfab_mr_cache_insert(cache, r,

@@ -78,6 +78,7 @@ static struct {
 	int uffd, stop_fd;
 	pthread_t thread;
 	struct gdrfab_list subs;
+	struct gdrfab_list watches;
 	_Atomic uint64_t events;
 	atomic_bool forked;
 	bool atfork_set;
@@ -87,6 +88,7 @@ static struct {
 	.uffd = -1,
 	.stop_fd = -1,
 	.subs = {&mon.subs, &mon.subs},
+	.watches = {&mon.watches, &mon.watches},
 };
 
 static uintptr_t page_size(void)
@@ -383,6 +385,15 @@ void gdrfab_memmon_stop(void)
 		close(mon.stop_fd);
 		mon.uffd = mon.stop_fd = -1;
 	}
+	/* Closing forgot every range: so do the watches still listed. */
+	pthread_mutex_lock(&mon.lock);
+	while (!gdrfab_list_empty(&mon.watches)) {
+		struct gdrfab_list *it = mon.watches.next;
+
+		gdrfab_list_remove(it);
+		gdrfab_list_init(it);
+	}
+	pthread_mutex_unlock(&mon.lock);
 	atomic_store((_Atomic int *)&mon.state, MON_IDLE);
 	pthread_mutex_unlock(&mon.start_lock);
 }
@@ -401,7 +412,8 @@ void gdrfab_memmon_unsubscribe(struct gdrfab_memmon_sub *sub)
 	pthread_mutex_unlock(&mon.lock);
 }
 
-int gdrfab_memmon_watch(const void *addr, size_t len)
+int gdrfab_memmon_watch(struct gdrfab_memmon_watch *w, const void *addr,
+			size_t len)
 {
 	uintptr_t ps = page_size(), a = (uintptr_t)addr;
 	uintptr_t start = a & ~(ps - 1), end = (a + len + ps - 1) & ~(ps - 1);
@@ -409,13 +421,71 @@ int gdrfab_memmon_watch(const void *addr, size_t len)
 		.range = {.start = start, .len = end - start},
 		.mode = UFFDIO_REGISTER_MODE_MISSING,
 	};
+	int ret = 0;
 
+	gdrfab_list_init(&w->entry);
+	w->start = start;
+	w->end = end;
 	if (!len || !gdrfab_memmon_active())
 		return -FI_EINVAL;
 	/* Present pages first, so that registering for the NIC (which
 	 * faults pages in) does not fault through the monitor. */
 	(void)madvise((void *)start, end - start, MADV_POPULATE_READ);
+	pthread_mutex_lock(&mon.lock);
 	if (ioctl(mon.uffd, UFFDIO_REGISTER, &reg))
-		return errno == ENOMEM ? -FI_EFAULT : -FI_EINVAL;
-	return 0;
+		ret = errno == ENOMEM ? -FI_EFAULT : -FI_EINVAL;
+	else
+		gdrfab_list_push_tail(&mon.watches, &w->entry);
+	pthread_mutex_unlock(&mon.lock);
+	return ret;
+}
+
+/* The watch, other than skip, overlapping [from, end) that starts first;
+ * NULL if none. mon.lock held. */
+static struct gdrfab_memmon_watch *
+first_overlap(const struct gdrfab_memmon_watch *skip, uintptr_t from,
+	      uintptr_t end)
+{
+	struct gdrfab_memmon_watch *best = NULL;
+	struct gdrfab_list *it;
+
+	for (it = mon.watches.next; it != &mon.watches; it = it->next) {
+		struct gdrfab_memmon_watch *w = gdrfab_list_entry(
+			it, struct gdrfab_memmon_watch, entry);
+
+		if (w == skip || w->end <= from || w->start >= end)
+			continue;
+		if (!best || w->start < best->start)
+			best = w;
+	}
+	return best;
+}
+
+void gdrfab_memmon_unwatch(struct gdrfab_memmon_watch *w)
+{
+	uintptr_t at;
+
+	pthread_mutex_lock(&mon.lock);
+	if (gdrfab_list_empty(&w->entry)) {
+		pthread_mutex_unlock(&mon.lock);
+		return;
+	}
+	gdrfab_list_remove(&w->entry);
+	gdrfab_list_init(&w->entry);
+	/* Unregisters the gaps between the other watches over its range.
+	 * Where the range was unmapped meanwhile, this finds nothing
+	 * registered there, or a new mapping that only another watch (which
+	 * covers it, so it is skipped) can have registered. */
+	for (at = w->start; at < w->end && gdrfab_memmon_active();) {
+		struct gdrfab_memmon_watch *o = first_overlap(w, at, w->end);
+
+		if (!o) {
+			unregister_range(at, w->end - at);
+			break;
+		}
+		if (o->start > at)
+			unregister_range(at, o->start - at);
+		at = o->end > at ? o->end : at + 1;
+	}
+	pthread_mutex_unlock(&mon.lock);
 }
