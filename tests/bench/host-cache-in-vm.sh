@@ -36,6 +36,7 @@ for r in $(seq "$rounds"); do
 done
 
 cp "$results" host-cache-raw.txt
+printf "%-8s %9s %12s %12s %8s %s\n" what size "cache on" "cache off" on/off rounds
 awk '
 function median(key,   n, i, j, t, a) {
 	n = split(vals[key], a, " ")
@@ -47,7 +48,6 @@ function median(key,   n, i, j, t, a) {
 }
 { key = $1 " " $3; vals[key " " $2] = vals[key " " $2] " " $4; seen[key] = 1; cnt[key " " $2]++ }
 END {
-	printf "%-8s %9s %12s %12s %8s %s\n", "what", "size", "cache on", "cache off", "on/off", "rounds"
 	for (k in seen) {
 		on = median(k " uffd"); off = median(k " off")
 		split(k, f, " ")
