@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gdrfab.h"
@@ -342,6 +343,37 @@ Test(host_cache, off_registers_each_time)
 	cr_assert(!use(p, MB));
 	cr_assert_eq(atomic_load(&regs), 2);
 	cr_assert_eq(atomic_load(&deregs), 2);
+	munmap(p, MB);
+}
+
+/* A forked child shares the parent's userfaultfd but has no monitor
+ * thread: it registers per operation and caches nothing. */
+Test(host_cache, a_forked_child_caches_nothing)
+{
+	int status;
+	pid_t pid;
+	char *p;
+
+	open_cache(GDRFAB_HOST_CACHE_UFFD, 1024);
+	p = map(NULL, MB, 1);
+	use(p, MB);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		struct gdrfab_reg *r;
+		int bad = gdrfab_memmon_active();
+
+		for (int i = 0; i < 2 && !bad; i++) {
+			bad = gdrfab_host_reg_get(&cache, p, MB, 1, &r) ||
+			      r->cached;
+			if (!bad)
+				gdrfab_reg_put(&cache, r);
+		}
+		_exit(bad);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && !WEXITSTATUS(status));
+	cr_assert(use(p, MB), "the parent still hits");
 	munmap(p, MB);
 }
 
