@@ -28,6 +28,15 @@
  *   trim the heap over a registered range, and its event would wait for
  *   the very thread that frees. Deregistration happens later, in the
  *   application's threads.
+ * - An UNMAP or REMAP event is queued only after the kernel unmapped the
+ *   range, so draining the queue is not enough for a thread that maps the
+ *   address anew at that instant: gdrfab_memmon_check asks the kernel
+ *   (UFFDIO_ZEROPAGE, answering EAGAIN while such an event is pending and
+ *   ENOENT for a range that is not one registered mapping) before a hit
+ *   is used (mem/gdrfab_host_cache.c).
+ * - Each registered range is a mapping of its own to the kernel
+ *   (vm.max_map_count bounds them) and its unmaps wait for the monitor:
+ *   a range is unregistered when no watch covers it any more.
  * - UFFD_USER_MODE_ONLY (for unprivileged processes where
  *   vm.unprivileged_userfaultfd is 0) is not used: with it, a kernel access
  *   (read(2) into a buffer) between a MADV_DONTNEED and the monitor's
