@@ -51,6 +51,9 @@ struct gdrfab_params {
 	bool mr_cache_enable;
 	size_t mr_cache_max_size;
 	size_t mr_cache_max_count;
+	/* FI_GDRFAB_HOST_MR_CACHE: uffd|off|nomonitor (enum
+	 * gdrfab_host_cache_mode order). */
+	int host_mr_cache;
 	/* FI_GDRFAB_KMOD_COPY_MAX: host<->GPU copies up to this many bytes
 	 * go through /dev/gdrfab's CPU mapping; 0 turns that off. */
 	size_t kmod_copy_max;

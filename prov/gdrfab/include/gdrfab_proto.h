@@ -188,7 +188,9 @@ struct gdrfab_req {
 	struct iovec iov[GDRFAB_MAX_IOV];
 	void *desc[GDRFAB_MAX_IOV];
 	uint32_t lkey[GDRFAB_MAX_IOV];
-	struct ibv_mr *tmp_mr[GDRFAB_MAX_IOV]; /* registered for this op */
+	/* Host memory without a usable descriptor: from the host cache
+	 * (or registered for this op only), released when the op ends. */
+	struct gdrfab_reg *tmp_reg[GDRFAB_MAX_IOV];
 	size_t iov_count;
 	size_t len;
 	uint64_t tag, ignore, data;

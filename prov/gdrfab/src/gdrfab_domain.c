@@ -113,12 +113,39 @@ static int domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 	return ret ? ret : gdrfab_endpoint_open(domain, info, ep, context);
 }
 
+static int cache_stats(struct fid *fid, struct fi_gdrfab_mr_cache_stats *out)
+{
+	struct gdrfab_domain *domain;
+
+	if (!gdrfab_fid_is(fid, FI_CLASS_DOMAIN) || !out)
+		return -FI_EINVAL;
+	domain = gdrfab_container_of(fid, struct gdrfab_domain, fid.fid);
+	gdrfab_mr_cache_stats(&domain->hmem.cache, out);
+	return 0;
+}
+
+static struct fi_gdrfab_mr_cache_ops cache_ops = {
+	.size = sizeof(struct fi_gdrfab_mr_cache_ops),
+	.stats = cache_stats,
+};
+
+static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			   void **ops, void *context)
+{
+	(void)context;
+	if (name && !strcmp(name, FI_GDRFAB_MR_CACHE_OPS) && ops && !flags) {
+		*ops = &cache_ops;
+		return 0;
+	}
+	return gdrfab_nosys_ops_open(fid, name, flags, ops, context);
+}
+
 static struct fi_ops domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = domain_close,
 	.bind = domain_bind,
 	.control = gdrfab_nosys_control,
-	.ops_open = gdrfab_nosys_ops_open,
+	.ops_open = domain_ops_open,
 	.tostr = gdrfab_nosys_tostr,
 	.ops_set = gdrfab_nosys_ops_set,
 };

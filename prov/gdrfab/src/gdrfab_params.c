@@ -27,6 +27,9 @@ struct gdrfab_params gdrfab_params = {
 	.gdr_level = GDRFAB_DEFAULT_GDR_LEVEL,
 };
 
+/* enum gdrfab_host_cache_mode order. */
+static const char *const host_mr_cache_names[] = {"uffd", "off", "nomonitor",
+						  NULL};
 static const char *const cuda_reg_names[] = {"auto", "dmabuf", "peermem",
 					     "staged", NULL};
 static const char *const cuda_flush_names[] = {"auto", "cuda", "read", "none",
@@ -265,15 +268,24 @@ void gdrfab_params_init(void)
 			"cuFlushGPUDirectRDMAWrites, else an RDMA READ), "
 			"cuda, read, or none (default: auto)");
 	fi_param_define(&gdrfab_prov, "MR_CACHE_ENABLE", FI_PARAM_BOOL,
-			"Keep GPU registrations after their last use, for "
-			"reuse (default: 1)");
-	fi_param_define(&gdrfab_prov, "MR_CACHE_MAX_SIZE", FI_PARAM_STRING,
-			"Bytes of GPU memory the registration cache keeps "
-			"registered before evicting the least recently used "
-			"(default: 8589934592)");
+			"Keep GPU registrations, and host memory used without "
+			"a descriptor, after their last use, for reuse "
+			"(default: 1)");
+	fi_param_define(&gdrfab_prov, "HOST_MR_CACHE", FI_PARAM_STRING,
+			"Host memory used without a descriptor: uffd "
+			"(registrations are cached, a userfaultfd monitor "
+			"drops those whose memory is unmapped), off "
+			"(registered for each operation), or nomonitor "
+			"(cached with no monitor: unsafe, for tests only) "
+			"(default: uffd)");
+	fi_param_define(
+		&gdrfab_prov, "MR_CACHE_MAX_SIZE", FI_PARAM_STRING,
+		"Bytes of GPU and host memory the registration cache keeps "
+		"registered before evicting the least recently used "
+		"(default: 8589934592)");
 	fi_param_define(&gdrfab_prov, "MR_CACHE_MAX_COUNT", FI_PARAM_INT,
-			"Registrations the cache keeps before evicting "
-			"(default: 1024)");
+			"Registrations the cache keeps before evicting, GPU "
+			"and host together (default: 1024)");
 	fi_param_define(&gdrfab_prov, "KMOD_COPY_MAX", FI_PARAM_INT,
 			"Host<->GPU copies up to this many bytes use the CPU "
 			"mapping of GPU memory that gdrfab.ko (/dev/gdrfab) "
@@ -320,6 +332,8 @@ void gdrfab_params_init(void)
 				      &enable) == FI_SUCCESS)
 			gdrfab_params.mr_cache_enable = enable;
 	}
+	read_choice("HOST_MR_CACHE", &gdrfab_params.host_mr_cache,
+		    host_mr_cache_names, 0);
 	read_bytes("MR_CACHE_MAX_SIZE", &gdrfab_params.mr_cache_max_size);
 	read_size("MR_CACHE_MAX_COUNT", &gdrfab_params.mr_cache_max_count,
 		  GDRFAB_DEFAULT_MR_CACHE_COUNT);

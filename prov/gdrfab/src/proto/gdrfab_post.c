@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_host_cache.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
@@ -54,8 +55,9 @@ int gdrfab_req_to_peer(struct gdrfab_proto *proto, fi_addr_t peer,
 void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	for (size_t i = 0; i < GDRFAB_MAX_IOV; i++) {
-		if (req->tmp_mr[i])
-			ibv_dereg_mr(req->tmp_mr[i]);
+		if (req->tmp_reg[i])
+			gdrfab_reg_put(&proto->ep->domain->hmem.cache,
+				       req->tmp_reg[i]);
 	}
 	if (req->txbuf)
 		gdrfab_txbuf_free(proto, req->txbuf);
@@ -114,22 +116,21 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		if (mr)
 			ibv_mr = remote ? mr->rndv_mr : mr->ibv_mr;
 		if (!ibv_mr) {
-			/* No usable registration from the application:
-			 * register for this operation only. */
-			ibv_mr = ibv_reg_mr(proto->pd, iov[i].iov_base,
-					    iov[i].iov_len, access);
-			if (!ibv_mr) {
-				int err = errno;
-
+			/* No usable registration from the application: the
+			 * host cache's, or one for this operation only. */
+			ret = gdrfab_host_reg_get(
+				&proto->ep->domain->hmem.cache, iov[i].iov_base,
+				iov[i].iov_len, access, &req->tmp_reg[i]);
+			if (ret) {
 				GDRFAB_WARN(FI_LOG_EP_DATA,
 					    "registering %zu bytes at %p for "
 					    "an operation without a usable "
 					    "descriptor: %s\n",
 					    iov[i].iov_len, iov[i].iov_base,
-					    strerror(err));
-				return gdrfab_errno_to_fi(err);
+					    fi_strerror(-ret));
+				return ret;
 			}
-			req->tmp_mr[i] = ibv_mr;
+			ibv_mr = req->tmp_reg[i]->mr;
 		}
 		req->lkey[i] = ibv_mr->lkey;
 		if (remote) {
