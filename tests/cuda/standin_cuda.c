@@ -150,6 +150,14 @@ EXPORT CUresult cuGetErrorString(CUresult err, const char **s)
 	return OK;
 }
 
+EXPORT CUresult cuGetErrorName(CUresult err, const char **s)
+{
+	*s = err == OK		    ? "CUDA_SUCCESS"
+	     : err == NOT_SUPPORTED ? "CUDA_ERROR_NOT_SUPPORTED"
+				    : "CUDA_ERROR_STANDIN";
+	return OK;
+}
+
 EXPORT CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
 	*ctx = (void *)(uintptr_t)(0x1000 + dev);
@@ -322,6 +330,23 @@ EXPORT CUresult cuMemAllocHost_v2(void **p, size_t size)
 {
 	*p = aligned_alloc(4096, (size + 4095) & ~4095UL);
 	return *p ? track_host(*p, size) : 2;
+}
+
+/* The slot is cleared, not kept for reuse: its pages were the C heap's. */
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+	struct alloc *a;
+
+	pthread_mutex_lock(&lock);
+	a = find((uintptr_t)p);
+	if (!a || a->base != (uintptr_t)p || a->type != MEM_HOST) {
+		pthread_mutex_unlock(&lock);
+		return INVALID_VALUE;
+	}
+	*a = (struct alloc){0};
+	pthread_mutex_unlock(&lock);
+	free(p);
+	return OK;
 }
 
 EXPORT CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned flags)
