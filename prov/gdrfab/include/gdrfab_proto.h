@@ -265,6 +265,11 @@ struct gdrfab_req {
 	int stage_err; /* FI_E* (positive) once a copy failed */
 	size_t stage_len, stage_issued, stage_done, stage_ready;
 	size_t stage_idx, stage_ioff;
+	/* A staged RDMA READ's work requests in flight (they end in order):
+	 * each piece copies into the GPU as soon as its bytes landed. */
+	uint32_t stage_wr_len[GDRFAB_STAGE_OPS];
+	unsigned stage_wr_head, stage_wr_tail;
+	size_t stage_landed;
 	struct gdrfab_list stage_entry; /* proto->staging */
 	struct gdrfab_list entry;	/* pending, rndv_wait, posted lists */
 	struct gdrfab_list live;	/* proto->live: freed at close */
@@ -530,6 +535,9 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
  * stage_state DRAINED. */
 bool gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			size_t len);
+/* A staged RDMA READ's work request ended: its bytes start copying into
+ * the GPU. */
+void gdrfab_stage_landed(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* Whether a request must wait for its staging copies before posting
  * (more of) its data. */
 bool gdrfab_stage_blocks(const struct gdrfab_req *req);

@@ -11,6 +11,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
 
@@ -299,11 +300,20 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		uint64_t cap = UINT64_MAX;
 		uint32_t len;
 
-		/* A staged write goes piece by piece as its copies end. */
+		/* A staged write goes piece by piece as its copies end; a
+		 * staged read in pieces of the copy chunk, a few at a time,
+		 * each copied on into the GPU when it lands. */
 		if (gdrfab_stage_blocks(req)) {
 			if (req->posted >= req->stage_done)
 				return false;
 			cap = req->stage_done - req->posted;
+		}
+		if (is_read && req->staged) {
+			if (req->stage_wr_head - req->stage_wr_tail >=
+			    GDRFAB_STAGE_OPS)
+				return false;
+			cap = gdrfab_params.stage_chunk -
+			      req->posted % gdrfab_params.stage_chunk;
 		}
 		if (!can_post(req))
 			return false;
@@ -321,6 +331,9 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		if (post_wr(req, &wr)) {
 			req->error = FI_EIO;
 			req->fully_posted = true;
+		} else if (is_read && req->staged) {
+			req->stage_wr_len[req->stage_wr_head++ %
+					  GDRFAB_STAGE_OPS] = len;
 		}
 	}
 	return true;
@@ -381,6 +394,9 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
 	} else {
 		conn->last_rx_ms = gdrfab_tick_ms(); /* acked: alive */
+		if (req->staged && (req->op == GDRFAB_OP_READ ||
+				    req->op == GDRFAB_OP_RNDV_READ))
+			gdrfab_stage_landed(proto, req);
 	}
 	req->wr_pending--;
 	/* The connection may be freed with the request: kick it first. */

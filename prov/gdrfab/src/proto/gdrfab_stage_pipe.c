@@ -273,15 +273,42 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return 0;
 }
 
+/* Starts (or goes on) copying the staging buffer into the GPU, up to
+ * ready of len bytes. */
+static void drain_start(struct gdrfab_req *req, size_t len)
+{
+	if (req->stage_state != GDRFAB_STAGE_DRAINING) {
+		req->stage_state = GDRFAB_STAGE_DRAINING;
+		req->stage_issued = req->stage_done = 0;
+		req->stage_idx = req->stage_ioff = 0;
+	}
+	req->stage_len = GDRFAB_MIN(len, req->len);
+}
+
+void gdrfab_stage_landed(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	size_t len = req->op == GDRFAB_OP_RNDV_READ ? req->recv_len : req->len;
+
+	if (req->stage_wr_tail == req->stage_wr_head)
+		return;
+	req->stage_landed +=
+		req->stage_wr_len[req->stage_wr_tail++ % GDRFAB_STAGE_OPS];
+	if (req->error || req->stage_state == GDRFAB_STAGE_DRAINED ||
+	    !req->stage_buf) /* a read of 0 bytes */
+		return;
+	drain_start(req, len);
+	req->stage_ready = GDRFAB_MIN(req->stage_landed, req->stage_len);
+	pump(proto, req);
+	list_add(proto, req);
+}
+
 bool gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			size_t len)
 {
 	if (req->stage_state == GDRFAB_STAGE_DRAINED)
 		return true;
-	req->stage_state = GDRFAB_STAGE_DRAINING;
-	req->stage_len = req->stage_ready = GDRFAB_MIN(len, req->len);
-	req->stage_issued = req->stage_done = 0;
-	req->stage_idx = req->stage_ioff = 0;
+	drain_start(req, len);
+	req->stage_ready = req->stage_len;
 	if (!req->stage_len || advance(proto, req)) {
 		req->stage_state = GDRFAB_STAGE_DRAINED;
 		return true;
@@ -300,6 +327,10 @@ static void stage_ended(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	if (req->stage_state == GDRFAB_STAGE_DRAINING) {
 		req->stage_state = GDRFAB_STAGE_DRAINED;
+		/* A copy failed while the NIC still reads: the last work
+		 * completion finishes it. */
+		if (req->wr_pending || !req->fully_posted)
+			return;
 		if (req->op == GDRFAB_OP_RNDV_READ)
 			gdrfab_rndv_read_done(proto, req);
 		else
