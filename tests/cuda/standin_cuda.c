@@ -299,8 +299,16 @@ EXPORT CUresult cuEventRecord(void *ev, void *s)
 	struct event *e = ev;
 	struct step *t;
 
-	if (!e || !s)
-		return INVALID_HANDLE; /* the legacy stream is not stood in */
+	if (!e)
+		return INVALID_HANDLE;
+	if (!s) {
+		/* The legacy stream: the stand-in's copies on it are
+		 * synchronous, so an event there is reached at once. */
+		pthread_mutex_lock(&lock);
+		e->recorded = e->done = true;
+		pthread_mutex_unlock(&lock);
+		return OK;
+	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return 2;
