@@ -270,9 +270,10 @@ struct gdrfab_req {
 	uint32_t stage_wr_len[GDRFAB_STAGE_OPS];
 	unsigned stage_wr_head, stage_wr_tail;
 	size_t stage_landed;
-	struct gdrfab_list stage_entry; /* proto->staging */
-	struct gdrfab_list entry;	/* pending, rndv_wait, posted lists */
-	struct gdrfab_list live;	/* proto->live: freed at close */
+	struct gdrfab_list stage_entry;	     /* proto->staging */
+	struct gdrfab_list stage_kick_entry; /* proto->stage_kicked */
+	struct gdrfab_list entry; /* pending, rndv_wait, posted lists */
+	struct gdrfab_list live;  /* proto->live: freed at close */
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
 };
 
@@ -380,7 +381,7 @@ struct gdrfab_proto {
 	 * requests whose copies are in flight. */
 	struct gdrfab_stage_buf *stage_free, *stage_zombies;
 	size_t stage_cached;
-	struct gdrfab_list staging;
+	struct gdrfab_list staging, stage_kicked;
 	/* Work requests the shared CQ can still take. */
 	int cq_credits;
 	long long last_timer_ms;

@@ -184,6 +184,7 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 	gdrfab_list_init(&proto->free_reqs);
 	gdrfab_list_init(&proto->live);
 	gdrfab_list_init(&proto->staging);
+	gdrfab_list_init(&proto->stage_kicked);
 	set_limits(proto);
 	if (getrandom(&proto->nonce, sizeof(proto->nonce), 0) !=
 	    sizeof(proto->nonce)) {

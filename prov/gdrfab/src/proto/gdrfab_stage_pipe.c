@@ -209,6 +209,24 @@ static void list_del(struct gdrfab_req *req)
 	}
 }
 
+/* To be acted on once this progress pass has polled every copy. */
+static void kick_add(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	if (!req->stage_kick) {
+		gdrfab_list_push_tail(&proto->stage_kicked,
+				      &req->stage_kick_entry);
+		req->stage_kick = true;
+	}
+}
+
+static void kick_del(struct gdrfab_req *req)
+{
+	if (req->stage_kick) {
+		gdrfab_list_remove(&req->stage_kick_entry);
+		req->stage_kick = false;
+	}
+}
+
 int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       const struct iovec *iov, void **desc, size_t count,
 		       int access, bool fill)
@@ -370,30 +388,20 @@ void gdrfab_stage_progress(struct gdrfab_proto *proto)
 
 		if (advance(proto, req)) {
 			list_del(req);
-			req->stage_kick = true;
+			kick_add(proto, req);
 		} else if (req->stage_done != before &&
 			   req->op == GDRFAB_OP_WRITE) {
-			req->stage_kick = true; /* more of the write can go */
+			kick_add(proto, req); /* more of the write can go */
 		}
 	}
-	/* Acting may finish and free any request: one at a time, each
-	 * found afresh. */
-	for (;;) {
-		struct gdrfab_req *req = NULL;
+	/* Acting may finish and free any request (which leaves the list):
+	 * one at a time, from the head. */
+	while (!gdrfab_list_empty(&proto->stage_kicked)) {
+		struct gdrfab_req *req =
+			gdrfab_list_entry(proto->stage_kicked.next,
+					  struct gdrfab_req, stage_kick_entry);
 
-		gdrfab_list_for_each_safe(&proto->live, it, tmp)
-		{
-			struct gdrfab_req *r =
-				gdrfab_list_entry(it, struct gdrfab_req, live);
-
-			if (r->stage_kick) {
-				req = r;
-				break;
-			}
-		}
-		if (!req)
-			break;
-		req->stage_kick = false;
+		kick_del(req);
 		if (req->stage_listed) /* still copying: post what is done */
 			gdrfab_conn_kick(req->conn);
 		else
@@ -406,7 +414,7 @@ void gdrfab_stage_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	struct gdrfab_stage_buf *b = req->stage_buf;
 
 	list_del(req);
-	req->stage_kick = false;
+	kick_del(req);
 	if (req->stage_rmr)
 		ibv_dereg_mr(req->stage_rmr);
 	if (b) {
