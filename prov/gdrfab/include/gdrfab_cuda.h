@@ -90,6 +90,8 @@ int gdrfab_cuda_copy_start(void *dst, const void *src, size_t len, int device,
 int gdrfab_cuda_copy_test(struct gdrfab_cuda_op *op);
 /* Waits for a copy (only before freeing memory it may touch). */
 void gdrfab_cuda_copy_wait(struct gdrfab_cuda_op *op);
+/* Destroys the idle events kept per device (provider unload). */
+void gdrfab_cuda_copy_fini(void);
 /* Pins host memory for CUDA (cuMemHostRegister, portable), so that copies
  * into and out of it run at the copy engine's speed and asynchronously. */
 int gdrfab_cuda_host_register(void *p, size_t len);

@@ -32,8 +32,11 @@ struct dev_stream {
 static struct dev_stream streams[GDRFAB_CUDA_MAX_STREAMS];
 static pthread_once_t streams_once = PTHREAD_ONCE_INIT;
 
+static bool streams_made; /* a copy or flush ran: CUDA is loaded */
+
 static void init_locks(void)
 {
+	streams_made = true;
 	for (int i = 0; i < GDRFAB_CUDA_MAX_STREAMS; i++)
 		pthread_mutex_init(&streams[i].lock, NULL);
 }
@@ -184,6 +187,21 @@ int gdrfab_cuda_copy_test(struct gdrfab_cuda_op *op)
 	}
 	event_put(op);
 	return 0;
+}
+
+void gdrfab_cuda_copy_fini(void)
+{
+	/* Never loads CUDA at unload for a process that did not use it. */
+	if (!streams_made)
+		return;
+	for (int i = 0; i < GDRFAB_CUDA_MAX_STREAMS; i++) {
+		struct dev_stream *s = &streams[i];
+
+		pthread_mutex_lock(&s->lock);
+		while (s->idle_cnt)
+			gdrfab_cu.event_destroy(s->idle[--s->idle_cnt]);
+		pthread_mutex_unlock(&s->lock);
+	}
 }
 
 void gdrfab_cuda_copy_wait(struct gdrfab_cuda_op *op)
