@@ -60,6 +60,10 @@ struct gdrfab_params {
 	/* FI_GDRFAB_GDR_LEVEL: the farthest enum gdrfab_path over which
 	 * CUDA_REG=auto uses GPUDirect RDMA; farther GPUs are staged. */
 	int gdr_level;
+	/* FI_GDRFAB_STAGE_CHUNK: staged GPU transfers are copied (and, for
+	 * RMA writes, sent) in pieces of this many bytes, so that the
+	 * copies of one piece overlap the network transfer of another. */
+	size_t stage_chunk;
 };
 
 extern struct gdrfab_params gdrfab_params;
@@ -78,6 +82,9 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_DEFAULT_KMOD_COPY_MAX   8192
 #define GDRFAB_MAX_KMOD_COPY	       (1 << 20)
 #define GDRFAB_DEFAULT_GDR_LEVEL       1 /* PXB, as NCCL */
+#define GDRFAB_DEFAULT_STAGE_CHUNK     (1 << 20)
+#define GDRFAB_MIN_STAGE_CHUNK	       4096
+#define GDRFAB_MAX_STAGE_CHUNK	       (64 << 20)
 
 /* Defines every parameter with libfabric and fills gdrfab_params. */
 void gdrfab_params_init(void);

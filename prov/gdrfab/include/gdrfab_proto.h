@@ -23,6 +23,7 @@
 #include "gdrfab_addr.h"
 #include "gdrfab_addrmap.h"
 #include "gdrfab_async.h"
+#include "gdrfab_cuda.h"
 #include "gdrfab_info.h"
 #include "gdrfab_list.h"
 #include "gdrfab_ratelimit.h"
@@ -177,6 +178,34 @@ enum gdrfab_op {
 
 #define GDRFAB_MAX_IOV GDRFAB_IOV_LIMIT
 
+/* Copies of one staged transfer in flight at once (pieces of
+ * FI_GDRFAB_STAGE_CHUNK bytes). */
+#define GDRFAB_STAGE_OPS 16
+
+/* A host buffer for staged GPU transfers: pinned for CUDA and registered
+ * with the NIC (local access only: a peer's access goes through a
+ * registration of the request's own), kept by the endpoint for reuse.
+ * The copies into or out of it in flight live here, not in the request,
+ * so that a request freed before its copies end leaves them to progress
+ * (proto->stage_zombies) instead of waiting. */
+struct gdrfab_stage_buf {
+	struct gdrfab_stage_buf *next; /* stage_free or stage_zombies */
+	uint8_t *mem;
+	size_t cap;
+	struct ibv_mr *mr;
+	bool pinned;
+	struct gdrfab_cuda_op op[GDRFAB_STAGE_OPS];
+	size_t op_len[GDRFAB_STAGE_OPS];
+	unsigned head, tail; /* ops issued, ops done */
+};
+
+enum gdrfab_stage_state {
+	GDRFAB_STAGE_IDLE,     /* nothing in flight (or nothing staged) */
+	GDRFAB_STAGE_FILLING,  /* device -> staging buffer */
+	GDRFAB_STAGE_DRAINING, /* staging buffer -> device */
+	GDRFAB_STAGE_DRAINED,  /* done: the data is in the application's */
+};
+
 struct gdrfab_req {
 	struct gdrfab_wr_ctx wr;
 	enum gdrfab_op op;
@@ -219,12 +248,32 @@ struct gdrfab_req {
 	size_t recv_len;	   /* RNDV_READ: bytes that fit */
 	size_t ctrl_len;	   /* bytes of ctrl to send (CTRL, RNDV) */
 	/* GPU memory staged through host memory: the host buffer, and the
-	 * application's buffers it is copied from or into. */
+	 * application's buffers it is copied from or into. stage_mr gives
+	 * the lkey (and, when the peer accesses it, the rkey of stage_rmr,
+	 * this request's own registration). */
+	bool staged;
 	uint8_t *stage;
-	struct ibv_mr *stage_mr;
+	struct gdrfab_stage_buf *stage_buf;
+	struct ibv_mr *stage_mr, *stage_rmr;
 	struct iovec gpu_iov[GDRFAB_MAX_IOV];
 	void *gpu_desc[GDRFAB_MAX_IOV];
 	size_t gpu_iov_count;
+	/* The pipeline (gdrfab_stage_pipe.c): bytes to copy, copies issued,
+	 * done (a prefix: a stream runs them in order), and ready to copy
+	 * (all of them when filling; what the NIC wrote when draining);
+	 * the gpu_iov cursor of the next copy. */
+	uint8_t stage_state;
+	bool stage_listed, stage_kick;
+	int stage_err; /* FI_E* (positive) once a copy failed */
+	size_t stage_len, stage_issued, stage_done, stage_ready;
+	size_t stage_idx, stage_ioff;
+	/* A staged RDMA READ's work requests in flight (they end in order):
+	 * each piece copies into the GPU as soon as its bytes landed. */
+	uint32_t stage_wr_len[GDRFAB_STAGE_OPS];
+	unsigned stage_wr_head, stage_wr_tail;
+	size_t stage_landed;
+	struct gdrfab_list stage_entry;	     /* proto->staging */
+	struct gdrfab_list stage_kick_entry; /* proto->stage_kicked */
 	struct gdrfab_list entry; /* pending, rndv_wait, posted lists */
 	struct gdrfab_list live;  /* proto->live: freed at close */
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
@@ -329,6 +378,12 @@ struct gdrfab_proto {
 	size_t req_cnt, req_free_cnt;
 	struct ibv_mr *req_mr;
 	struct gdrfab_list free_reqs, live;
+	/* Staging buffers kept for reuse (stage_cached bytes), those whose
+	 * request ended before their copies (freed once done), and the
+	 * requests whose copies are in flight. */
+	struct gdrfab_stage_buf *stage_free, *stage_zombies;
+	size_t stage_cached;
+	struct gdrfab_list staging, stage_kicked;
 	/* Work requests the shared CQ can still take. */
 	int cq_credits;
 	long long last_timer_ms;
@@ -476,10 +531,24 @@ bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count);
 int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       const struct iovec *iov, void **desc, size_t count,
 		       int access, bool fill);
-/* Copies the first len staged bytes into the application's buffers. */
-int gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		       size_t len);
-void gdrfab_stage_free(struct gdrfab_req *req);
+/* Starts copying the first len staged bytes into the application's
+ * buffers: true when they are there already (or the copy failed: see
+ * req->stage_err); false while copies run, after which progress calls
+ * gdrfab_rndv_read_done (RNDV_READ) or gdrfab_req_finish again, with
+ * stage_state DRAINED. */
+bool gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			size_t len);
+/* A staged RDMA READ's work request ended: its bytes start copying into
+ * the GPU. */
+void gdrfab_stage_landed(struct gdrfab_proto *proto, struct gdrfab_req *req);
+/* Whether a request must wait for its staging copies before posting
+ * (more of) its data. */
+bool gdrfab_stage_blocks(const struct gdrfab_req *req);
+/* Completes staging copies (never waiting): from progress. */
+void gdrfab_stage_progress(struct gdrfab_proto *proto);
+void gdrfab_stage_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
+/* Frees the staging buffers (endpoint close: waits for their copies). */
+void gdrfab_stage_pool_fini(struct gdrfab_proto *proto);
 /* Makes the first len bytes the NIC wrote into these buffers visible to
  * their GPU (nothing for host memory). */
 int gdrfab_flush_iov(struct gdrfab_proto *proto, const struct iovec *iov,

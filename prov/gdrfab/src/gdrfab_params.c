@@ -24,6 +24,7 @@ struct gdrfab_params gdrfab_params = {
 	.mr_cache_max_size = GDRFAB_DEFAULT_MR_CACHE_SIZE,
 	.mr_cache_max_count = GDRFAB_DEFAULT_MR_CACHE_COUNT,
 	.kmod_copy_max = GDRFAB_DEFAULT_KMOD_COPY_MAX,
+	.stage_chunk = GDRFAB_DEFAULT_STAGE_CHUNK,
 	.gdr_level = GDRFAB_DEFAULT_GDR_LEVEL,
 };
 
@@ -291,6 +292,12 @@ void gdrfab_params_init(void)
 			"mapping of GPU memory that gdrfab.ko (/dev/gdrfab) "
 			"provides instead of a CUDA copy; 0 disables "
 			"(default: 8192, at most 1048576)");
+	fi_param_define(&gdrfab_prov, "STAGE_CHUNK", FI_PARAM_INT,
+			"Staged GPU transfers (GPU memory the NIC cannot "
+			"reach) are copied through pinned host memory in "
+			"pieces of this many bytes, whose copies overlap "
+			"each other and the network (default: 1048576, "
+			"4096 to 67108864)");
 
 	if (fi_param_get_str(&gdrfab_prov, "DEVICE", &devices) == FI_SUCCESS &&
 	    gdrfab_parse_device_filter(&gdrfab_params, devices))
@@ -348,6 +355,13 @@ void gdrfab_params_init(void)
 			    GDRFAB_DEFAULT_KMOD_COPY_MAX, 0,
 			    GDRFAB_MAX_KMOD_COPY);
 		gdrfab_params.kmod_copy_max = (size_t)copy_max;
+	}
+	{
+		int chunk;
+
+		read_int_in("STAGE_CHUNK", &chunk, GDRFAB_DEFAULT_STAGE_CHUNK,
+			    GDRFAB_MIN_STAGE_CHUNK, GDRFAB_MAX_STAGE_CHUNK);
+		gdrfab_params.stage_chunk = (size_t)chunk;
 	}
 }
 

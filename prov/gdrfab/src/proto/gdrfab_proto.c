@@ -183,6 +183,8 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 	gdrfab_list_init(&proto->unexp_tag);
 	gdrfab_list_init(&proto->free_reqs);
 	gdrfab_list_init(&proto->live);
+	gdrfab_list_init(&proto->staging);
+	gdrfab_list_init(&proto->stage_kicked);
 	set_limits(proto);
 	if (getrandom(&proto->nonce, sizeof(proto->nonce), 0) !=
 	    sizeof(proto->nonce)) {
@@ -242,6 +244,7 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 		req->conn = NULL;
 		gdrfab_req_free(proto, req);
 	}
+	gdrfab_stage_pool_fini(proto);
 	free_conns(&proto->conns);
 	free_conns(&proto->dead);
 	gdrfab_addrmap_fini(&proto->conn_by_name);
@@ -290,6 +293,7 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		if (n < POLL_BATCH)
 			break;
 	}
+	gdrfab_stage_progress(proto);
 	now = gdrfab_tick_ms();
 	if (now != proto->last_timer_ms) {
 		proto->last_timer_ms = now;

@@ -325,13 +325,17 @@ void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd)
 							    : 0,
 	};
 	void *buf = rd->iov_count ? rd->iov[0].iov_base : NULL;
-	fi_addr_t src = gdrfab_conn_fi_addr(rd->conn);
+	fi_addr_t src;
 	int err = 0;
 
 	/* The data must be where the completion says before it is said:
-	 * copied out of the staging buffer, or flushed into the GPU. */
-	if (rd->stage)
-		err = gdrfab_stage_drain(proto, rd, rd->recv_len);
+	 * copied out of the staging buffer (progress comes back here when
+	 * the copies end), or flushed into the GPU. */
+	if (rd->staged && !gdrfab_stage_drain(proto, rd, rd->recv_len))
+		return;
+	src = gdrfab_conn_fi_addr(rd->conn);
+	if (rd->staged)
+		err = -rd->stage_err;
 	else if (!(rd->op_flags & FI_TRANSMIT_COMPLETE))
 		err = gdrfab_flush_iov(proto, rd->iov, rd->desc, rd->iov_count,
 				       rd->recv_len);
