@@ -218,6 +218,7 @@ struct step {
 	uintptr_t dst, src;
 	size_t len;
 	bool to_host;
+	void *own; /* a pageable source's snapshot, freed when run */
 };
 
 struct stream {
@@ -273,6 +274,7 @@ static void run_step(struct stream *st)
 		if (d && s)
 			memmove(d, s, t->len);
 	}
+	free(t->own);
 	free(t);
 }
 
@@ -680,7 +682,31 @@ static CUresult copy_async(uintptr_t dst, uintptr_t src, size_t len,
 		stats.copies_to_dev++;
 	*t = (struct step){
 		.dst = dst, .src = src, .len = len, .to_host = to_host};
-	push_step(st, t);
+	/* Pageable host memory, as the driver documents it: a copy into it
+	 * has ended when the call returns, and one from it has read it. */
+	a = find(to_host ? dst : src);
+	if (!a || a->type != MEM_HOST) {
+		if (!to_host) {
+			t->own = malloc(len ? len : 1);
+			if (!t->own) {
+				pthread_mutex_unlock(&lock);
+				free(t);
+				return 2;
+			}
+			memcpy(t->own, (void *)src, len);
+			t->src = (uintptr_t)t->own;
+		}
+		push_step(st, t);
+		while (to_host && st->head) {
+			bool last = st->head == t;
+
+			run_step(st);
+			if (last)
+				break;
+		}
+	} else {
+		push_step(st, t);
+	}
 	pthread_mutex_unlock(&lock);
 	return OK;
 }
