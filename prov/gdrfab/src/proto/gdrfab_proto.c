@@ -183,6 +183,7 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 	gdrfab_list_init(&proto->unexp_tag);
 	gdrfab_list_init(&proto->free_reqs);
 	gdrfab_list_init(&proto->live);
+	gdrfab_list_init(&proto->atomic_backlog);
 	set_limits(proto);
 	if (getrandom(&proto->nonce, sizeof(proto->nonce), 0) !=
 	    sizeof(proto->nonce)) {
@@ -235,6 +236,7 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 	 * first (requests still in flight hold temporary registrations),
 	 * then every connection, whatever its count. */
 	gdrfab_recv_flush_all(proto);
+	gdrfab_atomic_backlog_free(proto);
 	while (!gdrfab_list_empty(&proto->live)) {
 		struct gdrfab_req *req = gdrfab_list_entry(
 			proto->live.next, struct gdrfab_req, live);
@@ -290,6 +292,8 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		if (n < POLL_BATCH)
 			break;
 	}
+	if (!gdrfab_list_empty(&proto->atomic_backlog))
+		gdrfab_atomic_backlog_run(proto);
 	now = gdrfab_tick_ms();
 	if (now != proto->last_timer_ms) {
 		proto->last_timer_ms = now;
