@@ -36,10 +36,12 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 /* ---- messages on RC queue pairs ---- */
 enum gdrfab_pkt_type {
-	GDRFAB_PKT_EAGER = 1, /* header + payload */
-	GDRFAB_PKT_RNDV = 2,  /* header + segments the receiver reads */
-	GDRFAB_PKT_FIN = 3,   /* receiver -> sender: rendezvous data read */
-	GDRFAB_PKT_NOP = 4,   /* keepalive: proves the peer still acks */
+	GDRFAB_PKT_EAGER = 1,  /* header + payload */
+	GDRFAB_PKT_RNDV = 2,   /* header + segments the receiver reads */
+	GDRFAB_PKT_FIN = 3,    /* receiver -> sender: rendezvous data read */
+	GDRFAB_PKT_NOP = 4,    /* keepalive: proves the peer still acks */
+	GDRFAB_PKT_ATOMIC = 5, /* an atomic for the target to apply */
+	GDRFAB_PKT_ATOMIC_RESP = 6, /* its status and fetched values */
 };
 
 #define GDRFAB_PKT_TAGGED  0x1 /* tagged message (fi_tsend) */
@@ -70,6 +72,20 @@ struct gdrfab_rndv_seg {
 	uint64_t len;
 	uint32_t rkey;
 	uint32_t reserved;
+};
+
+/* An ATOMIC message: the header (tag: the target address, data: remote
+ * CQ data, size: the bytes after the header, msg_id: the initiator's
+ * cookie), then this, then the operands and the compare values (count
+ * elements each, as gdrfab_atomic_operands says). Its ATOMIC_RESP carries
+ * the status (0 or FI_E*) in data and the fetched values (size bytes). */
+struct gdrfab_atomic_wire {
+	uint64_t key;
+	uint32_t count;
+	uint8_t op;	  /* enum fi_op */
+	uint8_t datatype; /* enum fi_datatype */
+	uint8_t kind;	  /* enum gdrfab_atomic_kind */
+	uint8_t reserved;
 };
 
 /* ---- connection setup on UD queue pairs ---- */
@@ -242,6 +258,9 @@ struct gdrfab_req {
 	 * request, answered with a FIN instead of a completion. */
 	bool emu_read;
 	bool emu_target;
+	/* An atomic: waits for its ATOMIC_RESP, whose fetched values go to
+	 * iov (result buffers, desc their descriptors). */
+	bool atomic;
 	uint64_t msg_id;	   /* RNDV/FIN cookie */
 	size_t multi_off;	   /* multi-receive: bytes consumed */
 	struct gdrfab_req *parent; /* RNDV_READ: the receive it fills */
@@ -387,6 +406,8 @@ struct gdrfab_proto {
 	/* Work requests the shared CQ can still take. */
 	int cq_credits;
 	long long last_timer_ms;
+	/* Atomics that arrived while no response could be sent, in order. */
+	struct gdrfab_list atomic_backlog;
 	bool closing; /* no completions while the endpoint closes */
 };
 
@@ -515,6 +536,38 @@ struct gdrfab_req *gdrfab_emu_target_start(struct gdrfab_proto *proto,
 void gdrfab_emu_target_done(struct gdrfab_proto *proto,
 			    struct gdrfab_conn *conn, uint64_t msg_id,
 			    bool cq_data, uint64_t data, size_t len, int err);
+
+/* ---- atomics (gdrfab_atomic.c) ---- */
+/* Elements one request may carry for a call family and datatype (every
+ * message fits a bounce buffer): 0 for a pair gdrfab does not serve. */
+size_t gdrfab_atomic_max_count(struct gdrfab_proto *proto, int kind, int op,
+			       int datatype);
+/* Initiator: fills a request (connection, context, flags set) with an
+ * ATOMIC message for the operands (and compare values) and result buffers
+ * given; 0 or -FI_E*. */
+struct gdrfab_atomic_args {
+	int kind, op, datatype;
+	size_t count;			     /* elements */
+	const struct iovec *src, *cmp, *res; /* bytes, as many as count */
+	void **src_desc, **cmp_desc, **res_desc;
+	size_t src_cnt, cmp_cnt, res_cnt;
+	uint64_t addr, key;
+};
+int gdrfab_atomic_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			  const struct gdrfab_atomic_args *a);
+/* Checks an ATOMIC or ATOMIC_RESP header against its length: NULL or a
+ * reason to drop it. */
+const char *gdrfab_atomic_check_header(const struct gdrfab_pkt_hdr *h,
+				       size_t len);
+/* Target: applies an ATOMIC and answers it (now, or from the backlog). */
+void gdrfab_atomic_handle(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			  const struct gdrfab_pkt_hdr *h);
+/* Initiator: an ATOMIC_RESP arrived. */
+void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			const struct gdrfab_pkt_hdr *h);
+/* Answers what waits in the backlog, as far as resources allow. */
+void gdrfab_atomic_backlog_run(struct gdrfab_proto *proto);
+void gdrfab_atomic_backlog_free(struct gdrfab_proto *proto);
 
 /* ---- GPU buffers (gdrfab_stage.c) ---- */
 /* Copies n bytes out of / into a buffer that may be GPU memory. */

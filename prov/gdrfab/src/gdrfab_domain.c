@@ -31,6 +31,7 @@ static int domain_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	gdrfab_hmem_domain_fini(domain);
+	gdrfab_mr_keys_fini(domain);
 	gdrfab_ah_cache_fini(&domain->ah_cache);
 	if (domain->pd && ibv_dealloc_pd(domain->pd))
 		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd: %s\n",
@@ -85,14 +86,6 @@ static int nosys_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 	(void)domain, (void)attr, (void)rx_ep, (void)context;
 	GDRFAB_WARN(FI_LOG_DOMAIN, "shared receive contexts are not "
 				   "supported\n");
-	return -FI_ENOSYS;
-}
-
-static int nosys_query_atomic(struct fid_domain *domain,
-			      enum fi_datatype datatype, enum fi_op op,
-			      struct fi_atomic_attr *attr, uint64_t flags)
-{
-	(void)domain, (void)datatype, (void)op, (void)attr, (void)flags;
 	return -FI_ENOSYS;
 }
 
@@ -160,7 +153,7 @@ static struct fi_ops_domain domain_ops = {
 	.poll_open = nosys_poll_open,
 	.stx_ctx = nosys_stx_ctx,
 	.srx_ctx = nosys_srx_ctx,
-	.query_atomic = nosys_query_atomic,
+	.query_atomic = gdrfab_query_atomic,
 	.query_collective = nosys_query_collective,
 	.endpoint2 = domain_endpoint2,
 };
@@ -285,6 +278,7 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		gdrfab_ah_cache_init(&domain->ah_cache, &p);
 	}
 	gdrfab_hmem_domain_init(domain);
+	gdrfab_mr_keys_init(domain);
 	domain->fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->fid.fid.context = context;
 	domain->fid.fid.ops = &domain_fi_ops;

@@ -69,6 +69,11 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 		if (sum != h->size || h->size > max_msg)
 			return "rendezvous segments do not add up";
 		return NULL;
+	case GDRFAB_PKT_ATOMIC:
+	case GDRFAB_PKT_ATOMIC_RESP:
+		if (h->flags & ~GDRFAB_PKT_CQ_DATA)
+			return "bad atomic flags";
+		return gdrfab_atomic_check_header(h, len);
 	case GDRFAB_PKT_FIN:
 	case GDRFAB_PKT_NOP:
 		if (len != sizeof(*h) || h->flags || h->size ||
@@ -381,7 +386,8 @@ static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
-		if (req->msg_id != h->msg_id || !req->fully_posted)
+		if (req->msg_id != h->msg_id || !req->fully_posted ||
+		    req->atomic)
 			continue;
 		req->fin_received = true;
 		/* An emulated RMA the target refused or could not do. */
@@ -513,6 +519,10 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 				 peer, why, h->type, wc->byte_len);
 	} else if (h->type == GDRFAB_PKT_FIN) {
 		handle_fin(proto, conn, h);
+	} else if (h->type == GDRFAB_PKT_ATOMIC) {
+		gdrfab_atomic_handle(proto, conn, h);
+	} else if (h->type == GDRFAB_PKT_ATOMIC_RESP) {
+		gdrfab_atomic_resp(proto, conn, h);
 	} else if (h->type != GDRFAB_PKT_NOP) {
 		handle_message(proto, conn, h);
 	}
