@@ -87,8 +87,8 @@ rdma_replay() {
 }
 check "aws-ofi-nccl rdma replay under API 2.6, CUDA stand-in" rdma_replay
 # MPICH ch4:ofi's provider search (tests/vm/test_mpich_search.c) under
-# this core: gdrfab is picked, with its own caps; the test that wants the
-# first attempt to take it waits for atomics (GDRFAB_MPICH_FIRST_ATTEMPT).
+# this core: gdrfab is picked, with its own caps, at the first attempt
+# without CUDA (its atomics give the ordering MPICH asks).
 mpich_search() {
 	./tests/vm/gdrfab_vm_tests --color=never --verbose --filter "mpich/*" >"$out" 2>&1
 	local rc=$?

@@ -21,9 +21,8 @@
  * third attempt, with gdrfab's own mr_mode, succeeds.
  * MPICH asks the API version of the libfabric headers it was built with;
  * here that is the runtime's (an MPICH built for the core it runs on).
- * The first attempt asks atomic ordering (the default set has atomics);
- * until gdrfab has atomics it succeeds at the second. The test that
- * requires the first attempt runs only with GDRFAB_MPICH_FIRST_ATTEMPT=1.
+ * The first attempt asks atomic ordering (the default set has atomics),
+ * which gdrfab's atomics give: without CUDA it is taken at the first.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -380,40 +379,34 @@ Test(mpich, provider_search_picks_gdrfab)
 	cr_assert_neq(s.attempt, 0, "MPICH's search finds no provider");
 	cr_log_info("mpich: gdrfab chosen at attempt %d of 3, caps %s",
 		    s.attempt, fi_tostr(&s.result->caps, FI_TYPE_CAPS));
-	/* Until gdrfab has atomics, the first attempt may fail for their
-	 * ordering, and with CUDA (FI_HMEM among the caps MPICH copies) for
-	 * mr_mode: MPICH's default CVARs (ENABLE_HMEM=0) leave FI_MR_HMEM
-	 * out, which a provider offering FI_HMEM needs, as libfabric's own
-	 * do. Anything else refusing it is a regression. */
+	/* With CUDA (FI_HMEM among the caps MPICH copies) the first
+	 * attempt fails for mr_mode: MPICH's default CVARs (ENABLE_HMEM=0)
+	 * leave FI_MR_HMEM out, which a provider offering FI_HMEM needs, as
+	 * libfabric's own do. Anything else refusing it is a regression. */
 	if (s.attempt != 1) {
-		cr_assert_str_eq(
-			s.refused,
-			(s.picked->caps & FI_HMEM)
-				? "tx_attr.msg_order, domain_attr.mr_mode"
-				: "tx_attr.msg_order");
-		cr_assert_eq(s.order_missing & ~(uint64_t)ATOMIC_ORDER, 0,
-			     "tx msg_order refused beyond the atomic bits: "
-			     "%#llx",
-			     (unsigned long long)s.order_missing);
+		cr_assert(s.picked->caps & FI_HMEM,
+			  "the first attempt is refused for: %s", s.refused);
+		cr_assert_str_eq(s.refused, "domain_attr.mr_mode");
 	}
 	check_result(&s);
 	free_search(&s);
 }
 
-/* Issue 14: chosen at the first attempt. Needs the atomics (FI_ATOMICS and
- * the FI_ORDER_ATOMIC_* bits MPICH's default set asks); run with
- * GDRFAB_MPICH_FIRST_ATTEMPT=1. */
+/* Issue 14: chosen at the first attempt, its atomics (FI_ATOMICS and the
+ * FI_ORDER_ATOMIC_* bits MPICH's default set asks) served. */
 Test(mpich, first_attempt_takes_gdrfab)
 {
 	struct search s;
 
-	if (!getenv("GDRFAB_MPICH_FIRST_ATTEMPT") ||
-	    strcmp(getenv("GDRFAB_MPICH_FIRST_ATTEMPT"), "1"))
-		cr_skip_test("needs gdrfab's atomics: set "
-			     "GDRFAB_MPICH_FIRST_ATTEMPT=1 once they are in");
 	run_search(&s);
-	cr_assert_eq(s.attempt, 1, "first attempt: %s",
-		     fi_strerror(-s.first_ret));
+	if (s.picked && (s.picked->caps & FI_HMEM)) {
+		free_search(&s);
+		cr_skip_test("with CUDA, MPICH's default CVARs copy FI_HMEM "
+			     "into its caps without FI_MR_HMEM: taken at the "
+			     "third attempt (provider_search_picks_gdrfab)");
+	}
+	cr_assert_eq(s.attempt, 1, "first attempt: %s (refused for: %s)",
+		     fi_strerror(-s.first_ret), s.refused);
 	check_result(&s);
 	free_search(&s);
 }
