@@ -30,7 +30,9 @@ static void usage_exit(const char *prog, const char *usage)
 		"8,4096,65536,1048576,16777216)\n"
 		"  -i ITERS   iterations per size (default: by size)\n"
 		"  -w WINDOW  operations in flight (bandwidth; default 64)\n"
-		"  -c         check the data\n",
+		"  -c         check the data\n"
+		"  -N         pass no descriptors (host memory): the provider\n"
+		"             registers the buffer itself\n",
 		prog, usage);
 	exit(2);
 }
@@ -43,7 +45,7 @@ void ex_parse(int argc, char **argv, struct ex_opts *o, const char *usage)
 	o->prov = "gdrfab";
 	o->port = 47593;
 	o->window = 64;
-	while ((op = getopt(argc, argv, "p:d:D:P:m:s:i:w:ch")) != -1) {
+	while ((op = getopt(argc, argv, "p:d:D:P:m:s:i:w:chN")) != -1) {
 		switch (op) {
 		case 'D':
 			if (strcmp(optarg, "cuda"))
@@ -56,6 +58,7 @@ void ex_parse(int argc, char **argv, struct ex_opts *o, const char *usage)
 		case 'i': o->iters = atoi(optarg); break;
 		case 'w': o->window = atoi(optarg); break;
 		case 'c': o->check = true; break;
+		case 'N': o->no_desc = true; break;
 		case 'm':
 			if (!strcmp(optarg, "tagged"))
 				o->mode = EX_TAGGED;
@@ -74,7 +77,8 @@ void ex_parse(int argc, char **argv, struct ex_opts *o, const char *usage)
 	}
 	if (optind < argc)
 		o->server = argv[optind];
-	if (o->window < 1 || o->window > 1024 || o->port <= 0)
+	if (o->window < 1 || o->window > 1024 || o->port <= 0 ||
+	    (o->no_desc && o->cuda))
 		usage_exit(argv[0], usage);
 	if (!o->nsizes) {
 		memcpy(o->sizes, default_sizes, sizeof(default_sizes));
@@ -85,6 +89,11 @@ void ex_parse(int argc, char **argv, struct ex_opts *o, const char *usage)
 bool ex_is_server(const struct ex_ctx *c)
 {
 	return !c->o.server;
+}
+
+void *ex_desc(const struct ex_ctx *c)
+{
+	return c->o.no_desc ? NULL : fi_mr_desc(c->mr);
 }
 
 double ex_now_us(void)

@@ -31,10 +31,12 @@ struct ex_opts {
 	enum ex_mode mode;  /* -m tagged|rma */
 	size_t sizes[64];   /* -s a,b,c (default: the benchmark sizes) */
 	int nsizes;
-	int iters;  /* -i, 0: chosen per size */
-	int window; /* -w, bandwidth only */
-	bool check; /* -c: verify the data */
-	bool cuda;  /* -D cuda: the buffer is GPU memory (FI_HMEM_CUDA) */
+	int iters;    /* -i, 0: chosen per size */
+	int window;   /* -w, bandwidth only */
+	bool check;   /* -c: verify the data */
+	bool cuda;    /* -D cuda: the buffer is GPU memory (FI_HMEM_CUDA) */
+	bool no_desc; /* -N: data calls pass no descriptor (host memory):
+		       * the provider registers the buffer itself */
 };
 
 struct ex_ctx {
@@ -70,6 +72,8 @@ ssize_t ex_post(struct ex_ctx *c, int *done,
 		ssize_t (*fn)(struct ex_ctx *c, size_t len, void *arg),
 		size_t len, void *arg);
 bool ex_is_server(const struct ex_ctx *c);
+/* The descriptor data calls pass: the buffer's, or NULL with -N. */
+void *ex_desc(const struct ex_ctx *c);
 /* Iterations for a size when -i was not given. */
 int ex_iters(const struct ex_ctx *c, size_t size, int small, int large);
 double ex_now_us(void);

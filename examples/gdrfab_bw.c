@@ -20,17 +20,16 @@ static ssize_t post_send(struct ex_ctx *c, size_t len, void *arg)
 	int slot = (int)(uintptr_t)arg;
 
 	if (c->o.mode == EX_RMA)
-		return fi_write(c->ep, c->buf, len, fi_mr_desc(c->mr), c->peer,
+		return fi_write(c->ep, c->buf, len, ex_desc(c), c->peer,
 				c->peer_addr, c->peer_key, &ctx[slot]);
-	return fi_tsend(c->ep, c->buf, len, fi_mr_desc(c->mr), c->peer, 2,
-			&ctx[slot]);
+	return fi_tsend(c->ep, c->buf, len, ex_desc(c), c->peer, 2, &ctx[slot]);
 }
 
 static ssize_t post_recv(struct ex_ctx *c, size_t len, void *arg)
 {
 	int slot = (int)(uintptr_t)arg;
 
-	return fi_trecv(c->ep, c->buf + c->buf_len / 2, len, fi_mr_desc(c->mr),
+	return fi_trecv(c->ep, c->buf + c->buf_len / 2, len, ex_desc(c),
 			c->peer, 2, 0, &ctx[slot]);
 }
 

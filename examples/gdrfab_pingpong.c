@@ -18,18 +18,17 @@ static struct fi_context ctx[2];
 static ssize_t post_send(struct ex_ctx *c, size_t len, void *arg)
 {
 	if (c->o.mode == EX_RMA)
-		return fi_writedata(c->ep, c->buf, len, fi_mr_desc(c->mr),
+		return fi_writedata(c->ep, c->buf, len, ex_desc(c),
 				    (uint64_t)(uintptr_t)arg & 0xffffffff,
 				    c->peer, c->peer_addr, c->peer_key,
 				    &ctx[0]);
-	return fi_tsend(c->ep, c->buf, len, fi_mr_desc(c->mr), c->peer, 1,
-			&ctx[0]);
+	return fi_tsend(c->ep, c->buf, len, ex_desc(c), c->peer, 1, &ctx[0]);
 }
 
 static ssize_t post_recv(struct ex_ctx *c, size_t len, void *arg)
 {
 	(void)arg;
-	return fi_trecv(c->ep, c->buf + c->buf_len / 2, len, fi_mr_desc(c->mr),
+	return fi_trecv(c->ep, c->buf + c->buf_len / 2, len, ex_desc(c),
 			c->peer, 1, 0, &ctx[1]);
 }
 

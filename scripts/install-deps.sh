@@ -12,6 +12,10 @@ packages=(
 	libfabric-dev libibverbs-dev libhwloc-dev
 	# libfabric 2.6, the second runtime checked against (verbs needs rdmacm)
 	librdmacm-dev
+	# aws-ofi-nccl, the NCCL plugin built against gdrfab (C++17; it also
+	# needs a CUDA toolkit's headers, which Debian does not ship: without
+	# /usr/local/cuda its test skips, named)
+	g++
 	# hwloc's libxml2 plugin: its minimal parser refuses real exports (XML
 	# comments), and apt leaves this recommended package out below
 	libhwloc-plugins

@@ -7,6 +7,7 @@
 #ifndef FI_EXT_GDRFAB_H
 #define FI_EXT_GDRFAB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define FI_GDRFAB_PROV_NAME "gdrfab"
@@ -19,5 +20,26 @@
 /* prov_errno values at or above this base are gdrfab's own; below it they
  * are enum ibv_wc_status values reported by the NIC. */
 #define FI_GDRFAB_PROV_ERRNO_BASE 0x1000
+
+/* The registration cache's counters, for tests and benchmarks:
+ * fi_open_ops(&domain->fid, FI_GDRFAB_MR_CACHE_OPS, 0, (void **)&ops, NULL)
+ * gives a struct fi_gdrfab_mr_cache_ops whose stats() fills them in. */
+#define FI_GDRFAB_MR_CACHE_OPS "gdrfab_mr_cache_v1"
+
+struct fi_gdrfab_mr_cache_stats {
+	uint64_t hits, misses, evictions, stale; /* GPU memory */
+	/* Host memory used without a descriptor: found, registered anew,
+	 * dropped because the monitor saw its memory unmapped, registered
+	 * but not kept (an unmap event came meanwhile). */
+	uint64_t host_hits, host_misses, host_invalidated, host_uncached;
+	uint64_t entries, bytes; /* registrations kept now */
+	int host_cached;	 /* host memory is cached in this domain */
+};
+
+struct fid;
+struct fi_gdrfab_mr_cache_ops {
+	size_t size;
+	int (*stats)(struct fid *domain, struct fi_gdrfab_mr_cache_stats *out);
+};
 
 #endif /* FI_EXT_GDRFAB_H */

@@ -72,4 +72,30 @@ replay() {
 	return $rc
 }
 check "aws-ofi-nccl sendrecv replay under API 2.6, CUDA stand-in" replay
+# Its rdma protocol replayed (tests/vm/test_nccl_rdma_replay.c): it asks
+# API 1.18 with no fallback, so only a 1.18+ core runs it as the plugin
+# does: control messages by RDMA write into the sender's mailbox,
+# fi_writedata into GPU buffers, eager sends copied by a read to self, the
+# flush read, staged and peermem-style.
+rdma_replay() {
+	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests \
+		--color=never --verbose --filter "nccl_rdma/*" >"$out" 2>&1
+	local rc=$?
+	grep -q "replaying at API 1.18" "$out" || rc=1
+	[ $rc = 0 ] || cat "$out"
+	return $rc
+}
+check "aws-ofi-nccl rdma replay under API 2.6, CUDA stand-in" rdma_replay
+# MPICH ch4:ofi's provider search (tests/vm/test_mpich_search.c) under
+# this core: gdrfab is picked, with its own caps, at the first attempt
+# without CUDA (its atomics give the ordering MPICH asks).
+mpich_search() {
+	./tests/vm/gdrfab_vm_tests --color=never --verbose --filter "mpich/*" >"$out" 2>&1
+	local rc=$?
+	grep "\] mpich: " "$out" | sed 's/^\[----\] /    /'
+	grep -q "mpich: gdrfab chosen at attempt" "$out" || rc=1
+	[ $rc = 0 ] || cat "$out"
+	return $rc
+}
+check "MPICH ch4:ofi's provider search picks gdrfab under API 2.6" mpich_search
 totals

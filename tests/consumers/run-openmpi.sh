@@ -10,6 +10,8 @@ if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
 	exit 77
 fi
 mkdir -p tests/mpi
-mpicc -std=c11 -O1 -Wall -Wextra -Werror "$srcdir/tests/mpi/mpi_p2p.c" -o tests/mpi/mpi_p2p || exit 1
+for prog in mpi_p2p mpi_osc; do
+	mpicc -std=c11 -O1 -Wall -Wextra -Werror "$srcdir/tests/mpi/$prog.c" -o "tests/mpi/$prog" || exit 1
+done
 exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- \
 	"$srcdir/tests/consumers/check-openmpi.sh" "$PWD/tests/mpi"

@@ -22,6 +22,10 @@ enum {
 	NOT_INITIALIZED = 3,
 	NO_DEVICE = 100,
 	INVALID_CONTEXT = 201,
+	NOT_READY = 600,
+	HOST_REGISTERED = 712,
+	HOST_NOT_REGISTERED = 713,
+	INVALID_HANDLE = 400,
 	NOT_SUPPORTED = 801,
 };
 
@@ -150,6 +154,14 @@ EXPORT CUresult cuGetErrorString(CUresult err, const char **s)
 	return OK;
 }
 
+EXPORT CUresult cuGetErrorName(CUresult err, const char **s)
+{
+	*s = err == OK		    ? "CUDA_SUCCESS"
+	     : err == NOT_SUPPORTED ? "CUDA_ERROR_NOT_SUPPORTED"
+				    : "CUDA_ERROR_STANDIN";
+	return OK;
+}
+
 EXPORT CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
 	*ctx = (void *)(uintptr_t)(0x1000 + dev);
@@ -195,16 +207,183 @@ EXPORT CUresult cuCtxGetDevice(int *dev)
 	return OK;
 }
 
+/* A stream: a queue of deferred steps, run in order. */
+struct event {
+	bool recorded, done;
+};
+
+struct step {
+	struct step *next;
+	struct event *ev; /* an event reaching its place, or a copy: */
+	uintptr_t dst, src;
+	size_t len;
+	bool to_host;
+	void *own; /* a pageable source's snapshot, freed when run */
+};
+
+struct stream {
+	struct stream *next_stream;
+	struct step *head, **tail;
+};
+
+static struct stream *all_streams;
+static struct event sink; /* where destroyed events' steps land */
+static unsigned fail_in;  /* the fail_in-th copy from now fails */
+
+EXPORT void standin_fail_copies(unsigned n)
+{
+	pthread_mutex_lock(&lock);
+	fail_in = n;
+	pthread_mutex_unlock(&lock);
+}
+
 EXPORT CUresult cuStreamCreate(void **s, unsigned flags)
 {
+	struct stream *st = calloc(1, sizeof(*st));
+
 	(void)flags;
-	*s = (void *)0x2000;
+	if (!st)
+		return 2;
+	st->tail = &st->head;
+	pthread_mutex_lock(&lock);
+	st->next_stream = all_streams;
+	all_streams = st;
+	pthread_mutex_unlock(&lock);
+	*s = st;
 	return OK;
+}
+
+/* Runs the stream's first step; the lock is held. */
+static void run_step(struct stream *st)
+{
+	struct step *t = st->head;
+
+	if (!t)
+		return;
+	st->head = t->next;
+	if (!st->head)
+		st->tail = &st->head;
+	if (t->ev) {
+		t->ev->done = true;
+	} else {
+		uint8_t *d = cpu_view(t->dst, t->len);
+		uint8_t *s = cpu_view(t->src, t->len);
+
+		/* Checked at enqueue; memory freed since is the
+		 * application's error, as on a GPU. */
+		if (d && s)
+			memmove(d, s, t->len);
+	}
+	free(t->own);
+	free(t);
 }
 
 EXPORT CUresult cuStreamSynchronize(void *s)
 {
-	(void)s;
+	struct stream *st = s;
+
+	pthread_mutex_lock(&lock);
+	stats.stream_syncs++;
+	while (st && st->head)
+		run_step(st);
+	pthread_mutex_unlock(&lock);
+	return OK;
+}
+
+static void push_step(struct stream *st, struct step *t)
+{
+	t->next = NULL;
+	*st->tail = t;
+	st->tail = &t->next;
+}
+
+EXPORT CUresult cuEventCreate(void **ev, unsigned flags)
+{
+	(void)flags;
+	*ev = calloc(1, sizeof(struct event));
+	return *ev ? OK : 2;
+}
+
+EXPORT CUresult cuEventRecord(void *ev, void *s)
+{
+	struct event *e = ev;
+	struct step *t;
+
+	if (!e)
+		return INVALID_HANDLE;
+	if (!s) {
+		/* The legacy stream: the stand-in's copies on it are
+		 * synchronous, so an event there is reached at once. */
+		pthread_mutex_lock(&lock);
+		e->recorded = e->done = true;
+		pthread_mutex_unlock(&lock);
+		return OK;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return 2;
+	t->ev = e;
+	pthread_mutex_lock(&lock);
+	e->recorded = true;
+	e->done = false;
+	push_step(s, t);
+	pthread_mutex_unlock(&lock);
+	return OK;
+}
+
+/* The stream where the event waits, or NULL. */
+static struct stream *stream_of(struct event *e)
+{
+	for (struct stream *st = all_streams; st; st = st->next_stream) {
+		for (struct step *t = st->head; t; t = t->next) {
+			if (t->ev == e)
+				return st;
+		}
+	}
+	return NULL;
+}
+
+EXPORT CUresult cuEventQuery(void *ev)
+{
+	struct event *e = ev;
+	struct stream *st;
+	CUresult ret = OK;
+
+	if (!e)
+		return INVALID_HANDLE;
+	pthread_mutex_lock(&lock);
+	/* Never recorded: done, as the driver says. One step of the
+	 * stream per query: work completes later, not at enqueue. */
+	if (e->recorded && !e->done) {
+		st = stream_of(e);
+		if (st)
+			run_step(st);
+		if (!e->done) {
+			stats.not_ready++;
+			ret = NOT_READY;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+EXPORT CUresult cuEventDestroy_v2(void *ev)
+{
+	struct event *e = ev;
+
+	if (!e)
+		return INVALID_HANDLE;
+	pthread_mutex_lock(&lock);
+	/* As the driver allows: destroyed while pending, it just no
+	 * longer says when. */
+	for (struct stream *st = all_streams; st; st = st->next_stream) {
+		for (struct step *t = st->head; t; t = t->next) {
+			if (t->ev == e)
+				t->ev = &sink;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	free(e);
 	return OK;
 }
 
@@ -324,10 +503,58 @@ EXPORT CUresult cuMemAllocHost_v2(void **p, size_t size)
 	return *p ? track_host(*p, size) : 2;
 }
 
+/* The slot is cleared, not kept for reuse: its pages were the C heap's. */
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+	struct alloc *a;
+
+	pthread_mutex_lock(&lock);
+	a = find((uintptr_t)p);
+	if (!a || a->base != (uintptr_t)p || a->type != MEM_HOST) {
+		pthread_mutex_unlock(&lock);
+		return INVALID_VALUE;
+	}
+	*a = (struct alloc){0};
+	pthread_mutex_unlock(&lock);
+	free(p);
+	return OK;
+}
+
 EXPORT CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned flags)
 {
+	CUresult ret;
+
 	(void)flags;
-	return track_host(p, size);
+	if (!p || !size)
+		return INVALID_VALUE;
+	pthread_mutex_lock(&lock);
+	ret = find((uintptr_t)p) ? HOST_REGISTERED : OK;
+	pthread_mutex_unlock(&lock);
+	if (!ret)
+		ret = track_host(p, size);
+	if (!ret) {
+		pthread_mutex_lock(&lock);
+		stats.host_regs++;
+		pthread_mutex_unlock(&lock);
+	}
+	return ret;
+}
+
+EXPORT CUresult cuMemHostUnregister(void *p)
+{
+	struct alloc *a;
+	CUresult ret = OK;
+
+	pthread_mutex_lock(&lock);
+	a = find((uintptr_t)p);
+	if (!a || a->base != (uintptr_t)p || a->type != MEM_HOST) {
+		ret = HOST_NOT_REGISTERED;
+	} else {
+		memset(a, 0, sizeof(*a));
+		stats.host_unregs++;
+	}
+	pthread_mutex_unlock(&lock);
+	return ret;
 }
 
 EXPORT CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data,
@@ -420,18 +647,80 @@ static CUresult copy(uintptr_t dst, uintptr_t src, size_t len, bool to_host)
 	return OK;
 }
 
+/* Checks the copy as the driver does at enqueue (both ends known to it
+ * or host memory, and in range), then queues it on the stream. */
+static CUresult copy_async(uintptr_t dst, uintptr_t src, size_t len,
+			   bool to_host, struct stream *st)
+{
+	struct step *t;
+	uintptr_t dev = to_host ? src : dst;
+	struct alloc *a;
+
+	if (!st)
+		return copy(dst, src, len, to_host); /* legacy stream */
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return 2;
+	pthread_mutex_lock(&lock);
+	a = find(dev);
+	if (fail_in && !--fail_in) {
+		stats.failed_copies++;
+		pthread_mutex_unlock(&lock);
+		free(t);
+		return INVALID_VALUE;
+	}
+	if (!a || a->type != MEM_DEVICE || !cpu_view(dst, len) ||
+	    !cpu_view(src, len)) {
+		pthread_mutex_unlock(&lock);
+		free(t);
+		return INVALID_VALUE;
+	}
+	stats.async_copies++;
+	if (to_host)
+		stats.copies_to_host++;
+	else
+		stats.copies_to_dev++;
+	*t = (struct step){
+		.dst = dst, .src = src, .len = len, .to_host = to_host};
+	/* Pageable host memory, as the driver documents it: a copy into it
+	 * has ended when the call returns, and one from it has read it. */
+	a = find(to_host ? dst : src);
+	if (!a || a->type != MEM_HOST) {
+		if (!to_host) {
+			t->own = malloc(len ? len : 1);
+			if (!t->own) {
+				pthread_mutex_unlock(&lock);
+				free(t);
+				return 2;
+			}
+			memcpy(t->own, (void *)src, len);
+			t->src = (uintptr_t)t->own;
+		}
+		push_step(st, t);
+		while (to_host && st->head) {
+			bool last = st->head == t;
+
+			run_step(st);
+			if (last)
+				break;
+		}
+	} else {
+		push_step(st, t);
+	}
+	pthread_mutex_unlock(&lock);
+	return OK;
+}
+
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t len,
 				     void *stream)
 {
-	(void)stream;
-	return copy((uintptr_t)dst, src, len, true);
+	return copy_async((uintptr_t)dst, src, len, true, stream);
 }
 
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src,
 				     size_t len, void *stream)
 {
-	(void)stream;
-	return copy(dst, (uintptr_t)src, len, false);
+	return copy_async(dst, (uintptr_t)src, len, false, stream);
 }
 
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t len)
@@ -442,6 +731,29 @@ EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t len)
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t len)
 {
 	return copy(dst, (uintptr_t)src, len, false);
+}
+
+/* Unified addressing: the kind of each side is known from its address. */
+EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t len)
+{
+	return copy(dst, src, len, false);
+}
+
+EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size,
+					CUdeviceptr p)
+{
+	struct alloc *a;
+
+	pthread_mutex_lock(&lock);
+	a = find(p);
+	if (a) {
+		if (base)
+			*base = a->base;
+		if (size)
+			*size = a->size;
+	}
+	pthread_mutex_unlock(&lock);
+	return a ? OK : INVALID_VALUE;
 }
 
 EXPORT CUresult cuFlushGPUDirectRDMAWrites(int target, int scope)

@@ -14,6 +14,15 @@
  *   GDRFAB_STANDIN_FLUSH     cuFlushGPUDirectRDMAWrites supported (1)
  *   GDRFAB_STANDIN_CPU_VISIBLE  device memory readable by the CPU (and so
  *                            registrable by rxe, standing in for peermem)
+ *
+ * Asynchronous copies are deferred as the driver defers them: each stream
+ * is a queue that runs in order, one step (a copy, or an event reaching
+ * its place) at each cuEventQuery of an event on it, all of it at
+ * cuStreamSynchronize; cuEventQuery answers CUDA_ERROR_NOT_READY until the
+ * copies recorded before the event ran. A copy enqueued with bad
+ * arguments fails at once, as the driver's does; standin_fail_copies(n)
+ * makes the n-th asynchronous copy from now fail so (CUDA_ERROR_INVALID_
+ * VALUE), as if its memory had been freed.
  * Everything it stands in for is also checked on a real GPU (tests/gpu/).
  */
 #ifndef STANDIN_CUDA_H
@@ -27,7 +36,17 @@ struct standin_stats {
 	uint64_t copies_to_host; /* device -> host copies */
 	uint64_t copies_to_dev;	 /* host -> device copies */
 	uint64_t ptr_queries;	 /* cuPointerGetAttributes calls */
+	uint64_t async_copies;	 /* cuMemcpy*Async enqueued */
+	uint64_t not_ready;	 /* cuEventQuery answered NOT_READY */
+	uint64_t stream_syncs;	 /* cuStreamSynchronize calls */
+	uint64_t host_regs;	 /* cuMemHostRegister calls that pinned */
+	uint64_t host_unregs;	 /* cuMemHostUnregister calls that unpinned */
+	uint64_t failed_copies;	 /* copies refused (injected) */
 };
+
+/* Resolved with dlsym by tests: the n-th asynchronous copy from now (1:
+ * the next) fails at enqueue; 0 cancels. */
+typedef void (*standin_fail_copies_fn)(unsigned n);
 
 /* Resolved with dlsym by tests: a snapshot of the counters. */
 typedef void (*standin_stats_fn)(struct standin_stats *out);

@@ -5,8 +5,10 @@
 # installs it into DIR (default ./fabtests-1.17 in the build directory):
 # DIR/bin holds runfabtests.sh and the test programs, DIR/share/fabtests
 # the exclude lists. Built once; a second call finds it. Exit 77 with a
-# SKIP line when the tarball is absent.
-#   tests/fabtests/build-fabtests.sh [DIR]
+# SKIP line when the tarball is absent. With CUDA_DIR (a CUDA toolkit with
+# cuda_runtime.h) it is built for -D cuda: fabtests then dlopen()s
+# libcudart.so and libcuda.so when a test asks for CUDA memory.
+#   tests/fabtests/build-fabtests.sh [DIR [CUDA_DIR]]
 set -euo pipefail
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$(mkdir -p "${1:-fabtests-1.17}" && cd "${1:-fabtests-1.17}" && pwd)
@@ -28,7 +30,7 @@ cd "$work"/fabtests-1.17.0
 	[ -x configure ] || ./autogen.sh
 	# No --with-libfabric: the headers and library of libfabric-dev, in
 	# the default search paths, are the 1.17 that the tests run on.
-	./configure --prefix="$dest"
+	./configure --prefix="$dest" ${2:+--with-cuda="$2"}
 	make -j"$(nproc)"
 	make install
 } >"$dest/build.log" 2>&1 || {

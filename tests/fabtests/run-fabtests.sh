@@ -45,6 +45,10 @@ for mode in $modes; do
 		rm -f "$outdir/${prov//;/_}.$mode.yaml"
 	done
 done
+# fi_rdm_atomic sizes its buffer, result and compare arrays for 64 of the
+# largest test size (8 MiB) and pins all three: ~3 GiB per process, two
+# processes, beyond the VM's default 4 GiB (the OOM killer ends it).
+export GDRFAB_VM_MEM=${GDRFAB_VM_MEM:-10240}
 # Up to 4 runs of 87 tests, ~10 minutes each under TCG; a hanging test
 # costs $limit seconds.
 "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-3600}" -- \

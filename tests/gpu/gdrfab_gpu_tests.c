@@ -21,6 +21,8 @@
 #include "gdrfab_cuda.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_mr_cache.h"
+#include "gdrfab_params.h"
+#include "gdrfab_stage_sched.h"
 #include "gdrfab_topo.h"
 
 static int failures, checks;
@@ -62,6 +64,14 @@ CU(cuMemSetAccess);
 CU(cuMemUnmap);
 CU(cuMemRelease);
 CU(cuMemAddressFree);
+CU(cuStreamCreate);
+CU(cuStreamSynchronize);
+CU(cuMemcpyDtoHAsync_v2);
+CU(cuMemcpyHtoDAsync_v2);
+CU(cuEventCreate);
+CU(cuEventRecord);
+CU(cuEventQuery);
+CU(cuEventDestroy_v2);
 
 static void load_api(void)
 {
@@ -89,6 +99,14 @@ static void load_api(void)
 	R(cuMemUnmap);
 	R(cuMemRelease);
 	R(cuMemAddressFree);
+	R(cuStreamCreate);
+	R(cuStreamSynchronize);
+	R(cuMemcpyDtoHAsync_v2);
+	R(cuMemcpyHtoDAsync_v2);
+	R(cuEventCreate);
+	R(cuEventRecord);
+	R(cuEventQuery);
+	R(cuEventDestroy_v2);
 #undef R
 }
 
@@ -286,6 +304,122 @@ static void test_staged_copies(void)
 	}
 }
 
+/* What the CUDA stand-in (tests/cuda/) assumes of asynchronous copies,
+ * events and host registration, checked against the real driver. */
+static void test_async_semantics(void)
+{
+	size_t n = 64 << 20;
+	CUstream st;
+	CUevent ev, never;
+	CUdeviceptr dev, gone;
+	uint8_t *pinned, *back;
+	CUresult r, q;
+	int polls = 0;
+	void *host = aligned_alloc(4096, 1 << 20);
+	struct gdrfab_cuda_ptr cp;
+
+	p_cuStreamCreate(&st, CU_STREAM_NON_BLOCKING);
+	p_cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING);
+	p_cuEventCreate(&never, CU_EVENT_DISABLE_TIMING);
+	p_cuMemAlloc_v2(&dev, n);
+	p_cuMemAllocHost_v2((void **)&pinned, n);
+	/* Pinned: a copy into pageable memory is done when it returns (the
+	 * driver stages it; checked below), as gdrfab's bounce buffers are
+	 * not. */
+	p_cuMemAllocHost_v2((void **)&back, n);
+	for (size_t j = 0; j < n; j++)
+		pinned[j] = (uint8_t)(j * 13 + 1);
+	CHECK(p_cuEventQuery(never) == CUDA_SUCCESS,
+	      "cuEventQuery of an event never recorded: CUDA_SUCCESS");
+	/* 64 MiB each way takes milliseconds: the first query must find
+	 * the copies still running, then they end, in stream order. */
+	p_cuMemcpyHtoDAsync_v2(dev, pinned, n, st);
+	r = p_cuMemcpyDtoHAsync_v2(back, dev, n, st);
+	p_cuEventRecord(ev, st);
+	q = p_cuEventQuery(ev);
+	CHECK(r == CUDA_SUCCESS && q == CUDA_ERROR_NOT_READY,
+	      "async copies return before they run: cuEventQuery says "
+	      "NOT_READY (%d)",
+	      (int)q);
+	while ((q = p_cuEventQuery(ev)) == CUDA_ERROR_NOT_READY)
+		polls++;
+	CHECK(q == CUDA_SUCCESS && !memcmp(back, pinned, n),
+	      "the event completes after both copies, in stream order "
+	      "(%d polls), bytes there",
+	      polls);
+	/* Into pageable memory the same copy has ended when it returns:
+	 * the stand-in defers it anyway, which only delays what gdrfab
+	 * would see at once. */
+	{
+		uint8_t *pageable = malloc(n);
+		CUevent done;
+
+		p_cuEventCreate(&done, CU_EVENT_DISABLE_TIMING);
+		p_cuMemcpyDtoHAsync_v2(pageable, dev, n, st);
+		p_cuEventRecord(done, st);
+		q = p_cuEventQuery(done);
+		p_cuEventDestroy_v2(done);
+		CHECK(q == CUDA_SUCCESS && !memcmp(pageable, pinned, n),
+		      "async D->H into pageable memory is done when it "
+		      "returns (%d)",
+		      (int)q);
+		free(pageable);
+	}
+	/* Destroying a recorded, pending event is allowed. */
+	p_cuMemcpyDtoHAsync_v2(back, dev, n, st);
+	p_cuEventRecord(ev, st);
+	CHECK(p_cuEventDestroy_v2(ev) == CUDA_SUCCESS,
+	      "cuEventDestroy of a pending event succeeds");
+	p_cuStreamSynchronize(st);
+	/* A copy from freed memory is refused at enqueue, and the context
+	 * goes on working (the stand-in's injected failures). */
+	p_cuMemAlloc_v2(&gone, 1 << 20);
+	p_cuMemFree_v2(gone);
+	r = p_cuMemcpyDtoHAsync_v2(back, gone, 1 << 20, st);
+	CHECK(r != CUDA_SUCCESS,
+	      "cuMemcpyDtoHAsync from freed memory fails at enqueue (%d)",
+	      (int)r);
+	r = p_cuMemcpyDtoHAsync_v2(back, dev, 1 << 20, st);
+	CHECK(r == CUDA_SUCCESS && p_cuStreamSynchronize(st) == CUDA_SUCCESS,
+	      "the next copy works");
+	/* Host registration: pinned memory is CUDA host memory, a second
+	 * registration and an unknown unregistration are refused. */
+	r = p_cuMemHostRegister_v2(host, 1 << 20, CU_MEMHOSTREGISTER_PORTABLE);
+	CHECK(r == CUDA_SUCCESS && !gdrfab_cuda_classify(host, &cp) &&
+		      cp.kind == GDRFAB_MEM_CUDA_HOST,
+	      "cuMemHostRegister'd memory is CUDA host memory (%d)", (int)r);
+	r = p_cuMemHostRegister_v2(host, 1 << 20, CU_MEMHOSTREGISTER_PORTABLE);
+	CHECK(r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+	      "registering it again: HOST_MEMORY_ALREADY_REGISTERED (%d)",
+	      (int)r);
+	CHECK(p_cuMemHostUnregister(host) == CUDA_SUCCESS, "unregistered");
+	r = p_cuMemHostUnregister(host);
+	CHECK(r == CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
+	      "unregistering it again: HOST_MEMORY_NOT_REGISTERED (%d)",
+	      (int)r);
+	/* gdrfab's own: started, not ready at once, then done. */
+	{
+		struct gdrfab_cuda_op op;
+		int ret = gdrfab_cuda_copy_start(back, (void *)dev, n, 0, true,
+						 &op);
+		int first = gdrfab_cuda_copy_test(&op);
+
+		polls = 0;
+		while (gdrfab_cuda_copy_test(&op) == -FI_EAGAIN)
+			polls++;
+		CHECK(!ret && first == -FI_EAGAIN && !op.event &&
+			      !memcmp(back, pinned, n),
+		      "gdrfab_cuda_copy_start returns at once, copy_test "
+		      "polls it done (%d polls)",
+		      polls);
+	}
+	p_cuEventDestroy_v2(never);
+	p_cuMemFreeHost(pinned);
+	p_cuMemFree_v2(dev);
+	p_cuMemFreeHost(back);
+	free(host);
+}
+
 static int fake_reg(void *ctx, struct gdrfab_reg *r)
 {
 	(void)ctx, (void)r;
@@ -471,6 +605,115 @@ static void bench(void)
 	p_cuMemFree_v2(dev);
 }
 
+/* One staged transfer of n bytes as the provider's pipeline drives it:
+ * pieces of FI_GDRFAB_STAGE_CHUNK through a bounce buffer pinned with
+ * gdrfab_cuda_host_register, GDRFAB_STAGE_OPS of them in flight on
+ * gdrfab's stream, completed by polling their events. */
+#define STAGE_OPS 16 /* GDRFAB_STAGE_OPS */
+
+static int staged_transfer(uint8_t *bounce, CUdeviceptr dev, size_t n,
+			   bool to_host)
+{
+	struct iovec iov = {.iov_base = (void *)dev, .iov_len = n};
+	struct gdrfab_cuda_op op[STAGE_OPS];
+	size_t idx = 0, ioff = 0, issued = 0, len;
+	unsigned head = 0, tail = 0;
+	int err = 0;
+
+	while (!err && (issued < n || tail != head)) {
+		while (head - tail < STAGE_OPS &&
+		       (len = gdrfab_stage_next_piece(
+				&iov, 1, &idx, &ioff, issued, n,
+				gdrfab_params.stage_chunk))) {
+			uint8_t *app = (uint8_t *)dev + issued;
+
+			err = gdrfab_cuda_copy_start(
+				to_host ? (void *)(bounce + issued) : app,
+				to_host ? app : bounce + issued, len, 0,
+				to_host, &op[head % STAGE_OPS]);
+			if (err)
+				break;
+			head++;
+			issued += len;
+		}
+		while (tail != head) {
+			int r = gdrfab_cuda_copy_test(&op[tail % STAGE_OPS]);
+
+			if (r == -FI_EAGAIN)
+				break;
+			err = err ? err : r;
+			tail++;
+		}
+	}
+	return err;
+}
+
+/* Staged D->H and H->D throughput against one pinned cuMemcpy*Async into
+ * cuMemAllocHost memory on a non-blocking stream of its own (the kind
+ * gdrfab uses), waited for with cuStreamSynchronize: the copy engine's
+ * limit for one message. Interleaved rounds, medians. */
+static void bench_staged(void)
+{
+	enum { ROUNDS = 7 };
+	size_t max = 64 << 20;
+	CUdeviceptr dev;
+	CUstream st;
+	uint8_t *pinned, *bounce = aligned_alloc(4096, max);
+	bool ok = true;
+
+	p_cuMemAlloc_v2(&dev, max);
+	p_cuMemAllocHost_v2((void **)&pinned, max);
+	p_cuStreamCreate(&st, CU_STREAM_NON_BLOCKING);
+	CHECK(!gdrfab_cuda_host_register(bounce, max),
+	      "bounce buffer pinned with cuMemHostRegister");
+	memset(bounce, 3, max);
+	memset(pinned, 3, max);
+	printf("BENCH staged copies (pipeline: %zu KiB pieces, %d in flight, "
+	       "events polled) vs pinned cuMemcpy*Async + cuStreamSynchronize, "
+	       "medians of %d interleaved rounds; goal >= 0.80x at >= 1 MiB\n",
+	       gdrfab_params.stage_chunk >> 10, STAGE_OPS, ROUNDS);
+	printf("BENCH %10s %12s %12s %6s %12s %12s %6s\n", "bytes",
+	       "D->H staged", "pinned", "ratio", "H->D staged", "pinned",
+	       "ratio");
+	for (size_t n = 64 << 10; n <= max; n *= 4) {
+		int reps = n >= (16 << 20) ? 10 : n >= (1 << 20) ? 50 : 500;
+		double v[4][ROUNDS], m[4];
+
+		for (int k = 0; k < ROUNDS; k++) {
+			for (int dir = 0; dir < 2; dir++) {
+				bool to_host = dir == 0;
+				double t0 = now_us();
+
+				for (int i = 0; i < reps; i++)
+					ok &= !staged_transfer(bounce, dev, n,
+							       to_host);
+				v[dir * 2][k] = n * reps / (now_us() - t0);
+				t0 = now_us();
+				for (int i = 0; i < reps; i++) {
+					if (to_host)
+						p_cuMemcpyDtoHAsync_v2(
+							pinned, dev, n, st);
+					else
+						p_cuMemcpyHtoDAsync_v2(
+							dev, pinned, n, st);
+					p_cuStreamSynchronize(st);
+				}
+				v[dir * 2 + 1][k] = n * reps / (now_us() - t0);
+			}
+		}
+		for (int j = 0; j < 4; j++)
+			m[j] = median(v[j], ROUNDS);
+		printf("BENCH %10zu %9.1f MB/s %7.1f MB/s %5.2fx %7.1f MB/s "
+		       "%7.1f MB/s %5.2fx\n",
+		       n, m[0], m[1], m[0] / m[1], m[2], m[3], m[2] / m[3]);
+	}
+	CHECK(ok, "every staged copy in the benchmark succeeded");
+	gdrfab_cuda_host_unregister(bounce);
+	free(bounce);
+	p_cuMemFreeHost(pinned);
+	p_cuMemFree_v2(dev);
+}
+
 int main(void)
 {
 	const char *why;
@@ -490,9 +733,11 @@ int main(void)
 	test_vmm();
 	test_dmabuf_and_flush();
 	test_staged_copies();
+	test_async_semantics();
 	test_cache_buffer_ids();
 	test_topology();
 	bench();
+	bench_staged();
 	printf("gpu: %d passed, %d failed\n", checks - failures, failures);
 	return failures ? 1 : 0;
 }

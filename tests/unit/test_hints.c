@@ -58,10 +58,13 @@ Test(hints, port_info_describes_the_port)
 		     "larger than the port's 8 MiB: messages are split");
 	cr_assert_eq(prov->tx_attr->iov_limit, GDRFAB_IOV_LIMIT);
 	cr_assert_eq(prov->domain_attr->mr_mode, GDRFAB_MR_MODE);
-	cr_assert_eq(prov->caps & (FI_MSG | FI_TAGGED | FI_RMA),
-		     FI_MSG | FI_TAGGED | FI_RMA);
-	cr_assert_eq(prov->caps & (FI_ATOMIC | FI_HMEM), 0);
-	cr_assert_eq(prov->tx_attr->msg_order, FI_ORDER_SAS);
+	cr_assert_eq(prov->caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC),
+		     FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC);
+	cr_assert_eq(prov->caps & FI_HMEM, 0);
+	/* Atomics keep their order; RMA claims none. */
+	cr_assert_eq(prov->tx_attr->msg_order,
+		     FI_ORDER_SAS | FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |
+			     FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW);
 	cr_assert_eq(prov->domain_attr->cq_data_size, 4);
 	cr_assert_not_null(prov->nic);
 }
@@ -139,12 +142,12 @@ Test(hints, capabilities_not_offered_do_not_match)
 {
 	hints->caps = FI_LOCAL_COMM;
 	cr_assert_eq(match(V117), 0);
-	hints->caps = FI_ATOMIC;
+	hints->caps = FI_COLLECTIVE;
 	cr_assert_eq(match(V117), -FI_ENODATA);
 	hints->caps = GDRFAB_CAPS;
 	cr_assert_eq(match(V117), 0);
 	hints->caps = 0;
-	hints->tx_attr->caps = FI_ATOMIC;
+	hints->tx_attr->caps = FI_COLLECTIVE;
 	cr_assert_eq(match(V117), -FI_ENODATA);
 }
 

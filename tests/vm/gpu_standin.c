@@ -107,3 +107,18 @@ unsigned gpu_sync_memops_of(void *dev)
 	cr_assert_eq(f(&v, 6, (uintptr_t)dev), 0);
 	return v;
 }
+
+void gpu_fail_copies(unsigned n)
+{
+	standin_fail_copies_fn f =
+		(standin_fail_copies_fn)sym("standin_fail_copies");
+
+	f(n);
+}
+
+void gpu_read(void *host, const void *dev, size_t len)
+{
+	int (*f)(void *, unsigned long long, size_t) = sym("cuMemcpyDtoH_v2");
+
+	cr_assert_eq(f(host, (uintptr_t)dev, len), 0, "cuMemcpyDtoH");
+}

@@ -22,6 +22,10 @@ void gpu_free(void *p);
 void gpu_fill(void *dev, size_t len, unsigned seed);
 bool gpu_check(const void *dev, size_t len, unsigned seed);
 struct standin_stats gpu_stats(void);
+/* Copies device memory out (cuMemcpyDtoH). */
+void gpu_read(void *host, const void *dev, size_t len);
 unsigned gpu_sync_memops_of(void *dev);
+/* The n-th asynchronous copy from now fails at enqueue (0: none). */
+void gpu_fail_copies(unsigned n);
 
 #endif /* GPU_STANDIN_H */

@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "gdrfab_atomic.h"
 #include "wire_helpers.h"
 
 TestSuite(wire, .init = wire_setup, .fini = wire_teardown, .timeout = 120);
@@ -242,4 +243,109 @@ Test(wire, bad_emulated_rma_headers_are_dropped_or_refused)
 	h.data = 99999;
 	raw_send(&h, sizeof(h));
 	expect_only_good_message();
+}
+
+/* Atomic requests a hostile peer may send: each is refused with a log
+ * line (and an answer a drops, having asked nothing), never applied out of
+ * range; b's memory beyond its MR stays as it was. */
+static uint64_t *atomic_mem;
+static uint64_t atomic_key;
+
+static size_t atomic_req(uint8_t *pkt, uint64_t addr, uint32_t count,
+			 uint8_t op, uint8_t dt, size_t operand_bytes)
+{
+	struct gdrfab_pkt_hdr h = good_header(0);
+	struct gdrfab_atomic_wire w = {.key = atomic_key,
+				       .count = count,
+				       .op = op,
+				       .datatype = dt,
+				       .kind = GDRFAB_ATOMIC_WRITE};
+
+	h.type = GDRFAB_PKT_ATOMIC;
+	h.tag = addr;
+	h.msg_id = 4242;
+	h.size = sizeof(w) + operand_bytes;
+	memcpy(pkt, &h, sizeof(h));
+	memcpy(pkt + sizeof(h), &w, sizeof(w));
+	memset(pkt + sizeof(h) + sizeof(w), 1, operand_bytes);
+	return sizeof(h) + sizeof(w) + operand_bytes;
+}
+
+static void send_bad_atomics(void)
+{
+	uint8_t pkt[1024];
+	uintptr_t base = (uintptr_t)atomic_mem;
+	struct gdrfab_atomic_wire *w =
+		(void *)(pkt + sizeof(struct gdrfab_pkt_hdr));
+	size_t n;
+
+	/* A count far beyond the operands sent. */
+	n = atomic_req(pkt, base, 100000000, FI_SUM, FI_UINT64, 8);
+	raw_send(pkt, n);
+	/* One element past the registration (8 elements). */
+	raw_send(pkt, atomic_req(pkt, base + 64, 1, FI_SUM, FI_UINT64, 8));
+	/* Two elements of which the second is past it. */
+	raw_send(pkt, atomic_req(pkt, base + 56, 2, FI_SUM, FI_UINT64, 16));
+	/* An address below it, wrapping around. */
+	raw_send(pkt,
+		 atomic_req(pkt, UINT64_MAX - 7, 2, FI_SUM, FI_UINT64, 16));
+	/* Unknown op, datatype, kind; a misaligned target; a wrong key. */
+	raw_send(pkt, atomic_req(pkt, base, 1, 99, FI_UINT64, 8));
+	raw_send(pkt, atomic_req(pkt, base, 1, FI_SUM, 77, 8));
+	n = atomic_req(pkt, base, 1, FI_SUM, FI_UINT64, 8);
+	w->kind = 9;
+	raw_send(pkt, n);
+	raw_send(pkt, atomic_req(pkt, base + 3, 1, FI_SUM, FI_UINT64, 8));
+	n = atomic_req(pkt, base, 1, FI_SUM, FI_UINT64, 8);
+	w->key ^= 0x1234;
+	raw_send(pkt, n);
+	/* Shorter than its own header says, and shorter than a request. */
+	n = atomic_req(pkt, base, 1, FI_SUM, FI_UINT64, 8);
+	raw_send(pkt, n - 4);
+	raw_send(pkt, sizeof(struct gdrfab_pkt_hdr) + 4);
+	/* An answer to an atomic nobody asked for. */
+	{
+		struct gdrfab_pkt_hdr h = good_header(8);
+
+		h.type = GDRFAB_PKT_ATOMIC_RESP;
+		h.msg_id = 99999;
+		memcpy(pkt, &h, sizeof(h));
+		raw_send(pkt, sizeof(h) + 8);
+	}
+	expect_only_good_message();
+}
+
+Test(wire, malformed_atomic_requests_are_refused_and_logged)
+{
+	struct fid_mr *mr;
+	char *log;
+	uint8_t pkt[256];
+
+	atomic_mem = calloc(16, sizeof(uint64_t));
+	for (int i = 0; i < 16; i++)
+		atomic_mem[i] = 1000 + (uint64_t)i;
+	cr_assert_eq(fi_mr_reg(b.domain, atomic_mem, 64,
+			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+			       NULL),
+		     0);
+	atomic_key = fi_mr_key(mr);
+	log = capture_stderr(send_bad_atomics);
+	cr_assert(strstr(log, "range outside the registration"), "log: %s",
+		  log);
+	cr_assert(strstr(log, "not supported on this datatype"), "log: %s",
+		  log);
+	cr_assert(strstr(log, "not aligned"), "log: %s", log);
+	cr_assert(strstr(log, "unknown or closed key"), "log: %s", log);
+	cr_assert(strstr(log, "bad element count"), "log: %s", log);
+	cr_assert(strstr(log, "answer for unknown atomic"), "log: %s", log);
+	for (int i = 0; i < 16; i++)
+		cr_assert_eq(atomic_mem[i], 1000 + (uint64_t)i,
+			     "element %d changed", i);
+	/* A good one is applied. */
+	raw_send(pkt, atomic_req(pkt, (uintptr_t)&atomic_mem[7], 1, FI_SUM,
+				 FI_UINT64, 8));
+	expect_only_good_message();
+	cr_assert_eq(atomic_mem[7], 1007 + 0x0101010101010101ULL);
+	cr_assert_eq(fi_close(&mr->fid), 0);
+	free(atomic_mem);
 }

@@ -72,6 +72,31 @@ int gdrfab_cuda_copy_to_host(void *dst, const void *src, size_t len,
 int gdrfab_cuda_copy_to_device(void *dst, const void *src, size_t len,
 			       int device);
 
+/* An asynchronous copy: its CUDA event on gdrfab's stream of the device
+ * for that direction (NULL once done, or when it was done at once). */
+struct gdrfab_cuda_op {
+	void *event;
+	int device;
+};
+
+/* Enqueues a copy of len bytes (dst host memory when to_host) and records
+ * an event after it; returns at once. Copies up to FI_GDRFAB_KMOD_COPY_MAX
+ * go through gdrfab.ko's mapping where it is there, done on return. 0 or
+ * -FI_EIO (logged) when CUDA refuses it. */
+int gdrfab_cuda_copy_start(void *dst, const void *src, size_t len, int device,
+			   bool to_host, struct gdrfab_cuda_op *op);
+/* Whether the copy is done (cuEventQuery, never waiting): 0 done,
+ * -FI_EAGAIN not yet, -FI_EIO failed (logged). */
+int gdrfab_cuda_copy_test(struct gdrfab_cuda_op *op);
+/* Waits for a copy (only before freeing memory it may touch). */
+void gdrfab_cuda_copy_wait(struct gdrfab_cuda_op *op);
+/* Destroys the idle events kept per device (provider unload). */
+void gdrfab_cuda_copy_fini(void);
+/* Pins host memory for CUDA (cuMemHostRegister, portable), so that copies
+ * into and out of it run at the copy engine's speed and asynchronously. */
+int gdrfab_cuda_host_register(void *p, size_t len);
+void gdrfab_cuda_host_unregister(void *p);
+
 /* A dma-buf fd for [addr, addr+len) of device memory: the range is widened
  * to whole 64 KB pages and *offset is addr's place in it. */
 int gdrfab_cuda_dmabuf_fd(const void *addr, size_t len, int *fd,

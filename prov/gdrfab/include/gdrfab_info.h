@@ -15,8 +15,9 @@
 /* Capabilities that work today (gdrfab never advertises what does not
  * work yet: FI_HMEM joins with the CUDA memory domain). */
 #define GDRFAB_PRIMARY_CAPS                                                    \
-	(FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | FI_SEND |          \
-	 FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV)
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE |        \
+	 FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |                \
+	 FI_DIRECTED_RECV)
 #define GDRFAB_SECONDARY_CAPS                                                  \
 	(FI_MULTI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM |          \
 	 FI_RMA_EVENT)
@@ -48,6 +49,11 @@
 #define GDRFAB_MR_BASIC_MAP (FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 /* The bits that only matter for memory peers access (fi_domain(3)). */
 #define GDRFAB_MR_RMA_TARGET (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY)
+
+/* Atomics from one endpoint to one peer are applied in posting order. */
+#define GDRFAB_ATOMIC_ORDER                                                    \
+	(FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR |     \
+	 FI_ORDER_ATOMIC_WAW)
 
 #define GDRFAB_IOV_LIMIT   4
 #define GDRFAB_MR_KEY_SIZE 8 /* rkeys, and GDRFAB_EMU_KEY keys */

@@ -10,8 +10,11 @@
  * address's current CUDA buffer ID, so memory freed and reallocated at the
  * same address is never served by a stale registration.
  *
- * Host memory is registered through the same calls but never kept: gdrfab
- * cannot see it being freed, so its invalidation would not be safe.
+ * Host memory registered through fi_mr_reg is never kept (closing the MR
+ * must revoke its keys). Host memory an operation names without a
+ * descriptor is kept where a memory monitor watches it
+ * (mem/gdrfab_host_cache.c): the monitor's events unlink what an unmap,
+ * mremap or madvise made stale.
  *
  * The cache makes no CUDA call: the caller classifies the address first,
  * and the registration backend (which may call CUDA, for dma-buf) runs
@@ -27,6 +30,7 @@
 
 #include "gdrfab_cuda.h"
 #include "gdrfab_list.h"
+#include "gdrfab_memmon.h"
 
 #define GDRFAB_GPU_PAGE_SIZE (64UL * 1024)
 
@@ -40,6 +44,7 @@ struct gdrfab_reg {
 	size_t len;
 	int access; /* IBV_ACCESS_* */
 	struct gdrfab_cuda_ptr mem;
+	struct gdrfab_memmon_watch *watch; /* host memory the monitor watches */
 	_Atomic unsigned refs;	/* users, and the cache while cached */
 	bool cached;		/* in the cache's list */
 	struct gdrfab_list lru; /* most recently used first */
@@ -62,8 +67,15 @@ struct gdrfab_mr_cache {
 	size_t max_size, max_count;
 	size_t size, count; /* of cached registrations */
 	struct gdrfab_list lru;
+	/* Unlinked by the monitor, which must not deregister: destroyed by
+	 * the next application call (chained through lru.next). */
+	struct gdrfab_reg *deferred;
+	/* Host memory is cached (a monitor watches it), and how. */
+	bool host;
+	struct gdrfab_memmon_sub sub;
 	/* Statistics (for tests and the benchmark). */
 	uint64_t hits, misses, evictions, stale;
+	uint64_t host_hits, host_misses, host_invalidated, host_uncached;
 };
 
 void gdrfab_mr_cache_init(struct gdrfab_mr_cache *cache,
@@ -83,5 +95,37 @@ void gdrfab_reg_put(struct gdrfab_mr_cache *cache, struct gdrfab_reg *reg);
 
 /* Deregisters every cached registration nobody holds. */
 void gdrfab_mr_cache_purge(struct gdrfab_mr_cache *cache);
+
+struct fi_gdrfab_mr_cache_stats;
+/* Its counters (FI_GDRFAB_MR_CACHE_OPS). */
+void gdrfab_mr_cache_stats(struct gdrfab_mr_cache *cache,
+			   struct fi_gdrfab_mr_cache_stats *out);
+
+/* For the host cache (mem/gdrfab_host_cache.c): */
+/* Deregistration is the caller's, outside any lock it holds: these hand
+ * back the chain of registrations to destroy (gdrfab_mr_cache_reap). */
+/* A cached registration holding [addr, addr + len) with this access,
+ * referenced for the caller, or NULL. Counts a host hit or miss. */
+struct gdrfab_reg *gdrfab_mr_cache_find_host(struct gdrfab_mr_cache *cache,
+					     const void *addr, size_t len,
+					     int access,
+					     struct gdrfab_reg **dead);
+/* A registration of host memory that the cache does not keep. */
+int gdrfab_mr_cache_make_host(struct gdrfab_mr_cache *cache, const void *addr,
+			      size_t len, int access, struct gdrfab_reg **out);
+/* Keeps r (its caller's reference stays the caller's), evicting unused
+ * entries beyond the limits; or, when keep is false, counts it uncached. */
+void gdrfab_mr_cache_insert(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r,
+			    bool keep, struct gdrfab_reg **dead);
+/* Drops the caller's reference to r and unlinks it: it was found stale. */
+void gdrfab_mr_cache_drop(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r,
+			  struct gdrfab_reg **dead);
+void gdrfab_mr_cache_reap(struct gdrfab_mr_cache *cache,
+			  struct gdrfab_reg *dead);
+/* Unlinks every host registration overlapping [start, end): later
+ * lookups miss them; holders keep theirs until their put. Deregisters
+ * nothing itself (the monitor's thread calls it): the next call does. */
+void gdrfab_mr_cache_invalidate(struct gdrfab_mr_cache *cache, uintptr_t start,
+				uintptr_t end);
 
 #endif /* GDRFAB_MR_CACHE_H */

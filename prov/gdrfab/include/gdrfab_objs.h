@@ -12,6 +12,7 @@
 #include <stdbool.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -32,6 +33,16 @@ struct gdrfab_fabric {
 	atomic_int ref; /* open domains and EQs */
 };
 
+/* The domain's MRs that peers may reach, by key, for the atomics its data
+ * path executes (gdrfab_mr_keys.c): lookups and MR closes exclude each
+ * other, so an atomic never touches memory whose MR is being closed. */
+#define GDRFAB_MR_KEY_BUCKETS 256
+struct gdrfab_mr;
+struct gdrfab_mr_keys {
+	pthread_mutex_t lock;
+	struct gdrfab_mr *bucket[GDRFAB_MR_KEY_BUCKETS];
+};
+
 struct gdrfab_domain {
 	struct fid_domain fid;
 	struct gdrfab_fabric *fabric;
@@ -46,6 +57,7 @@ struct gdrfab_domain {
 	enum ibv_mtu active_mtu;
 	struct gdrfab_hmem_domain hmem;	 /* GPU memory path and MR cache */
 	struct gdrfab_ah_cache ah_cache; /* to peers' UD QPs */
+	struct gdrfab_mr_keys keys;	 /* targets of peers' atomics */
 	atomic_int ref;			 /* open AVs, CQs, counters, MRs, EPs */
 };
 
@@ -135,7 +147,23 @@ struct gdrfab_mr {
 	void *base;
 	size_t len;
 	uint64_t emu_key;
+	struct gdrfab_mr *next_key; /* domain->keys' chain (keyed) */
+	bool keyed;
 };
+
+/* The domain's table of remotely accessible MRs (gdrfab_mr_keys.c). */
+void gdrfab_mr_keys_init(struct gdrfab_domain *domain);
+void gdrfab_mr_keys_fini(struct gdrfab_domain *domain);
+void gdrfab_mr_keys_add(struct gdrfab_domain *domain, struct gdrfab_mr *mr);
+void gdrfab_mr_keys_remove(struct gdrfab_domain *domain, struct gdrfab_mr *mr);
+/* Finds the MR behind a peer's key that allows access (FI_REMOTE_READ
+ * and/or FI_REMOTE_WRITE, all of them) to addr..addr+len, and calls fn on
+ * that memory with the table locked (no MR closes meanwhile). 0, or the
+ * FI_E* (positive) to answer with, why saying the cause. */
+int gdrfab_mr_keys_access(struct gdrfab_domain *domain, uint64_t key,
+			  uint64_t addr, uint64_t len, uint64_t access,
+			  void (*fn)(void *mem, void *arg), void *arg,
+			  const char **why);
 
 /* Descriptors handed to data calls. gdrfab_mr_check_desc: 0 when desc is
  * NULL or a live MR of the domain whose region holds buf..buf+len; else
@@ -278,6 +306,10 @@ extern struct fi_ops_mr gdrfab_mr_ops;
 extern struct fi_ops_msg gdrfab_msg_ops;
 extern struct fi_ops_tagged gdrfab_tagged_ops;
 extern struct fi_ops_rma gdrfab_rma_ops;
+extern struct fi_ops_atomic gdrfab_atomic_ops;
+int gdrfab_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+			enum fi_op op, struct fi_atomic_attr *attr,
+			uint64_t flags);
 
 /* Completion producers (the data path) and the endpoint links. */
 int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
@@ -346,7 +378,6 @@ void gdrfab_av_learn(struct gdrfab_av *av, const struct gdrfab_addr *svc,
 		     const struct gdrfab_addr *name);
 
 /* Operations that gdrfab does not provide: -FI_ENOSYS, logged. */
-extern struct fi_ops_atomic gdrfab_nosys_atomic_ops;
 extern struct fi_ops_collective gdrfab_nosys_collective_ops;
 /* 0 without flags, else -FI_EBADFLAGS and a log line naming the call: the
  * "2" variants (fi_domain2, fi_endpoint2) that gdrfab knows no flags of. */

@@ -51,6 +51,9 @@ struct gdrfab_params {
 	bool mr_cache_enable;
 	size_t mr_cache_max_size;
 	size_t mr_cache_max_count;
+	/* FI_GDRFAB_HOST_MR_CACHE: uffd|off|nomonitor (enum
+	 * gdrfab_host_cache_mode order). */
+	int host_mr_cache;
 	/* FI_GDRFAB_KMOD_COPY_MAX: host<->GPU copies up to this many bytes
 	 * go through /dev/gdrfab's CPU mapping; 0 turns that off. */
 	size_t kmod_copy_max;
@@ -60,6 +63,10 @@ struct gdrfab_params {
 	/* FI_GDRFAB_DISCOVERY_TTL_MS: how long fi_getinfo reuses a port
 	 * discovery (0: discover on every call). */
 	int discovery_ttl_ms;
+	/* FI_GDRFAB_STAGE_CHUNK: staged GPU transfers are copied (and, for
+	 * RMA writes, sent) in pieces of this many bytes, so that the
+	 * copies of one piece overlap the network transfer of another. */
+	size_t stage_chunk;
 };
 
 extern struct gdrfab_params gdrfab_params;
@@ -78,6 +85,9 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_DEFAULT_KMOD_COPY_MAX	8192
 #define GDRFAB_MAX_KMOD_COPY		(1 << 20)
 #define GDRFAB_DEFAULT_GDR_LEVEL	1 /* PXB, as NCCL */
+#define GDRFAB_DEFAULT_STAGE_CHUNK	(1 << 20)
+#define GDRFAB_MIN_STAGE_CHUNK		4096
+#define GDRFAB_MAX_STAGE_CHUNK		(64 << 20)
 #define GDRFAB_DEFAULT_DISCOVERY_TTL_MS 1000
 
 /* Defines every parameter with libfabric and fills gdrfab_params. */

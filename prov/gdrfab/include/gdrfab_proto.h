@@ -23,6 +23,7 @@
 #include "gdrfab_addr.h"
 #include "gdrfab_addrmap.h"
 #include "gdrfab_async.h"
+#include "gdrfab_cuda.h"
 #include "gdrfab_info.h"
 #include "gdrfab_list.h"
 #include "gdrfab_ratelimit.h"
@@ -35,15 +36,17 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 /* ---- messages on RC queue pairs ---- */
 enum gdrfab_pkt_type {
-	GDRFAB_PKT_EAGER = 1, /* header + payload */
-	GDRFAB_PKT_RNDV = 2,  /* header + segments the receiver reads */
-	GDRFAB_PKT_FIN = 3,   /* receiver -> sender: rendezvous data read */
-	GDRFAB_PKT_NOP = 4,   /* keepalive: proves the peer still acks */
+	GDRFAB_PKT_EAGER = 1,  /* header + payload */
+	GDRFAB_PKT_RNDV = 2,   /* header + segments the receiver reads */
+	GDRFAB_PKT_FIN = 3,    /* receiver -> sender: rendezvous data read */
+	GDRFAB_PKT_NOP = 4,    /* keepalive: proves the peer still acks */
+	GDRFAB_PKT_ATOMIC = 5, /* an atomic for the target to apply */
+	GDRFAB_PKT_ATOMIC_RESP = 6, /* its status and fetched values */
 	/* Initiator -> target, after RMA completed: "you were the target
 	 * of size writes (data 1) or reads (data 2)", for the target's
 	 * remote access counters (FI_RMA_EVENT). Sent only to peers that
 	 * asked (GDRFAB_CM_F_RMA_EVENTS). */
-	GDRFAB_PKT_RMA_EVENT = 5,
+	GDRFAB_PKT_RMA_EVENT = 7,
 };
 
 #define GDRFAB_RMA_EVENT_WRITE 1
@@ -77,6 +80,20 @@ struct gdrfab_rndv_seg {
 	uint64_t len;
 	uint32_t rkey;
 	uint32_t reserved;
+};
+
+/* An ATOMIC message: the header (tag: the target address, data: remote
+ * CQ data, size: the bytes after the header, msg_id: the initiator's
+ * cookie), then this, then the operands and the compare values (count
+ * elements each, as gdrfab_atomic_operands says). Its ATOMIC_RESP carries
+ * the status (0 or FI_E*) in data and the fetched values (size bytes). */
+struct gdrfab_atomic_wire {
+	uint64_t key;
+	uint32_t count;
+	uint8_t op;	  /* enum fi_op */
+	uint8_t datatype; /* enum fi_datatype */
+	uint8_t kind;	  /* enum gdrfab_atomic_kind */
+	uint8_t reserved;
 };
 
 /* ---- connection setup on UD queue pairs ---- */
@@ -201,6 +218,34 @@ enum gdrfab_op {
 
 #define GDRFAB_MAX_IOV GDRFAB_IOV_LIMIT
 
+/* Copies of one staged transfer in flight at once (pieces of
+ * FI_GDRFAB_STAGE_CHUNK bytes). */
+#define GDRFAB_STAGE_OPS 16
+
+/* A host buffer for staged GPU transfers: pinned for CUDA and registered
+ * with the NIC (local access only: a peer's access goes through a
+ * registration of the request's own), kept by the endpoint for reuse.
+ * The copies into or out of it in flight live here, not in the request,
+ * so that a request freed before its copies end leaves them to progress
+ * (proto->stage_zombies) instead of waiting. */
+struct gdrfab_stage_buf {
+	struct gdrfab_stage_buf *next; /* stage_free or stage_zombies */
+	uint8_t *mem;
+	size_t cap;
+	struct ibv_mr *mr;
+	bool pinned;
+	struct gdrfab_cuda_op op[GDRFAB_STAGE_OPS];
+	size_t op_len[GDRFAB_STAGE_OPS];
+	unsigned head, tail; /* ops issued, ops done */
+};
+
+enum gdrfab_stage_state {
+	GDRFAB_STAGE_IDLE,     /* nothing in flight (or nothing staged) */
+	GDRFAB_STAGE_FILLING,  /* device -> staging buffer */
+	GDRFAB_STAGE_DRAINING, /* staging buffer -> device */
+	GDRFAB_STAGE_DRAINED,  /* done: the data is in the application's */
+};
+
 struct gdrfab_req {
 	struct gdrfab_wr_ctx wr;
 	enum gdrfab_op op;
@@ -212,7 +257,9 @@ struct gdrfab_req {
 	struct iovec iov[GDRFAB_MAX_IOV];
 	void *desc[GDRFAB_MAX_IOV];
 	uint32_t lkey[GDRFAB_MAX_IOV];
-	struct ibv_mr *tmp_mr[GDRFAB_MAX_IOV]; /* registered for this op */
+	/* Host memory without a usable descriptor: from the host cache
+	 * (or registered for this op only), released when the op ends. */
+	struct gdrfab_reg *tmp_reg[GDRFAB_MAX_IOV];
 	size_t iov_count;
 	size_t len;
 	uint64_t tag, ignore, data;
@@ -235,18 +282,41 @@ struct gdrfab_req {
 	 * request, answered with a FIN instead of a completion. */
 	bool emu_read;
 	bool emu_target;
+	/* An atomic: waits for its ATOMIC_RESP, whose fetched values go to
+	 * iov (result buffers, desc their descriptors). */
+	bool atomic;
 	uint64_t msg_id;	   /* RNDV/FIN cookie */
 	size_t multi_off;	   /* multi-receive: bytes consumed */
 	struct gdrfab_req *parent; /* RNDV_READ: the receive it fills */
 	size_t recv_len;	   /* RNDV_READ: bytes that fit */
 	size_t ctrl_len;	   /* bytes of ctrl to send (CTRL, RNDV) */
 	/* GPU memory staged through host memory: the host buffer, and the
-	 * application's buffers it is copied from or into. */
+	 * application's buffers it is copied from or into. stage_mr gives
+	 * the lkey (and, when the peer accesses it, the rkey of stage_rmr,
+	 * this request's own registration). */
+	bool staged;
 	uint8_t *stage;
-	struct ibv_mr *stage_mr;
+	struct gdrfab_stage_buf *stage_buf;
+	struct ibv_mr *stage_mr, *stage_rmr;
 	struct iovec gpu_iov[GDRFAB_MAX_IOV];
 	void *gpu_desc[GDRFAB_MAX_IOV];
 	size_t gpu_iov_count;
+	/* The pipeline (gdrfab_stage_pipe.c): bytes to copy, copies issued,
+	 * done (a prefix: a stream runs them in order), and ready to copy
+	 * (all of them when filling; what the NIC wrote when draining);
+	 * the gpu_iov cursor of the next copy. */
+	uint8_t stage_state;
+	bool stage_listed, stage_kick;
+	int stage_err; /* FI_E* (positive) once a copy failed */
+	size_t stage_len, stage_issued, stage_done, stage_ready;
+	size_t stage_idx, stage_ioff;
+	/* A staged RDMA READ's work requests in flight (they end in order):
+	 * each piece copies into the GPU as soon as its bytes landed. */
+	uint32_t stage_wr_len[GDRFAB_STAGE_OPS];
+	unsigned stage_wr_head, stage_wr_tail;
+	size_t stage_landed;
+	struct gdrfab_list stage_entry;	     /* proto->staging */
+	struct gdrfab_list stage_kick_entry; /* proto->stage_kicked */
 	struct gdrfab_list entry; /* pending, rndv_wait, posted lists */
 	struct gdrfab_list live;  /* proto->live: freed at close */
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
@@ -355,9 +425,17 @@ struct gdrfab_proto {
 	size_t req_cnt, req_free_cnt;
 	struct ibv_mr *req_mr;
 	struct gdrfab_list free_reqs, live;
+	/* Staging buffers kept for reuse (stage_cached bytes), those whose
+	 * request ended before their copies (freed once done), and the
+	 * requests whose copies are in flight. */
+	struct gdrfab_stage_buf *stage_free, *stage_zombies;
+	size_t stage_cached;
+	struct gdrfab_list staging, stage_kicked;
 	/* Work requests the shared CQ can still take. */
 	int cq_credits;
 	long long last_timer_ms;
+	/* Atomics that arrived while no response could be sent, in order. */
+	struct gdrfab_list atomic_backlog;
 	bool closing; /* no completions while the endpoint closes */
 };
 
@@ -491,6 +569,38 @@ void gdrfab_emu_target_done(struct gdrfab_proto *proto,
 			    struct gdrfab_conn *conn, uint64_t msg_id,
 			    bool cq_data, uint64_t data, size_t len, int err);
 
+/* ---- atomics (gdrfab_atomic.c) ---- */
+/* Elements one request may carry for a call family and datatype (every
+ * message fits a bounce buffer): 0 for a pair gdrfab does not serve. */
+size_t gdrfab_atomic_max_count(struct gdrfab_proto *proto, int kind, int op,
+			       int datatype);
+/* Initiator: fills a request (connection, context, flags set) with an
+ * ATOMIC message for the operands (and compare values) and result buffers
+ * given; 0 or -FI_E*. */
+struct gdrfab_atomic_args {
+	int kind, op, datatype;
+	size_t count;			     /* elements */
+	const struct iovec *src, *cmp, *res; /* bytes, as many as count */
+	void **src_desc, **cmp_desc, **res_desc;
+	size_t src_cnt, cmp_cnt, res_cnt;
+	uint64_t addr, key;
+};
+int gdrfab_atomic_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			  const struct gdrfab_atomic_args *a);
+/* Checks an ATOMIC or ATOMIC_RESP header against its length: NULL or a
+ * reason to drop it. */
+const char *gdrfab_atomic_check_header(const struct gdrfab_pkt_hdr *h,
+				       size_t len);
+/* Target: applies an ATOMIC and answers it (now, or from the backlog). */
+void gdrfab_atomic_handle(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			  const struct gdrfab_pkt_hdr *h);
+/* Initiator: an ATOMIC_RESP arrived. */
+void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			const struct gdrfab_pkt_hdr *h);
+/* Answers what waits in the backlog, as far as resources allow. */
+void gdrfab_atomic_backlog_run(struct gdrfab_proto *proto);
+void gdrfab_atomic_backlog_free(struct gdrfab_proto *proto);
+
 /* ---- GPU buffers (gdrfab_stage.c) ---- */
 /* Copies n bytes out of / into a buffer that may be GPU memory. */
 int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
@@ -506,10 +616,24 @@ bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count);
 int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       const struct iovec *iov, void **desc, size_t count,
 		       int access, bool fill);
-/* Copies the first len staged bytes into the application's buffers. */
-int gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		       size_t len);
-void gdrfab_stage_free(struct gdrfab_req *req);
+/* Starts copying the first len staged bytes into the application's
+ * buffers: true when they are there already (or the copy failed: see
+ * req->stage_err); false while copies run, after which progress calls
+ * gdrfab_rndv_read_done (RNDV_READ) or gdrfab_req_finish again, with
+ * stage_state DRAINED. */
+bool gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			size_t len);
+/* A staged RDMA READ's work request ended: its bytes start copying into
+ * the GPU. */
+void gdrfab_stage_landed(struct gdrfab_proto *proto, struct gdrfab_req *req);
+/* Whether a request must wait for its staging copies before posting
+ * (more of) its data. */
+bool gdrfab_stage_blocks(const struct gdrfab_req *req);
+/* Completes staging copies (never waiting): from progress. */
+void gdrfab_stage_progress(struct gdrfab_proto *proto);
+void gdrfab_stage_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
+/* Frees the staging buffers (endpoint close: waits for their copies). */
+void gdrfab_stage_pool_fini(struct gdrfab_proto *proto);
 /* Makes the first len bytes the NIC wrote into these buffers visible to
  * their GPU (nothing for host memory). */
 int gdrfab_flush_iov(struct gdrfab_proto *proto, const struct iovec *iov,

@@ -31,6 +31,7 @@ static int domain_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	gdrfab_hmem_domain_fini(domain);
+	gdrfab_mr_keys_fini(domain);
 	gdrfab_ah_cache_fini(&domain->ah_cache);
 	if (domain->pd && ibv_dealloc_pd(domain->pd))
 		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd: %s\n",
@@ -80,14 +81,6 @@ static int nosys_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 	return -FI_ENOSYS;
 }
 
-static int nosys_query_atomic(struct fid_domain *domain,
-			      enum fi_datatype datatype, enum fi_op op,
-			      struct fi_atomic_attr *attr, uint64_t flags)
-{
-	(void)domain, (void)datatype, (void)op, (void)attr, (void)flags;
-	return -FI_ENOSYS;
-}
-
 static int nosys_query_collective(struct fid_domain *domain,
 				  enum fi_collective_op coll,
 				  struct fi_collective_attr *attr,
@@ -105,12 +98,39 @@ static int domain_endpoint2(struct fid_domain *domain, struct fi_info *info,
 	return ret ? ret : gdrfab_endpoint_open(domain, info, ep, context);
 }
 
+static int cache_stats(struct fid *fid, struct fi_gdrfab_mr_cache_stats *out)
+{
+	struct gdrfab_domain *domain;
+
+	if (!gdrfab_fid_is(fid, FI_CLASS_DOMAIN) || !out)
+		return -FI_EINVAL;
+	domain = gdrfab_container_of(fid, struct gdrfab_domain, fid.fid);
+	gdrfab_mr_cache_stats(&domain->hmem.cache, out);
+	return 0;
+}
+
+static struct fi_gdrfab_mr_cache_ops cache_ops = {
+	.size = sizeof(struct fi_gdrfab_mr_cache_ops),
+	.stats = cache_stats,
+};
+
+static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			   void **ops, void *context)
+{
+	(void)context;
+	if (name && !strcmp(name, FI_GDRFAB_MR_CACHE_OPS) && ops && !flags) {
+		*ops = &cache_ops;
+		return 0;
+	}
+	return gdrfab_nosys_ops_open(fid, name, flags, ops, context);
+}
+
 static struct fi_ops domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = domain_close,
 	.bind = domain_bind,
 	.control = gdrfab_nosys_control,
-	.ops_open = gdrfab_nosys_ops_open,
+	.ops_open = domain_ops_open,
 	.tostr = gdrfab_nosys_tostr,
 	.ops_set = gdrfab_nosys_ops_set,
 };
@@ -125,7 +145,7 @@ static struct fi_ops_domain domain_ops = {
 	.poll_open = gdrfab_poll_open,
 	.stx_ctx = nosys_stx_ctx,
 	.srx_ctx = nosys_srx_ctx,
-	.query_atomic = nosys_query_atomic,
+	.query_atomic = gdrfab_query_atomic,
 	.query_collective = nosys_query_collective,
 	.endpoint2 = domain_endpoint2,
 };
@@ -284,6 +304,7 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		gdrfab_ah_cache_init(&domain->ah_cache, &p);
 	}
 	gdrfab_hmem_domain_init(domain);
+	gdrfab_mr_keys_init(domain);
 	domain->fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->fid.fid.context = context;
 	domain->fid.fid.ops = &domain_fi_ops;

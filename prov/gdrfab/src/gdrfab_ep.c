@@ -669,7 +669,7 @@ int gdrfab_endpoint_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->fid.msg = &gdrfab_msg_ops;
 	ep->fid.tagged = &gdrfab_tagged_ops;
 	ep->fid.rma = &gdrfab_rma_ops;
-	ep->fid.atomic = &gdrfab_nosys_atomic_ops;
+	ep->fid.atomic = &gdrfab_atomic_ops;
 	ep->fid.collective = &gdrfab_nosys_collective_ops;
 	atomic_fetch_add(&domain->ref, 1);
 	*out = &ep->fid;

@@ -24,7 +24,7 @@ static void fill_tx_rx(struct fi_info *info,
 
 	/* One RC QP per peer delivers sends in order. */
 	info->tx_attr->caps = GDRFAB_TX_CAPS;
-	info->tx_attr->msg_order = FI_ORDER_SAS;
+	info->tx_attr->msg_order = FI_ORDER_SAS | GDRFAB_ATOMIC_ORDER;
 	info->tx_attr->comp_order = FI_ORDER_NONE;
 	info->tx_attr->inject_size = gdrfab_params.eager_max;
 	info->tx_attr->size =
@@ -32,7 +32,7 @@ static void fill_tx_rx(struct fi_info *info,
 	info->tx_attr->iov_limit = iov;
 	info->tx_attr->rma_iov_limit = 1;
 	info->rx_attr->caps = GDRFAB_RX_CAPS;
-	info->rx_attr->msg_order = FI_ORDER_SAS;
+	info->rx_attr->msg_order = FI_ORDER_SAS | GDRFAB_ATOMIC_ORDER;
 	info->rx_attr->comp_order = FI_ORDER_NONE;
 	info->rx_attr->size =
 		queue_size(gdrfab_params.rx_size, port->max_qp_wr);
@@ -106,6 +106,11 @@ struct fi_info *gdrfab_info_for_port(const struct gdrfab_port_desc *port)
 	 * 0), aws-ofi-nccl wants bit 32 or above. FI_TAG_GENERIC's value says
 	 * all 64, as verbs;ofi_rxm does. */
 	info->ep_attr->mem_tag_format = GDRFAB_TAG_FORMAT;
+	/* Atomics keep their order up to the largest one (FI_ORDER_ATOMIC_*
+	 * in msg_order; RMA claims no order). */
+	info->ep_attr->max_order_raw_size = gdrfab_params.eager_max;
+	info->ep_attr->max_order_war_size = gdrfab_params.eager_max;
+	info->ep_attr->max_order_waw_size = gdrfab_params.eager_max;
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
 	fill_tx_rx(info, port);

@@ -9,6 +9,7 @@
 #include "gdrfab_cuda.h"
 #include "gdrfab_info.h"
 #include "gdrfab_kmod.h"
+#include "gdrfab_memmon.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
@@ -18,10 +19,12 @@
  * outlives it (valgrind on fi_info in the VM showed none left). */
 static void gdrfab_cleanup(void)
 {
+	gdrfab_memmon_stop();
 	gdrfab_kmod_fini();
 	gdrfab_topo_cache_fini();
 	gdrfab_verbs_ports_fini();
 	gdrfab_cuda_ptr_fini();
+	gdrfab_cuda_copy_fini();
 	gdrfab_params_fini();
 	gdrfab_quarantine_fini();
 }

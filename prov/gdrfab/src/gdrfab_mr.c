@@ -44,6 +44,8 @@ static int mr_close(struct fid *fid)
 					       false);
 	if (mr->emu_key)
 		gdrfab_emu_mr_remove(mr->domain, mr->emu_key);
+	/* No atomic of a peer reaches the memory once this returns. */
+	gdrfab_mr_keys_remove(mr->domain, mr);
 	/* GPU registrations stay in the cache (lazy unpinning); host ones
 	 * are deregistered now. */
 	if (mr->rndv_reg != mr->reg)
@@ -392,6 +394,9 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		}
 		mr->fid.key = mr->emu_key;
 	}
+	/* Peers' atomics reach the memory through the data path. */
+	if (mr->ibv_mr && (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		gdrfab_mr_keys_add(domain, mr);
 	atomic_fetch_add(&domain->ref, 1);
 	*out = &mr->fid;
 	return 0;

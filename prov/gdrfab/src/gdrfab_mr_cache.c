@@ -42,6 +42,10 @@ static bool unlink_entry(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 static void destroy(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 {
 	cache->backend.dereg(cache->backend.ctx, r);
+	if (r->watch) {
+		gdrfab_memmon_unwatch(r->watch);
+		free(r->watch);
+	}
 	free(r);
 }
 
@@ -86,6 +90,25 @@ static void destroy_chain(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 	}
 }
 
+/* Takes what the monitor unlinked; the caller destroys it unlocked. */
+static struct gdrfab_reg *take_deferred_locked(struct gdrfab_mr_cache *cache)
+{
+	struct gdrfab_reg *d = cache->deferred;
+
+	cache->deferred = NULL;
+	return d;
+}
+
+static void reap_deferred(struct gdrfab_mr_cache *cache)
+{
+	struct gdrfab_reg *d;
+
+	pthread_mutex_lock(&cache->lock);
+	d = take_deferred_locked(cache);
+	pthread_mutex_unlock(&cache->lock);
+	destroy_chain(cache, d);
+}
+
 static bool is_cuda(const struct gdrfab_cuda_ptr *mem)
 {
 	return mem && mem->kind == GDRFAB_MEM_CUDA_DEVICE;
@@ -119,7 +142,7 @@ static struct gdrfab_reg *lookup_locked(struct gdrfab_mr_cache *cache,
 			}
 			continue;
 		}
-		if (r->access != access)
+		if (r->access != access || r->mem.kind != mem->kind)
 			continue;
 		gdrfab_list_remove(&r->lru);
 		gdrfab_list_push_head(&cache->lru, &r->lru);
@@ -169,6 +192,20 @@ static int make_reg(struct gdrfab_mr_cache *cache, uintptr_t start, size_t len,
 	return 0;
 }
 
+/* Links r in, most recently used; returns the evicted, to destroy. */
+static struct gdrfab_reg *insert_locked(struct gdrfab_mr_cache *cache,
+					struct gdrfab_reg *r)
+{
+	struct gdrfab_reg *victims = evict_locked(cache, r->len, false);
+
+	atomic_fetch_add(&r->refs, 1); /* the cache's */
+	r->cached = true;
+	gdrfab_list_push_head(&cache->lru, &r->lru);
+	cache->size += r->len;
+	cache->count++;
+	return victims;
+}
+
 int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
 		   int access, const struct gdrfab_cuda_ptr *mem,
 		   struct gdrfab_reg **out)
@@ -196,7 +233,9 @@ int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
 	} else {
 		cache->misses++;
 	}
+	victims = take_deferred_locked(cache);
 	pthread_mutex_unlock(&cache->lock);
+	destroy_chain(cache, victims);
 	destroy_chain(cache, stale);
 	if (r) {
 		*out = r;
@@ -207,12 +246,7 @@ int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&cache->lock);
-	victims = evict_locked(cache, rlen, false);
-	atomic_fetch_add(&r->refs, 1); /* the cache's */
-	r->cached = true;
-	gdrfab_list_push_head(&cache->lru, &r->lru);
-	cache->size += rlen;
-	cache->count++;
+	victims = insert_locked(cache, r);
 	pthread_mutex_unlock(&cache->lock);
 	destroy_chain(cache, victims);
 	*out = r;
@@ -225,10 +259,113 @@ void gdrfab_reg_put(struct gdrfab_mr_cache *cache, struct gdrfab_reg *reg)
 		destroy(cache, reg);
 }
 
+/* Chains b's registrations after a's. */
+static struct gdrfab_reg *chain(struct gdrfab_reg *a, struct gdrfab_reg *b)
+{
+	struct gdrfab_reg *last = a;
+
+	if (!a)
+		return b;
+	while (last->lru.next)
+		last = (struct gdrfab_reg *)last->lru.next;
+	last->lru.next = (struct gdrfab_list *)b;
+	return a;
+}
+
+struct gdrfab_reg *gdrfab_mr_cache_find_host(struct gdrfab_mr_cache *cache,
+					     const void *addr, size_t len,
+					     int access,
+					     struct gdrfab_reg **dead)
+{
+	static const struct gdrfab_cuda_ptr host = {.kind = GDRFAB_MEM_HOST};
+	struct gdrfab_reg *r, *stale = NULL;
+
+	pthread_mutex_lock(&cache->lock);
+	r = lookup_locked(cache, (uintptr_t)addr, len, access, &host, &stale);
+	if (r) {
+		atomic_fetch_add(&r->refs, 1);
+		cache->host_hits++;
+	} else {
+		cache->host_misses++;
+	}
+	*dead = chain(*dead, chain(stale, take_deferred_locked(cache)));
+	pthread_mutex_unlock(&cache->lock);
+	return r;
+}
+
+int gdrfab_mr_cache_make_host(struct gdrfab_mr_cache *cache, const void *addr,
+			      size_t len, int access, struct gdrfab_reg **out)
+{
+	return make_reg(cache, (uintptr_t)addr, len, access, NULL, out);
+}
+
+void gdrfab_mr_cache_insert(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r,
+			    bool keep, struct gdrfab_reg **dead)
+{
+	pthread_mutex_lock(&cache->lock);
+	if (keep)
+		*dead = chain(*dead, insert_locked(cache, r));
+	else
+		cache->host_uncached++;
+	pthread_mutex_unlock(&cache->lock);
+}
+
+void gdrfab_mr_cache_drop(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r,
+			  struct gdrfab_reg **dead)
+{
+	pthread_mutex_lock(&cache->lock);
+	/* The caller's reference cannot be the last while it is cached. */
+	if (r->cached) {
+		cache->host_invalidated++;
+		cache->host_hits--;
+		cache->host_misses++;
+		(void)unlink_entry(cache, r);
+	}
+	pthread_mutex_unlock(&cache->lock);
+	if (atomic_fetch_sub(&r->refs, 1) == 1) {
+		r->lru.next = (struct gdrfab_list *)*dead;
+		*dead = r;
+	}
+}
+
+void gdrfab_mr_cache_reap(struct gdrfab_mr_cache *cache,
+			  struct gdrfab_reg *dead)
+{
+	destroy_chain(cache, dead);
+}
+
+void gdrfab_mr_cache_invalidate(struct gdrfab_mr_cache *cache, uintptr_t start,
+				uintptr_t end)
+{
+	struct gdrfab_list *it, *tmp;
+
+	pthread_mutex_lock(&cache->lock);
+	gdrfab_list_for_each_safe(&cache->lru, it, tmp)
+	{
+		struct gdrfab_reg *r =
+			gdrfab_list_entry(it, struct gdrfab_reg, lru);
+
+		if (r->mem.kind == GDRFAB_MEM_CUDA_DEVICE || r->start >= end ||
+		    r->start + r->len <= start)
+			continue;
+		cache->host_invalidated++;
+		/* In use: unlinked, so no lookup finds it again, and
+		 * deregistered by its holder's put (the operation under way
+		 * still reads or writes the pages it pinned, never another
+		 * mapping's). */
+		if (unlink_entry(cache, r)) {
+			r->lru.next = (struct gdrfab_list *)cache->deferred;
+			cache->deferred = r;
+		}
+	}
+	pthread_mutex_unlock(&cache->lock);
+}
+
 void gdrfab_mr_cache_purge(struct gdrfab_mr_cache *cache)
 {
 	struct gdrfab_reg *victims;
 
+	reap_deferred(cache);
 	pthread_mutex_lock(&cache->lock);
 	victims = evict_locked(cache, 0, true);
 	pthread_mutex_unlock(&cache->lock);
@@ -257,5 +394,26 @@ void gdrfab_mr_cache_fini(struct gdrfab_mr_cache *cache)
 	}
 	pthread_mutex_unlock(&cache->lock);
 	destroy_chain(cache, last);
+	reap_deferred(cache);
 	pthread_mutex_destroy(&cache->lock);
+}
+
+void gdrfab_mr_cache_stats(struct gdrfab_mr_cache *cache,
+			   struct fi_gdrfab_mr_cache_stats *out)
+{
+	pthread_mutex_lock(&cache->lock);
+	*out = (struct fi_gdrfab_mr_cache_stats){
+		.hits = cache->hits,
+		.misses = cache->misses,
+		.evictions = cache->evictions,
+		.stale = cache->stale,
+		.host_hits = cache->host_hits,
+		.host_misses = cache->host_misses,
+		.host_invalidated = cache->host_invalidated,
+		.host_uncached = cache->host_uncached,
+		.entries = cache->count,
+		.bytes = cache->size,
+		.host_cached = cache->host,
+	};
+	pthread_mutex_unlock(&cache->lock);
 }

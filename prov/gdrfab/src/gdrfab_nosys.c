@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Operations gdrfab does not offer: atomics and collectives. Every entry
+ * Operations gdrfab does not offer: collectives. Every entry
  * of every ops table must be callable: an application that calls one gets
  * -FI_ENOSYS and a log line naming the call, never a NULL-pointer crash.
  * Capabilities whose operations are here are not advertised in fi_info.
  */
-#include <rdma/fi_atomic.h>
 #include <rdma/fi_collective.h>
 
 #include "gdrfab.h"
@@ -26,65 +25,6 @@ static ssize_t nosys(const char *call)
 	{                                                                      \
 		return nosys("fi_" #name);                                     \
 	}
-
-NOSYS(atomic, struct fid_ep *ep, const void *buf, size_t count, void *desc,
-      fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype dt,
-      enum fi_op op, void *ctx)
-NOSYS(atomicv, struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
-      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
-      enum fi_datatype dt, enum fi_op op, void *ctx)
-NOSYS(atomicmsg, struct fid_ep *ep, const struct fi_msg_atomic *msg,
-      uint64_t flags)
-NOSYS(inject_atomic, struct fid_ep *ep, const void *buf, size_t count,
-      fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype dt,
-      enum fi_op op)
-NOSYS(fetch_atomic, struct fid_ep *ep, const void *buf, size_t count,
-      void *desc, void *result, void *result_desc, fi_addr_t dest,
-      uint64_t addr, uint64_t key, enum fi_datatype dt, enum fi_op op,
-      void *ctx)
-NOSYS(fetch_atomicv, struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
-      size_t count, struct fi_ioc *resultv, void **result_desc,
-      size_t result_count, fi_addr_t dest, uint64_t addr, uint64_t key,
-      enum fi_datatype dt, enum fi_op op, void *ctx)
-NOSYS(fetch_atomicmsg, struct fid_ep *ep, const struct fi_msg_atomic *msg,
-      struct fi_ioc *resultv, void **result_desc, size_t result_count,
-      uint64_t flags)
-NOSYS(compare_atomic, struct fid_ep *ep, const void *buf, size_t count,
-      void *desc, const void *compare, void *compare_desc, void *result,
-      void *result_desc, fi_addr_t dest, uint64_t addr, uint64_t key,
-      enum fi_datatype dt, enum fi_op op, void *ctx)
-NOSYS(compare_atomicv, struct fid_ep *ep, const struct fi_ioc *iov, void **desc,
-      size_t count, const struct fi_ioc *comparev, void **compare_desc,
-      size_t compare_count, struct fi_ioc *resultv, void **result_desc,
-      size_t result_count, fi_addr_t dest, uint64_t addr, uint64_t key,
-      enum fi_datatype dt, enum fi_op op, void *ctx)
-NOSYS(compare_atomicmsg, struct fid_ep *ep, const struct fi_msg_atomic *msg,
-      const struct fi_ioc *comparev, void **compare_desc, size_t compare_count,
-      struct fi_ioc *resultv, void **result_desc, size_t result_count,
-      uint64_t flags)
-
-static int atomic_valid(struct fid_ep *ep, enum fi_datatype dt, enum fi_op op,
-			size_t *count)
-{
-	return (int)nosys("fi_atomicvalid");
-}
-
-struct fi_ops_atomic gdrfab_nosys_atomic_ops = {
-	.size = sizeof(struct fi_ops_atomic),
-	.write = nosys_atomic,
-	.writev = nosys_atomicv,
-	.writemsg = nosys_atomicmsg,
-	.inject = nosys_inject_atomic,
-	.readwrite = nosys_fetch_atomic,
-	.readwritev = nosys_fetch_atomicv,
-	.readwritemsg = nosys_fetch_atomicmsg,
-	.compwrite = nosys_compare_atomic,
-	.compwritev = nosys_compare_atomicv,
-	.compwritemsg = nosys_compare_atomicmsg,
-	.writevalid = atomic_valid,
-	.readwritevalid = atomic_valid,
-	.compwritevalid = atomic_valid,
-};
 
 NOSYS(barrier, struct fid_ep *ep, fi_addr_t coll, void *ctx)
 NOSYS(broadcast, struct fid_ep *ep, void *buf, size_t count, void *desc,

@@ -25,9 +25,13 @@ struct gdrfab_params gdrfab_params = {
 	.mr_cache_max_size = GDRFAB_DEFAULT_MR_CACHE_SIZE,
 	.mr_cache_max_count = GDRFAB_DEFAULT_MR_CACHE_COUNT,
 	.kmod_copy_max = GDRFAB_DEFAULT_KMOD_COPY_MAX,
+	.stage_chunk = GDRFAB_DEFAULT_STAGE_CHUNK,
 	.gdr_level = GDRFAB_DEFAULT_GDR_LEVEL,
 };
 
+/* enum gdrfab_host_cache_mode order. */
+static const char *const host_mr_cache_names[] = {"uffd", "off", "nomonitor",
+						  NULL};
 static const char *const cuda_reg_names[] = {"auto", "dmabuf", "peermem",
 					     "staged", NULL};
 static const char *const cuda_flush_names[] = {"auto", "cuda", "read", "none",
@@ -271,20 +275,35 @@ void gdrfab_params_init(void)
 			"cuFlushGPUDirectRDMAWrites, else an RDMA READ), "
 			"cuda, read, or none (default: auto)");
 	fi_param_define(&gdrfab_prov, "MR_CACHE_ENABLE", FI_PARAM_BOOL,
-			"Keep GPU registrations after their last use, for "
-			"reuse (default: 1)");
-	fi_param_define(&gdrfab_prov, "MR_CACHE_MAX_SIZE", FI_PARAM_STRING,
-			"Bytes of GPU memory the registration cache keeps "
-			"registered before evicting the least recently used "
-			"(default: 8589934592)");
+			"Keep GPU registrations, and host memory used without "
+			"a descriptor, after their last use, for reuse "
+			"(default: 1)");
+	fi_param_define(&gdrfab_prov, "HOST_MR_CACHE", FI_PARAM_STRING,
+			"Host memory used without a descriptor: uffd "
+			"(registrations are cached, a userfaultfd monitor "
+			"drops those whose memory is unmapped), off "
+			"(registered for each operation), or nomonitor "
+			"(cached with no monitor: unsafe, for tests only) "
+			"(default: uffd)");
+	fi_param_define(
+		&gdrfab_prov, "MR_CACHE_MAX_SIZE", FI_PARAM_STRING,
+		"Bytes of GPU and host memory the registration cache keeps "
+		"registered before evicting the least recently used "
+		"(default: 8589934592)");
 	fi_param_define(&gdrfab_prov, "MR_CACHE_MAX_COUNT", FI_PARAM_INT,
-			"Registrations the cache keeps before evicting "
-			"(default: 1024)");
+			"Registrations the cache keeps before evicting, GPU "
+			"and host together (default: 1024)");
 	fi_param_define(&gdrfab_prov, "KMOD_COPY_MAX", FI_PARAM_INT,
 			"Host<->GPU copies up to this many bytes use the CPU "
 			"mapping of GPU memory that gdrfab.ko (/dev/gdrfab) "
 			"provides instead of a CUDA copy; 0 disables "
 			"(default: 8192, at most 1048576)");
+	fi_param_define(&gdrfab_prov, "STAGE_CHUNK", FI_PARAM_INT,
+			"Staged GPU transfers (GPU memory the NIC cannot "
+			"reach) are copied through pinned host memory in "
+			"pieces of this many bytes, whose copies overlap "
+			"each other and the network (default: 1048576, "
+			"4096 to 67108864)");
 
 	if (fi_param_get_str(&gdrfab_prov, "DEVICE", &devices) == FI_SUCCESS &&
 	    gdrfab_parse_device_filter(&gdrfab_params, devices))
@@ -326,6 +345,8 @@ void gdrfab_params_init(void)
 				      &enable) == FI_SUCCESS)
 			gdrfab_params.mr_cache_enable = enable;
 	}
+	read_choice("HOST_MR_CACHE", &gdrfab_params.host_mr_cache,
+		    host_mr_cache_names, 0);
 	read_bytes("MR_CACHE_MAX_SIZE", &gdrfab_params.mr_cache_max_size);
 	read_size("MR_CACHE_MAX_COUNT", &gdrfab_params.mr_cache_max_count,
 		  GDRFAB_DEFAULT_MR_CACHE_COUNT);
@@ -342,6 +363,13 @@ void gdrfab_params_init(void)
 			    GDRFAB_DEFAULT_KMOD_COPY_MAX, 0,
 			    GDRFAB_MAX_KMOD_COPY);
 		gdrfab_params.kmod_copy_max = (size_t)copy_max;
+	}
+	{
+		int chunk;
+
+		read_int_in("STAGE_CHUNK", &chunk, GDRFAB_DEFAULT_STAGE_CHUNK,
+			    GDRFAB_MIN_STAGE_CHUNK, GDRFAB_MAX_STAGE_CHUNK);
+		gdrfab_params.stage_chunk = (size_t)chunk;
 	}
 }
 

@@ -72,6 +72,12 @@ static bool resolve_all(void *lib)
 		{(void **)&gdrfab_cu.stream_sync, "cuStreamSynchronize"},
 		{(void **)&gdrfab_cu.copy_dtoh_async, "cuMemcpyDtoHAsync_v2"},
 		{(void **)&gdrfab_cu.copy_htod_async, "cuMemcpyHtoDAsync_v2"},
+		{(void **)&gdrfab_cu.event_create, "cuEventCreate"},
+		{(void **)&gdrfab_cu.event_record, "cuEventRecord"},
+		{(void **)&gdrfab_cu.event_query, "cuEventQuery"},
+		{(void **)&gdrfab_cu.event_destroy, "cuEventDestroy_v2"},
+		{(void **)&gdrfab_cu.host_register, "cuMemHostRegister_v2"},
+		{(void **)&gdrfab_cu.host_unregister, "cuMemHostUnregister"},
 	};
 
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {

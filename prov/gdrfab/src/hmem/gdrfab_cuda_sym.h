@@ -14,10 +14,15 @@ typedef int gdrfab_cu_result; /* CUresult: 0 is CUDA_SUCCESS */
 typedef int gdrfab_cu_device;
 typedef void *gdrfab_cu_ctx;
 typedef void *gdrfab_cu_stream;
+typedef void *gdrfab_cu_event;
 typedef unsigned long long gdrfab_cu_ptr; /* CUdeviceptr */
 
 #define GDRFAB_CU_SUCCESS	    0
 #define GDRFAB_CU_NOT_SUPPORTED	    801
+#define GDRFAB_CU_NOT_READY	    600
+#define GDRFAB_CU_HOST_REG_DONE	    712 /* HOST_MEMORY_ALREADY_REGISTERED */
+#define GDRFAB_CU_EVENT_NO_TIMING   0x2
+#define GDRFAB_CU_HOST_REG_PORTABLE 0x1
 #define GDRFAB_CU_NO_DEVICE	    100
 #define GDRFAB_CU_STREAM_NON_BLOCK  0x1
 #define GDRFAB_CU_MEMTYPE_HOST	    1
@@ -66,6 +71,13 @@ struct gdrfab_cuda_sym {
 					    size_t len, gdrfab_cu_stream s);
 	gdrfab_cu_result (*copy_htod_async)(gdrfab_cu_ptr dst, const void *src,
 					    size_t len, gdrfab_cu_stream s);
+	gdrfab_cu_result (*event_create)(gdrfab_cu_event *ev, unsigned flags);
+	gdrfab_cu_result (*event_record)(gdrfab_cu_event ev,
+					 gdrfab_cu_stream s);
+	gdrfab_cu_result (*event_query)(gdrfab_cu_event ev);
+	gdrfab_cu_result (*event_destroy)(gdrfab_cu_event ev);
+	gdrfab_cu_result (*host_register)(void *p, size_t len, unsigned flags);
+	gdrfab_cu_result (*host_unregister)(void *p);
 	gdrfab_cu_result (*range_handle)(void *handle, gdrfab_cu_ptr ptr,
 					 size_t size, int type,
 					 unsigned long long flags);

@@ -9,6 +9,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
+#include "gdrfab_host_cache.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_topo.h"
@@ -248,6 +249,7 @@ int gdrfab_hmem_domain_init(struct gdrfab_domain *domain)
 	gdrfab_mr_cache_init(&h->cache, &be, gdrfab_params.mr_cache_enable,
 			     gdrfab_params.mr_cache_max_size,
 			     gdrfab_params.mr_cache_max_count);
+	gdrfab_host_cache_init(&h->cache, gdrfab_params.host_mr_cache);
 	h->path = gdrfab_hmem_offered(NULL) ? choose_path(domain)
 					    : GDRFAB_CUDA_REG_NONE;
 	return 0;
@@ -257,6 +259,7 @@ void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain)
 {
 	struct gdrfab_hmem_domain *h = &domain->hmem;
 
+	gdrfab_host_cache_fini(&h->cache);
 	gdrfab_mr_cache_fini(&h->cache);
 	gdrfab_emu_mr_fini(domain);
 	if (h->flush_qp)

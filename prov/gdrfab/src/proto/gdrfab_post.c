@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_host_cache.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
 
@@ -54,13 +56,14 @@ int gdrfab_req_to_peer(struct gdrfab_proto *proto, fi_addr_t peer,
 void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	for (size_t i = 0; i < GDRFAB_MAX_IOV; i++) {
-		if (req->tmp_mr[i])
-			ibv_dereg_mr(req->tmp_mr[i]);
+		if (req->tmp_reg[i])
+			gdrfab_reg_put(&proto->ep->domain->hmem.cache,
+				       req->tmp_reg[i]);
 	}
 	if (req->txbuf)
 		gdrfab_txbuf_free(proto, req->txbuf);
-	if (req->stage || req->gpu_iov_count)
-		gdrfab_stage_free(req);
+	if (req->staged || req->gpu_iov_count)
+		gdrfab_stage_free(proto, req);
 	if (req->conn)
 		gdrfab_conn_put(req->conn);
 	gdrfab_list_remove(&req->entry);
@@ -114,22 +117,21 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		if (mr)
 			ibv_mr = remote ? mr->rndv_mr : mr->ibv_mr;
 		if (!ibv_mr) {
-			/* No usable registration from the application:
-			 * register for this operation only. */
-			ibv_mr = ibv_reg_mr(proto->pd, iov[i].iov_base,
-					    iov[i].iov_len, access);
-			if (!ibv_mr) {
-				int err = errno;
-
+			/* No usable registration from the application: the
+			 * host cache's, or one for this operation only. */
+			ret = gdrfab_host_reg_get(
+				&proto->ep->domain->hmem.cache, iov[i].iov_base,
+				iov[i].iov_len, access, &req->tmp_reg[i]);
+			if (ret) {
 				GDRFAB_WARN(FI_LOG_EP_DATA,
 					    "registering %zu bytes at %p for "
 					    "an operation without a usable "
 					    "descriptor: %s\n",
 					    iov[i].iov_len, iov[i].iov_base,
-					    strerror(err));
-				return gdrfab_errno_to_fi(err);
+					    fi_strerror(-ret));
+				return ret;
 			}
-			req->tmp_mr[i] = ibv_mr;
+			ibv_mr = req->tmp_reg[i]->mr;
 		}
 		req->lkey[i] = ibv_mr->lkey;
 		if (remote) {
@@ -164,11 +166,12 @@ int gdrfab_wc_to_fi(enum ibv_wc_status status)
  * up to max_sge, at most max_wr_len bytes. */
 static uint32_t next_chunk(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			   struct ibv_sge *sge, int *nsge, uint64_t *raddr,
-			   uint32_t *rkey)
+			   uint32_t *rkey, uint64_t cap)
 {
 	const struct gdrfab_rndv_seg *rs = &req->rseg[req->riov];
-	uint64_t want =
-		GDRFAB_MIN(rs->len - req->roff, (uint64_t)proto->max_wr_len);
+	uint64_t want = GDRFAB_MIN(
+		GDRFAB_MIN(rs->len - req->roff, (uint64_t)proto->max_wr_len),
+		cap);
 	uint32_t len = 0;
 
 	*raddr = rs->addr + req->roff;
@@ -240,7 +243,14 @@ static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		.sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND};
 	uint32_t total;
 
-	if (!can_post(req))
+	if (req->stage_err) {
+		/* Its data never reached host memory: fail it here, in its
+		 * turn, so that it finishes in one place. */
+		req->error = req->stage_err;
+		req->fully_posted = true;
+		return true;
+	}
+	if (gdrfab_stage_blocks(req) || !can_post(req))
 		return false;
 	if (req->txbuf) {
 		sge[0].addr = (uintptr_t)req->txbuf->data;
@@ -278,15 +288,39 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	bool is_read = req->op != GDRFAB_OP_WRITE;
 
+	if (req->stage_err && !is_read) {
+		/* A staged write whose copy failed: nothing more goes. */
+		if (!req->error)
+			req->error = req->stage_err;
+		req->fully_posted = true;
+		return true;
+	}
 	while (!req->fully_posted) {
 		struct ibv_sge sge[GDRFAB_MAX_IOV];
 		struct ibv_send_wr wr = {.sg_list = sge};
+		uint64_t cap = UINT64_MAX;
 		uint32_t len;
 
+		/* A staged write goes piece by piece as its copies end; a
+		 * staged read in pieces of the copy chunk, a few at a time,
+		 * each copied on into the GPU when it lands. */
+		if (gdrfab_stage_blocks(req)) {
+			if (req->posted >= req->stage_done)
+				return false;
+			cap = req->stage_done - req->posted;
+		}
+		if (is_read && req->staged) {
+			if (req->stage_wr_head - req->stage_wr_tail >=
+			    GDRFAB_STAGE_OPS)
+				return false;
+			cap = gdrfab_params.stage_chunk -
+			      req->posted % gdrfab_params.stage_chunk;
+		}
 		if (!can_post(req))
 			return false;
 		len = next_chunk(proto, req, sge, &wr.num_sge,
-				 &wr.wr.rdma.remote_addr, &wr.wr.rdma.rkey);
+				 &wr.wr.rdma.remote_addr, &wr.wr.rdma.rkey,
+				 cap);
 		req->posted += len;
 		req->fully_posted = req->posted >= req->len;
 		wr.opcode = is_read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
@@ -298,6 +332,9 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		if (post_wr(req, &wr)) {
 			req->error = FI_EIO;
 			req->fully_posted = true;
+		} else if (is_read && req->staged) {
+			req->stage_wr_len[req->stage_wr_head++ %
+					  GDRFAB_STAGE_OPS] = len;
 		}
 	}
 	return true;
@@ -358,6 +395,9 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
 	} else {
 		conn->last_rx_ms = gdrfab_tick_ms(); /* acked: alive */
+		if (req->staged && (req->op == GDRFAB_OP_READ ||
+				    req->op == GDRFAB_OP_RNDV_READ))
+			gdrfab_stage_landed(proto, req);
 	}
 	req->wr_pending--;
 	/* The connection may be freed with the request: kick it first. */
@@ -408,6 +448,15 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	struct gdrfab_ep *ep = proto->ep;
 
+	/* fi_read into staged GPU memory: copied out of the staging buffer
+	 * first; progress comes back here when the copies end. */
+	if ((req->op == GDRFAB_OP_READ || req->emu_read) && req->staged &&
+	    !req->error && !proto->closing && !req->emu_target) {
+		if (!gdrfab_stage_drain(proto, req, req->len))
+			return;
+		if (req->stage_err)
+			req->error = req->stage_err;
+	}
 	/* The target's side of an emulated RMA: the initiator hears of it
 	 * in a FIN, the target's application not at all. */
 	if (req->emu_target)
@@ -415,12 +464,10 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 				       0, req->error ? FI_EIO : 0);
 	/* fi_read into GPU memory: the data must be there, and visible,
 	 * before the completion says so. */
-	if ((req->op == GDRFAB_OP_READ || req->emu_read) && !req->error &&
-	    !proto->closing && !req->emu_target) {
-		int err = req->stage
-				  ? gdrfab_stage_drain(proto, req, req->len)
-				  : gdrfab_flush_iov(proto, req->iov, req->desc,
-						     req->iov_count, req->len);
+	if ((req->op == GDRFAB_OP_READ || req->emu_read) && !req->staged &&
+	    !req->error && !proto->closing && !req->emu_target) {
+		int err = gdrfab_flush_iov(proto, req->iov, req->desc,
+					   req->iov_count, req->len);
 
 		if (err)
 			req->error = -err;
@@ -436,10 +483,10 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		} else if (req->op != GDRFAB_OP_CTRL &&
 			   req->op != GDRFAB_OP_RNDV_READ) {
 			gdrfab_complete_tx(ep, req);
-			/* The target counts RMA aimed at it: the data is
-			 * there (or was read) now. */
-			if ((req->cq_flags & FI_RMA) && req->conn &&
-			    req->conn->peer_rma_events &&
+			/* The target counts RMA and atomics aimed at it:
+			 * the data is there (or was read) now. */
+			if ((req->cq_flags & (FI_RMA | FI_ATOMIC)) &&
+			    req->conn && req->conn->peer_rma_events &&
 			    req->conn->state == GDRFAB_CONN_CONNECTED)
 				gdrfab_send_ctrl(
 					proto, req->conn, GDRFAB_PKT_RMA_EVENT,

@@ -183,6 +183,9 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 	gdrfab_list_init(&proto->unexp_tag);
 	gdrfab_list_init(&proto->free_reqs);
 	gdrfab_list_init(&proto->live);
+	gdrfab_list_init(&proto->staging);
+	gdrfab_list_init(&proto->stage_kicked);
+	gdrfab_list_init(&proto->atomic_backlog);
 	set_limits(proto);
 	if (getrandom(&proto->nonce, sizeof(proto->nonce), 0) !=
 	    sizeof(proto->nonce)) {
@@ -235,6 +238,7 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 	 * first (requests still in flight hold temporary registrations),
 	 * then every connection, whatever its count. */
 	gdrfab_recv_flush_all(proto);
+	gdrfab_atomic_backlog_free(proto);
 	while (!gdrfab_list_empty(&proto->live)) {
 		struct gdrfab_req *req = gdrfab_list_entry(
 			proto->live.next, struct gdrfab_req, live);
@@ -242,6 +246,7 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 		req->conn = NULL;
 		gdrfab_req_free(proto, req);
 	}
+	gdrfab_stage_pool_fini(proto);
 	free_conns(&proto->conns);
 	free_conns(&proto->dead);
 	gdrfab_addrmap_fini(&proto->conn_by_name);
@@ -290,6 +295,9 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		if (n < POLL_BATCH)
 			break;
 	}
+	gdrfab_stage_progress(proto);
+	if (!gdrfab_list_empty(&proto->atomic_backlog))
+		gdrfab_atomic_backlog_run(proto);
 	now = gdrfab_tick_ms();
 	if (now != proto->last_timer_ms) {
 		proto->last_timer_ms = now;

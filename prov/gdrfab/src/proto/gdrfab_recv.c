@@ -69,6 +69,11 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 		if (sum != h->size || h->size > max_msg)
 			return "rendezvous segments do not add up";
 		return NULL;
+	case GDRFAB_PKT_ATOMIC:
+	case GDRFAB_PKT_ATOMIC_RESP:
+		if (h->flags & ~GDRFAB_PKT_CQ_DATA)
+			return "bad atomic flags";
+		return gdrfab_atomic_check_header(h, len);
 	case GDRFAB_PKT_FIN:
 	case GDRFAB_PKT_NOP:
 		if (len != sizeof(*h) || h->flags || h->size ||
@@ -332,13 +337,17 @@ void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd)
 							    : 0,
 	};
 	void *buf = rd->iov_count ? rd->iov[0].iov_base : NULL;
-	fi_addr_t src = gdrfab_conn_fi_addr(rd->conn);
+	fi_addr_t src;
 	int err = 0;
 
 	/* The data must be where the completion says before it is said:
-	 * copied out of the staging buffer, or flushed into the GPU. */
-	if (rd->stage)
-		err = gdrfab_stage_drain(proto, rd, rd->recv_len);
+	 * copied out of the staging buffer (progress comes back here when
+	 * the copies end), or flushed into the GPU. */
+	if (rd->staged && !gdrfab_stage_drain(proto, rd, rd->recv_len))
+		return;
+	src = gdrfab_conn_fi_addr(rd->conn);
+	if (rd->staged)
+		err = -rd->stage_err;
 	else if (!(rd->op_flags & FI_TRANSMIT_COMPLETE))
 		err = gdrfab_flush_iov(proto, rd->iov, rd->desc, rd->iov_count,
 				       rd->recv_len);
@@ -384,7 +393,8 @@ static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
-		if (req->msg_id != h->msg_id || !req->fully_posted)
+		if (req->msg_id != h->msg_id || !req->fully_posted ||
+		    req->atomic)
 			continue;
 		req->fin_received = true;
 		/* An emulated RMA the target refused or could not do. */
@@ -553,6 +563,10 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 			gdrfab_complete_rma_event(
 				proto->ep, h->data == GDRFAB_RMA_EVENT_READ,
 				h->size);
+	} else if (h->type == GDRFAB_PKT_ATOMIC) {
+		gdrfab_atomic_handle(proto, conn, h);
+	} else if (h->type == GDRFAB_PKT_ATOMIC_RESP) {
+		gdrfab_atomic_resp(proto, conn, h);
 	} else if (h->type != GDRFAB_PKT_NOP) {
 		if (handle_message(proto, conn, h, rxbuf))
 			return; /* reposted once the message is taken */

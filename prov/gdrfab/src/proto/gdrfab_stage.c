@@ -3,7 +3,7 @@
  * GPU buffers in the data path. Bytes the CPU must touch (eager payloads,
  * injects) are copied with CUDA, never with memcpy; GPU memory the NIC
  * does not reach (the staged path, or P2P disabled on the endpoint) goes
- * through a registered host buffer per operation; and data the NIC wrote
+ * through pinned host buffers (gdrfab_stage_pipe.c); and data the NIC wrote
  * into GPU memory is flushed, where the GPU needs it, before the
  * completion that reports it.
  */
@@ -84,86 +84,6 @@ bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count)
 			return true;
 	}
 	return false;
-}
-
-int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		       const struct iovec *iov, void **desc, size_t count,
-		       int access, bool fill)
-{
-	size_t len = gdrfab_iov_len(iov, count), off = 0;
-	int ret = gdrfab_mr_check_descs(proto->ep->domain, iov, desc, count);
-
-	if (ret)
-		return ret;
-	/* The application's buffers, to copy back into at the end. */
-	req->gpu_iov_count = count;
-	for (size_t i = 0; i < count; i++) {
-		req->gpu_iov[i] = iov[i];
-		req->gpu_desc[i] = desc ? desc[i] : NULL;
-	}
-	req->stage = malloc(len ? len : 1);
-	if (!req->stage)
-		return -FI_ENOMEM;
-	for (size_t i = 0; fill && i < count; i++) {
-		ret = gdrfab_copy_from_buf(proto, req->stage + off,
-					   iov[i].iov_base, iov[i].iov_len,
-					   desc ? desc[i] : NULL);
-		if (ret)
-			return ret;
-		off += iov[i].iov_len;
-	}
-	req->iov_count = 1;
-	req->iov[0].iov_base = req->stage;
-	req->iov[0].iov_len = len;
-	req->desc[0] = NULL;
-	req->len = len;
-	if (!len)
-		return 0;
-	req->stage_mr = ibv_reg_mr(proto->pd, req->stage, len,
-				   access | IBV_ACCESS_LOCAL_WRITE);
-	if (!req->stage_mr) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "registering a %zu-byte host staging buffer: "
-			    "%s\n",
-			    len, strerror(errno));
-		return gdrfab_errno_to_fi(errno);
-	}
-	req->lkey[0] = req->stage_mr->lkey;
-	if (access & IBV_ACCESS_REMOTE_READ) {
-		req->rseg[0].addr = (uintptr_t)req->stage;
-		req->rseg[0].len = len;
-		req->rseg[0].rkey = req->stage_mr->rkey;
-		req->rseg_count = 1;
-	}
-	return 0;
-}
-
-int gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		       size_t len)
-{
-	size_t off = 0;
-
-	for (size_t i = 0; i < req->gpu_iov_count && off < len; i++) {
-		size_t n = GDRFAB_MIN(req->gpu_iov[i].iov_len, len - off);
-		int ret = gdrfab_copy_to_buf(proto, req->gpu_iov[i].iov_base,
-					     req->stage + off, n,
-					     req->gpu_desc[i]);
-
-		if (ret)
-			return ret;
-		off += n;
-	}
-	return 0;
-}
-
-void gdrfab_stage_free(struct gdrfab_req *req)
-{
-	if (req->stage_mr)
-		ibv_dereg_mr(req->stage_mr);
-	free(req->stage);
-	req->stage_mr = NULL;
-	req->stage = NULL;
-	req->gpu_iov_count = 0;
 }
 
 int gdrfab_flush_iov(struct gdrfab_proto *proto, const struct iovec *iov,

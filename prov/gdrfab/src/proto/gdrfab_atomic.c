@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Atomics by message: the initiator sends an ATOMIC (target address, key,
+ * op, datatype, count, operands, compare values) on the peer's RC
+ * connection; the target's data path checks the key as the NIC checks an
+ * rkey (gdrfab_mr_keys.c), applies the operation element by element with
+ * the CPU's atomic instructions (gdrfab_atomic_ops.c), and answers with an
+ * ATOMIC_RESP carrying the status and, for the fetch and compare families,
+ * the values the elements held before. The initiator's request completes
+ * at that answer, so its completion always means the operation was applied
+ * (FI_DELIVERY_COMPLETE), and a refused one ends in an error completion.
+ *
+ * One connection's messages are handled in arrival order, so atomics from
+ * one initiator to one target are applied in the order they were posted
+ * (FI_ORDER_ATOMIC_RAR/RAW/WAR/WAW). A request whose answer finds no
+ * request or bounce buffer free waits, copied, in the endpoint's backlog,
+ * with every later one, until progress frees them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_atomic.h>
+
+#include "gdrfab.h"
+#include "gdrfab_atomic.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+
+#define HDR  sizeof(struct gdrfab_pkt_hdr)
+#define WIRE sizeof(struct gdrfab_atomic_wire)
+/* Fetched bytes that ride in a control request, with no bounce buffer. */
+#define CTRL_ROOM (GDRFAB_CTRL_SIZE - HDR)
+
+size_t gdrfab_atomic_max_count(struct gdrfab_proto *proto, int kind, int op,
+			       int datatype)
+{
+	size_t size = gdrfab_atomic_size(datatype);
+	size_t nops = gdrfab_atomic_operands(kind, op);
+	size_t max;
+
+	if (!gdrfab_atomic_valid(kind, op, datatype))
+		return 0;
+	/* The request holds the operands; the answer the fetched values. */
+	max = (proto->eager_max - WIRE) / (size * (nops ? nops : 1));
+	return GDRFAB_MIN(max, (size_t)UINT32_MAX);
+}
+
+static int gather(struct gdrfab_proto *proto, uint8_t **p,
+		  const struct iovec *iov, void **desc, size_t cnt)
+{
+	for (size_t i = 0; i < cnt; i++) {
+		int ret = gdrfab_copy_from_buf(proto, *p, iov[i].iov_base,
+					       iov[i].iov_len,
+					       desc ? desc[i] : NULL);
+
+		if (ret)
+			return ret;
+		*p += iov[i].iov_len;
+	}
+	return 0;
+}
+
+int gdrfab_atomic_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			  const struct gdrfab_atomic_args *a)
+{
+	size_t nops = gdrfab_atomic_operands(a->kind, a->op);
+	struct gdrfab_pkt_hdr *hdr;
+	struct gdrfab_atomic_wire *w;
+	uint8_t *p;
+	int ret;
+
+	req->txbuf = gdrfab_txbuf_alloc(proto);
+	if (!req->txbuf)
+		return -FI_EAGAIN;
+	hdr = (void *)req->txbuf->data;
+	memset(hdr, 0, HDR + WIRE);
+	hdr->version = GDRFAB_WIRE_VERSION;
+	hdr->type = GDRFAB_PKT_ATOMIC;
+	hdr->flags =
+		(req->cq_flags & FI_REMOTE_CQ_DATA) ? GDRFAB_PKT_CQ_DATA : 0;
+	hdr->tag = a->addr;
+	hdr->data = req->data;
+	w = (void *)(hdr + 1);
+	w->key = a->key;
+	w->count = (uint32_t)a->count;
+	w->op = (uint8_t)a->op;
+	w->datatype = (uint8_t)a->datatype;
+	w->kind = (uint8_t)a->kind;
+	p = (uint8_t *)(w + 1);
+	ret = nops ? gather(proto, &p, a->src, a->src_desc, a->src_cnt) : 0;
+	if (!ret && nops == 2)
+		ret = gather(proto, &p, a->cmp, a->cmp_desc, a->cmp_cnt);
+	if (ret)
+		return ret;
+	req->len = (size_t)(p - (uint8_t *)(hdr + 1));
+	hdr->size = req->len;
+	hdr->msg_id = req->msg_id = ++proto->next_msg_id;
+	if (a->kind != GDRFAB_ATOMIC_WRITE) {
+		memcpy(req->iov, a->res, a->res_cnt * sizeof(*a->res));
+		for (size_t i = 0; i < a->res_cnt; i++)
+			req->desc[i] = a->res_desc ? a->res_desc[i] : NULL;
+		req->iov_count = a->res_cnt;
+	}
+	req->rndv = true; /* done at the answer */
+	req->atomic = true;
+	return 0;
+}
+
+const char *gdrfab_atomic_check_header(const struct gdrfab_pkt_hdr *h,
+				       size_t len)
+{
+	if (h->seg_count || h->size != len - HDR)
+		return "atomic length does not match the bytes sent";
+	if (h->type == GDRFAB_PKT_ATOMIC)
+		return h->size < WIRE || (h->flags & ~GDRFAB_PKT_CQ_DATA)
+			       ? "bad atomic request"
+			       : NULL;
+	return h->flags || h->data >= FI_ERRNO_MAX ? "bad atomic response"
+						   : NULL;
+}
+
+/* ---- target ---- */
+
+struct apply_args {
+	const struct gdrfab_atomic_wire *w;
+	const uint8_t *src, *cmp;
+	uint8_t *old;
+};
+
+static void apply_cb(void *mem, void *arg)
+{
+	struct apply_args *a = arg;
+
+	gdrfab_atomic_apply(a->w->op, a->w->datatype, mem, a->src, a->cmp,
+			    a->old, a->w->count);
+}
+
+/* Bytes the answer to a (checked) request carries. */
+static size_t answer_len(const struct gdrfab_atomic_wire *w)
+{
+	if (w->kind == GDRFAB_ATOMIC_WRITE)
+		return 0;
+	return (size_t)w->count * gdrfab_atomic_size(w->datatype);
+}
+
+/* Why a request is malformed, or NULL; *err is the FI_E* to answer. */
+static const char *check_request(struct gdrfab_proto *proto,
+				 const struct gdrfab_pkt_hdr *h, int *err)
+{
+	const struct gdrfab_atomic_wire *w = (const void *)(h + 1);
+	size_t size = gdrfab_atomic_size(w->datatype);
+
+	*err = FI_EINVAL;
+	if (w->reserved || w->kind < GDRFAB_ATOMIC_WRITE ||
+	    w->kind > GDRFAB_ATOMIC_COMPARE)
+		return "bad atomic request";
+	if (!gdrfab_atomic_valid(w->kind, w->op, w->datatype)) {
+		*err = FI_EOPNOTSUPP;
+		return "operation not supported on this datatype";
+	}
+	if (!w->count || w->count > proto->eager_max / size)
+		return "bad element count";
+	if (h->size != WIRE + (uint64_t)w->count * size *
+				       gdrfab_atomic_operands(w->kind, w->op))
+		return "operands do not match the count";
+	if (h->tag % size)
+		return "target address not aligned to the datatype";
+	return NULL;
+}
+
+static void warn_peer(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		      const struct gdrfab_pkt_hdr *h, const char *why)
+{
+	const struct gdrfab_atomic_wire *w = (const void *)(h + 1);
+	char peer[128];
+
+	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
+	GDRFAB_WIRE_WARN(proto, FI_LOG_EP_DATA,
+			 "atomic (op %u, datatype %u, %u elements) at 0x%llx "
+			 "key 0x%llx from %s refused: %s",
+			 w->op, w->datatype, w->count,
+			 (unsigned long long)h->tag, (unsigned long long)w->key,
+			 peer, why);
+}
+
+/* Whether an answer can be sent now (a request, and a bounce buffer for
+ * fetched values too many for its control area). */
+static bool can_answer(struct gdrfab_proto *proto,
+		       const struct gdrfab_pkt_hdr *h)
+{
+	const struct gdrfab_atomic_wire *w = (const void *)(h + 1);
+	int err;
+
+	if (!proto->req_free_cnt)
+		return false;
+	if (check_request(proto, h, &err) || answer_len(w) <= CTRL_ROOM)
+		return true;
+	return proto->tx_free != NULL;
+}
+
+static void process(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		    const struct gdrfab_pkt_hdr *h)
+{
+	const struct gdrfab_atomic_wire *w = (const void *)(h + 1);
+	struct gdrfab_req *resp = gdrfab_req_alloc(proto, true);
+	struct gdrfab_pkt_hdr *rh;
+	struct apply_args args = {.w = w};
+	const char *why;
+	size_t len = 0, size;
+	uint64_t access;
+	int err;
+
+	if (!resp) /* can_answer said there is one */
+		return;
+	resp->op = GDRFAB_OP_CTRL;
+	resp->conn = conn;
+	conn->refs++;
+	rh = (void *)resp->ctrl;
+	why = check_request(proto, h, &err);
+	if (!why) {
+		size = gdrfab_atomic_size(w->datatype);
+		len = answer_len(w);
+		if (len > CTRL_ROOM) {
+			resp->txbuf = gdrfab_txbuf_alloc(proto);
+			if (resp->txbuf)
+				rh = (void *)resp->txbuf->data;
+		}
+		args.src = (const uint8_t *)(w + 1);
+		args.cmp = args.src + (size_t)w->count * size;
+		args.old = len ? (uint8_t *)(rh + 1) : NULL;
+		access = w->kind == GDRFAB_ATOMIC_WRITE ? FI_REMOTE_WRITE
+			 : w->op == FI_ATOMIC_READ
+				 ? FI_REMOTE_READ
+				 : FI_REMOTE_READ | FI_REMOTE_WRITE;
+		err = FI_ENOMEM;
+		why = "no bounce buffer for the answer";
+		if (len <= CTRL_ROOM || resp->txbuf)
+			err = gdrfab_mr_keys_access(
+				proto->ep->domain, w->key, h->tag,
+				(uint64_t)w->count * size, access, apply_cb,
+				&args, &why);
+	}
+	if (err) {
+		warn_peer(proto, conn, h, why);
+		len = 0;
+	}
+	memset(rh, 0, HDR);
+	rh->version = GDRFAB_WIRE_VERSION;
+	rh->type = GDRFAB_PKT_ATOMIC_RESP;
+	rh->data = (uint64_t)err;
+	rh->size = len;
+	rh->msg_id = h->msg_id;
+	if (resp->txbuf)
+		resp->len = len;
+	else
+		resp->ctrl_len = HDR + len;
+	gdrfab_req_submit(resp);
+	if (!err && (h->flags & GDRFAB_PKT_CQ_DATA) && !proto->closing)
+		gdrfab_complete_rx(
+			proto->ep, NULL,
+			FI_ATOMIC | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, 0,
+			NULL, (uint32_t)h->data, 0, gdrfab_conn_fi_addr(conn));
+}
+
+struct backlog_ent {
+	struct gdrfab_list entry;
+	struct gdrfab_conn *conn;
+	_Alignas(8) uint8_t msg[]; /* header and body as received */
+};
+
+void gdrfab_atomic_handle(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			  const struct gdrfab_pkt_hdr *h)
+{
+	struct backlog_ent *b;
+
+	if (gdrfab_list_empty(&proto->atomic_backlog) && can_answer(proto, h)) {
+		process(proto, conn, h);
+		return;
+	}
+	b = malloc(sizeof(*b) + HDR + h->size);
+	if (!b) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "out of memory for a waiting "
+					    "atomic: dropped\n");
+		return;
+	}
+	memcpy(b->msg, h, HDR + h->size);
+	b->conn = conn;
+	conn->refs++;
+	gdrfab_list_push_tail(&proto->atomic_backlog, &b->entry);
+}
+
+void gdrfab_atomic_backlog_run(struct gdrfab_proto *proto)
+{
+	while (!gdrfab_list_empty(&proto->atomic_backlog)) {
+		struct backlog_ent *b = gdrfab_list_entry(
+			proto->atomic_backlog.next, struct backlog_ent, entry);
+		const struct gdrfab_pkt_hdr *h = (const void *)b->msg;
+
+		if (b->conn->state != GDRFAB_CONN_FAILED) {
+			if (!can_answer(proto, h))
+				return;
+			process(proto, b->conn, h);
+		}
+		gdrfab_list_remove(&b->entry);
+		gdrfab_conn_put(b->conn);
+		free(b);
+	}
+}
+
+void gdrfab_atomic_backlog_free(struct gdrfab_proto *proto)
+{
+	while (!gdrfab_list_empty(&proto->atomic_backlog)) {
+		struct backlog_ent *b = gdrfab_list_entry(
+			proto->atomic_backlog.next, struct backlog_ent, entry);
+
+		gdrfab_list_remove(&b->entry);
+		gdrfab_conn_put(b->conn);
+		free(b);
+	}
+}
+
+/* ---- initiator ---- */
+
+void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			const struct gdrfab_pkt_hdr *h)
+{
+	struct gdrfab_list *it, *tmp;
+
+	gdrfab_list_for_each_safe(&conn->rndv_wait, it, tmp)
+	{
+		struct gdrfab_req *req =
+			gdrfab_list_entry(it, struct gdrfab_req, entry);
+		const uint8_t *p = (const uint8_t *)(h + 1);
+
+		if (!req->atomic || req->msg_id != h->msg_id ||
+		    !req->fully_posted)
+			continue;
+		req->fin_received = true;
+		if (h->data && !req->error) {
+			req->error = (int)h->data;
+			req->prov_errno = h->data == FI_EACCES
+						  ? IBV_WC_REM_ACCESS_ERR
+						  : IBV_WC_REM_OP_ERR;
+		} else if (!req->error &&
+			   h->size !=
+				   gdrfab_iov_len(req->iov, req->iov_count)) {
+			GDRFAB_WIRE_WARN(
+				proto, FI_LOG_EP_DATA,
+				"atomic answer of %llu bytes for %zu "
+				"expected",
+				(unsigned long long)h->size,
+				gdrfab_iov_len(req->iov, req->iov_count));
+			req->error = FI_EIO;
+		}
+		for (size_t i = 0; !req->error && i < req->iov_count; i++) {
+			int ret = gdrfab_copy_to_buf(
+				proto, req->iov[i].iov_base, p,
+				req->iov[i].iov_len, req->desc[i]);
+
+			if (ret)
+				req->error = -ret;
+			p += req->iov[i].iov_len;
+		}
+		if (!req->wr_pending)
+			gdrfab_req_finish(proto, req);
+		return;
+	}
+	GDRFAB_WIRE_WARN(proto, FI_LOG_EP_DATA,
+			 "answer for unknown atomic %llu dropped",
+			 (unsigned long long)h->msg_id);
+}

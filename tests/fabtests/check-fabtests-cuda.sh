@@ -1,0 +1,52 @@
+#!/bin/bash
+# Inside the VM, from the build directory: fabtests' benchmarks with CUDA
+# buffers (-D cuda) over gdrfab, as issue 14 names them: rdm tagged
+# pingpong, rdm pingpong and rma bw, server on rxe1 and client on rxe0, with
+# every transfer's data checked (-v). fabtests dlopen()s libcudart.so and
+# libcuda.so; the CUDA stand-in answers both (tests/cuda/), and its device
+# memory is unreadable by the CPU at the address fabtests registers, so a
+# provider that touches it with the CPU crashes instead of passing. Prints
+# "fabtests-cuda: N passed, M failed".
+#   check-fabtests-cuda.sh FABTESTS_BIN
+set -u
+bin=$1
+suite=fabtests-cuda
+. "$(dirname "$0")/../vm/check-lib.sh"
+export FI_PROVIDER_PATH=$PWD/.libs
+export LD_LIBRARY_PATH=$PWD/tests/cuda/.libs
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+port=3000
+
+# pair PROGRAM ARGS...: the server, then the client once the server's
+# out-of-band port listens (-E: names exchanged over TCP); both must exit 0.
+pair() {
+	local prog=$1 srv cli=0 s=0
+	shift
+	port=$((port + 1))
+	timeout 180 "$bin/$prog" -p gdrfab -D cuda -E="$port" "$@" \
+		-s 192.0.2.2 >"$out/server" 2>&1 &
+	srv=$!
+	if ! wait_port "$port"; then
+		echo "    $prog: the server never listened on $port"
+		kill "$srv" 2>/dev/null
+	fi
+	timeout 180 "$bin/$prog" -p gdrfab -D cuda -E="$port" "$@" \
+		-s 192.0.2.1 192.0.2.2 >"$out/client" 2>&1 || cli=$?
+	wait "$srv" || s=$?
+	sed 's/^/    client: /' "$out/client" | tail -n 12
+	[ "$s" = 0 ] || sed 's/^/    server: /' "$out/server" | tail -n 12
+	echo "    $prog: server status $s, client status $cli"
+	[ "$s" = 0 ] && [ "$cli" = 0 ]
+}
+check "fi_rdm_tagged_pingpong -D cuda, 1 B to 8 MiB, data checked" \
+	pair fi_rdm_tagged_pingpong -S all -I 20 -W 4 -v
+check "fi_rdm_pingpong -D cuda, 1 B to 8 MiB, data checked" \
+	pair fi_rdm_pingpong -S all -I 20 -W 4 -v
+check "fi_rma_bw -D cuda (fi_write), 1 B to 8 MiB, data checked" \
+	pair fi_rma_bw -o write -S all -I 20 -W 4 -v
+check "fi_rma_bw -D cuda (fi_read), 1 B to 8 MiB, data checked" \
+	pair fi_rma_bw -o read -S all -I 20 -W 4 -v
+check "fi_rma_bw -D cuda (fi_writedata), 1 B to 8 MiB, data checked" \
+	pair fi_rma_bw -o writedata -S all -I 20 -W 4 -v
+totals

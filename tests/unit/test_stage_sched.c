@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Cutting staged transfers into copies: pieces on the chunk grid, within
+ * one iovec entry, never past what is ready. */
+#include <criterion/criterion.h>
+
+#include "gdrfab_stage_sched.h"
+
+/* Cuts [0, limit) and checks every piece; returns the piece count. */
+static size_t cut(const struct iovec *iov, size_t count, size_t limit,
+		  size_t chunk)
+{
+	size_t idx = 0, ioff = 0, off = 0, pieces = 0, n;
+
+	while ((n = gdrfab_stage_next_piece(iov, count, &idx, &ioff, off, limit,
+					    chunk))) {
+		cr_assert_leq(n, chunk);
+		cr_assert_eq(off / chunk, (off + n - 1) / chunk,
+			     "piece [%zu, %zu) crosses a chunk boundary", off,
+			     off + n);
+		cr_assert_lt(idx, count);
+		cr_assert_leq(ioff, iov[idx].iov_len, "inside its entry");
+		off += n;
+		pieces++;
+		cr_assert_lt(pieces, 100000, "no end");
+	}
+	cr_assert_eq(off, limit, "cut all of it");
+	return pieces;
+}
+
+Test(stage_sched, one_buffer_around_the_chunk)
+{
+	const size_t c = 4096;
+	struct {
+		size_t len, pieces;
+	} cases[] = {
+		{0, 0},		  {1, 1},
+		{c - 1, 1},	  {c, 1},
+		{c + 1, 2},	  {16 * c, 16},
+		{17 * c + 3, 18}, {(64 << 20), (64 << 20) / c},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct iovec iov = {.iov_base = (void *)0x1000,
+				    .iov_len = cases[i].len};
+
+		cr_assert_eq(cut(&iov, 1, cases[i].len, c), cases[i].pieces,
+			     "%zu bytes", cases[i].len);
+	}
+}
+
+Test(stage_sched, entries_split_pieces_and_empty_ones_are_skipped)
+{
+	struct iovec iov[4] = {{(void *)0x1000, 100},
+			       {(void *)0x9000, 0},
+			       {(void *)0x5000, 250},
+			       {(void *)0x7000, 50}};
+	size_t idx = 0, ioff = 0;
+
+	/* chunk 128: [0,100) in entry 0; [100,128) [128,256) [256,350) in
+	 * entry 2; [350,384) [384,400) in entry 3. */
+	cr_assert_eq(cut(iov, 4, 400, 128), 6);
+	cr_assert_eq(gdrfab_stage_next_piece(iov, 4, &idx, &ioff, 0, 400, 128),
+		     100);
+	cr_assert_eq(
+		gdrfab_stage_next_piece(iov, 4, &idx, &ioff, 100, 400, 128),
+		28);
+	cr_assert_eq(idx, 2, "the empty entry was skipped");
+	cr_assert_eq(ioff, 28);
+}
+
+Test(stage_sched, stops_at_what_is_ready)
+{
+	struct iovec iov = {.iov_base = (void *)0x1000, .iov_len = 10000};
+	size_t idx = 0, ioff = 0;
+
+	/* Only 5000 bytes landed: pieces stop there, then go on. */
+	cr_assert_eq(
+		gdrfab_stage_next_piece(&iov, 1, &idx, &ioff, 0, 5000, 4096),
+		4096);
+	cr_assert_eq(
+		gdrfab_stage_next_piece(&iov, 1, &idx, &ioff, 4096, 5000, 4096),
+		904);
+	cr_assert_eq(
+		gdrfab_stage_next_piece(&iov, 1, &idx, &ioff, 5000, 5000, 4096),
+		0, "nothing past the ready bytes");
+	cr_assert_eq(gdrfab_stage_next_piece(&iov, 1, &idx, &ioff, 5000, 10000,
+					     4096),
+		     3192, "up to the next chunk boundary");
+	cr_assert_eq(gdrfab_stage_next_piece(&iov, 1, &idx, &ioff, 8192, 10000,
+					     4096),
+		     1808);
+	cr_assert_eq(gdrfab_stage_next_piece(&iov, 1, &idx, &ioff, 10000, 10000,
+					     4096),
+		     0);
+}
