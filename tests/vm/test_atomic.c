@@ -270,6 +270,7 @@ static void expect_error(int err)
 Test(atomic, bad_keys_ranges_and_combinations_are_refused)
 {
 	uint64_t *buf = dp_alloc(4096), v = 5, res;
+	uint64_t two[2] = {5, 5}; /* the operands of a 2-element atomic */
 	uint64_t *ro = dp_alloc(64);
 	struct fid_mr *mr = dp_reg(&p[1], buf, 64, FI_REMOTE_WRITE);
 	struct fid_mr *ro_mr = dp_reg(&p[1], ro, 64, FI_REMOTE_READ);
@@ -310,7 +311,7 @@ Test(atomic, bad_keys_ranges_and_combinations_are_refused)
 			  FI_UINT64, FI_SUM, NULL));
 	expect_error(FI_EACCES);
 	DP_POST(p, 3,
-		fi_atomic(p[0].ep, &v, 2, NULL, to, (uintptr_t)&buf[7], key,
+		fi_atomic(p[0].ep, two, 2, NULL, to, (uintptr_t)&buf[7], key,
 			  FI_UINT64, FI_SUM, NULL));
 	expect_error(FI_EACCES);
 	cr_assert_eq(buf[7], 0, "nothing applied of a refused atomic");
