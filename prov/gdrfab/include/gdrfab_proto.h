@@ -285,11 +285,14 @@ struct gdrfab_req {
 	/* An atomic: waits for its ATOMIC_RESP, whose fetched values go to
 	 * iov (result buffers, desc their descriptors). */
 	bool atomic;
-	uint64_t msg_id;	   /* RNDV/FIN cookie */
-	size_t multi_off;	   /* multi-receive: bytes consumed */
-	struct gdrfab_req *parent; /* RNDV_READ: the receive it fills */
-	size_t recv_len;	   /* RNDV_READ: bytes that fit */
-	size_t ctrl_len;	   /* bytes of ctrl to send (CTRL, RNDV) */
+	uint64_t msg_id;  /* RNDV/FIN cookie */
+	size_t multi_off; /* multi-receive: bytes consumed */
+	/* RNDV_READ: the receive it fills; CTRL: the RMA whose event
+	 * (GDRFAB_PKT_RMA_EVENT) it carries, completed when it is sent. */
+	struct gdrfab_req *parent;
+	bool event_sent; /* RMA: its peer's event is on the wire */
+	size_t recv_len; /* RNDV_READ: bytes that fit */
+	size_t ctrl_len; /* bytes of ctrl to send (CTRL, RNDV) */
 	/* GPU memory staged through host memory: the host buffer, and the
 	 * application's buffers it is copied from or into. stage_mr gives
 	 * the lkey (and, when the peer accesses it, the rkey of stage_rmr,
