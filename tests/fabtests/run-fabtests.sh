@@ -11,10 +11,12 @@
 #
 #   tests/fabtests/run-fabtests.sh          (from the build directory)
 #
-# Not part of `make check`: it takes ~40 minutes of VM time. Its status is
-# 0 when every run it made finished, whatever gdrfab's results (it cannot
-# pass before node/service addressing and atomics exist);
-# GDRFAB_FABTESTS_STRICT=1 also fails it on any gdrfab failure.
+# Not part of `make check`: it takes ~40 minutes of VM time for both
+# providers (scripts/test.sh runs gdrfab's part, strict). Its status is 0
+# when every run it made finished, whatever gdrfab's results;
+# GDRFAB_FABTESTS_STRICT=1 also fails it on any gdrfab failure, except
+# those listed with their reasons in tests/fabtests/gdrfab-known-fail.txt
+# (failures that are fabtests' own: each is reported, not counted).
 # GDRFAB_FABTESTS_TIMEOUT (default 60) is runfabtests' -T, the seconds
 # after which one test's server and client are killed;
 # GDRFAB_FABTESTS_SET (default quick) is its -t, for a shorter look
@@ -24,8 +26,16 @@
 # results from an earlier call stay in the table.
 set -u
 . "$(dirname "$0")/../vm/vm-prelude.sh" "fabtests"
-ft=$builddir/fabtests-1.17
-"$srcdir/tests/fabtests/build-fabtests.sh" "$ft"
+# One build serves this and run-fabtests-cuda.sh: built for -D cuda where
+# a CUDA toolkit is, it dlopen()s the CUDA libraries only for a test that
+# asks for CUDA memory.
+cuda=${GDRFAB_CUDA_DIR:-/usr/local/cuda}
+if [ -r "$cuda/include/cuda_runtime.h" ]; then
+	ft=$builddir/fabtests-1.17-cuda
+else
+	ft=$builddir/fabtests-1.17 cuda=
+fi
+"$srcdir/tests/fabtests/build-fabtests.sh" "$ft" ${cuda:+"$cuda"}
 case $? in
 0) ;;
 77) exit 77 ;;
@@ -68,7 +78,25 @@ if [ "$finished" != "$expected" ]; then
 	exit 1
 fi
 if [ "${GDRFAB_FABTESTS_STRICT:-0}" = 1 ]; then
-	nfail=$(awk -F'\t' '$1 == "total" && $2 == "gdrfab" { n += $6 } END { print n + 0 }' "$tsv")
+	# This call's gdrfab failures, less those gdrfab-known-fail.txt
+	# explains (its test, or that test with more options).
+	nfail=$(awk -F'\t' -v modes=" $modes " '
+		FNR == NR {
+			if ($0 !~ /^#/ && NF >= 3) { km[++k] = $1; kt[k] = $2; kr[k] = $3 }
+			next
+		}
+		$1 == "gdrfab" && $3 ~ /^Fail/ && index(modes, " " $2 " ") {
+			for (i = 1; i <= k; i++)
+				if (km[i] == $2 && ($5 == kt[i] || index($5, kt[i] " ") == 1)) {
+					printf "fabtests: known failure, not counted: %s (%s mode): %s\n", $5, $2, kr[i]
+					next
+				}
+			n++
+			printf "fabtests: FAIL: %s (%s mode)\n", $5, $2
+		}
+		END { print n + 0 }' "$srcdir/tests/fabtests/gdrfab-known-fail.txt" "$tsv")
+	printf '%s\n' "$nfail" | sed '$d'
+	nfail=$(printf '%s\n' "$nfail" | tail -n 1)
 	if [ "$nfail" != 0 ]; then
 		echo "fabtests: FAIL: gdrfab failed $nfail tests (GDRFAB_FABTESTS_STRICT=1)"
 		exit 1

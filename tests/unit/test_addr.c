@@ -2,6 +2,7 @@
 /* Endpoint names: validation, text form and its parser. */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gdrfab.h"
@@ -134,4 +135,213 @@ Test(addr, a_service_rides_only_on_a_ports_address)
 	a.reserved = htonl(0x12345678); /* no service tag */
 	cr_assert_eq(gdrfab_addr_validate(&a, sizeof(a), why, sizeof(why)),
 		     -FI_EINVAL);
+}
+
+/* ---- service addresses and the address formats ---- */
+
+static struct gdrfab_addr service(const char *ip, uint16_t port)
+{
+	struct gdrfab_addr a;
+	struct in_addr in;
+
+	inet_pton(AF_INET, ip, &in);
+	gdrfab_addr_make_service(&a, in.s_addr, port);
+	return a;
+}
+
+Test(addr, service_addresses_have_libfabrics_text)
+{
+	struct gdrfab_addr a = service("192.0.2.2", 9228), b;
+	char why[128], text[128];
+
+	cr_assert(gdrfab_addr_is_service(&a));
+	cr_assert_eq(gdrfab_addr_service(&a), 9228);
+	cr_assert_eq(gdrfab_addr_validate(&a, sizeof(a), why, sizeof(why)), 0);
+	gdrfab_addr_to_str(&a, text, sizeof(text));
+	cr_assert_str_eq(text, "fi_sockaddr_in://192.0.2.2:9228");
+	cr_assert_eq(gdrfab_addr_from_str(text, &b), 0);
+	cr_assert(gdrfab_addr_equal(&a, &b));
+	cr_assert_eq(
+		gdrfab_addr_from_str("FI_SOCKADDR_IN://192.0.2.2:9228", &b), 0,
+		"the format name is case-insensitive, as libfabric's");
+	cr_assert(!gdrfab_addr_is_service(&(struct gdrfab_addr){0}));
+	a = sample();
+	cr_assert(!gdrfab_addr_is_service(&a), "an endpoint's name");
+}
+
+Test(addr, a_ports_address_with_a_service_keeps_it_in_text)
+{
+	struct gdrfab_addr a = sample(), b;
+	char text[160];
+
+	a.qpn_be = 0;
+	a.reserved = htonl(GDRFAB_ADDR_SVC_TAG | 9228);
+	gdrfab_addr_to_str(&a, text, sizeof(text));
+	cr_assert_str_eq(text, "gdrfab://::ffff:192.0.2.1/lid=18/qpn=0/"
+			       "id=4000000000/port=1/svc=9228");
+	cr_assert_eq(gdrfab_addr_from_str(text, &b), 0);
+	cr_assert(gdrfab_addr_equal(&a, &b));
+	cr_assert_eq(gdrfab_addr_to_str(&a, NULL, 0), strlen(text));
+	/* An endpoint's name carries no service. */
+	cr_assert_eq(gdrfab_addr_from_str("gdrfab://::1/lid=0/qpn=5/id=1/"
+					  "port=1/svc=9228",
+					  &b),
+		     -FI_EINVAL);
+}
+
+Test(addr, malformed_socket_address_strings_are_refused)
+{
+	static const char *const bad[] = {
+		"fi_sockaddr_in://",
+		"fi_sockaddr_in://192.0.2.2",
+		"fi_sockaddr_in://192.0.2.2:",
+		"fi_sockaddr_in://192.0.2.2:0",
+		"fi_sockaddr_in://192.0.2.2:65536",
+		"fi_sockaddr_in://192.0.2.2:-1",
+		"fi_sockaddr_in://192.0.2.2:12x",
+		"fi_sockaddr_in://0.0.0.0:9228",
+		"fi_sockaddr_in://host:9228",
+		"fi_sockaddr_in://[::1]:9228",
+		"fi_sockaddr_in6://[::1]:9228",
+		"fi_sockaddr_in://192.0.2.2:9228:1",
+	};
+	struct gdrfab_addr a;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(gdrfab_addr_from_str(bad[i], &a), -FI_EINVAL,
+			     "accepted \"%s\"", bad[i]);
+}
+
+static int import(enum gdrfab_fmt fmt, const void *addr, size_t len, bool src,
+		  struct gdrfab_addr *out, size_t *used)
+{
+	char why[160];
+
+	return gdrfab_addr_import(fmt, addr, len, src, out, used, why,
+				  sizeof(why));
+}
+
+Test(addr, formats_import_and_export_round_trip)
+{
+	struct gdrfab_addr name = sample(), svc = service("192.0.2.2", 47000),
+			   got;
+	char text[160];
+	struct sockaddr_in sin;
+	size_t used, len;
+
+	cr_assert_eq(gdrfab_fmt_of(FI_FORMAT_UNSPEC), GDRFAB_FMT_NATIVE);
+	cr_assert_eq(gdrfab_fmt_of(FI_ADDR_STR), GDRFAB_FMT_STR);
+	cr_assert_eq(gdrfab_fmt_of(FI_SOCKADDR), GDRFAB_FMT_SIN);
+	cr_assert_eq(gdrfab_fmt_of(FI_SOCKADDR_IN), GDRFAB_FMT_SIN);
+	cr_assert_eq(gdrfab_fmt_of(FI_SOCKADDR_IN6), GDRFAB_FMT_NONE);
+	/* Native: the bytes themselves. */
+	cr_assert_eq(import(GDRFAB_FMT_NATIVE, &name, sizeof(name), false, &got,
+			    &used),
+		     0);
+	cr_assert(gdrfab_addr_equal(&got, &name));
+	cr_assert_eq(used, 32);
+	/* Text: a name and a service address both. */
+	len = sizeof(text);
+	cr_assert_eq(gdrfab_addr_export(GDRFAB_FMT_STR, &name, text, &len), 0);
+	cr_assert_eq(len, strlen(text) + 1);
+	cr_assert_eq(import(GDRFAB_FMT_STR, text, 0, false, &got, &used), 0);
+	cr_assert(gdrfab_addr_equal(&got, &name));
+	cr_assert_eq(used, len);
+	len = sizeof(text);
+	cr_assert_eq(gdrfab_addr_export(GDRFAB_FMT_STR, &svc, text, &len), 0);
+	cr_assert_eq(import(GDRFAB_FMT_STR, text, 0, false, &got, &used), 0);
+	cr_assert(gdrfab_addr_equal(&got, &svc));
+	/* Socket addresses: service addresses only. */
+	len = sizeof(sin);
+	cr_assert_eq(gdrfab_addr_export(GDRFAB_FMT_SIN, &svc, &sin, &len), 0);
+	cr_assert_eq(len, sizeof(sin));
+	cr_assert_eq(sin.sin_family, AF_INET);
+	cr_assert_eq(ntohs(sin.sin_port), 47000);
+	cr_assert_eq(
+		import(GDRFAB_FMT_SIN, &sin, sizeof(sin), false, &got, &used),
+		0);
+	cr_assert(gdrfab_addr_equal(&got, &svc));
+	cr_assert_eq(used, sizeof(sin));
+	len = sizeof(sin);
+	cr_assert_eq(gdrfab_addr_export(GDRFAB_FMT_SIN, &name, &sin, &len),
+		     -FI_EINVAL, "an endpoint's name has no port to give");
+	/* Too small a buffer: the size needed. */
+	len = 4;
+	cr_assert_eq(gdrfab_addr_export(GDRFAB_FMT_NATIVE, &name, text, &len),
+		     -FI_ETOOSMALL);
+	cr_assert_eq(len, 32);
+	{
+		void *dup;
+
+		cr_assert_eq(gdrfab_addr_export_dup(GDRFAB_FMT_STR, &svc, &dup,
+						    &len),
+			     0);
+		cr_assert_str_eq(dup, "fi_sockaddr_in://192.0.2.2:47000");
+		cr_assert_eq(len, strlen(dup) + 1);
+		free(dup);
+	}
+}
+
+/* What fabtests' fi_av_test inserts: sockaddr_in of the good address and
+ * port 9 ("discard"), and 16 zero bytes as the bad one. */
+Test(addr, malformed_socket_addresses_are_refused)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(9)};
+	struct sockaddr_in6 sin6 = {.sin6_family = AF_INET6};
+	struct gdrfab_addr got, port = sample();
+	uint8_t zeros[16] = {0};
+	size_t used;
+
+	inet_pton(AF_INET, "192.0.2.2", &sin.sin_addr);
+	cr_assert_eq(
+		import(GDRFAB_FMT_SIN, &sin, sizeof(sin), false, &got, &used),
+		0);
+	cr_assert_eq(import(GDRFAB_FMT_SIN, zeros, sizeof(zeros), false, &got,
+			    &used),
+		     -FI_EINVAL);
+	cr_assert_eq(used, 16, "the stride of an array of them");
+	cr_assert_eq(
+		import(GDRFAB_FMT_SIN, &sin6, sizeof(sin6), false, &got, &used),
+		-FI_EINVAL);
+	cr_assert_eq(used, sizeof(sin6));
+	cr_assert_eq(import(GDRFAB_FMT_SIN, &sin, 8, false, &got, &used),
+		     -FI_EINVAL, "too short");
+	sin.sin_port = 0;
+	cr_assert_eq(
+		import(GDRFAB_FMT_SIN, &sin, sizeof(sin), false, &got, &used),
+		-FI_EINVAL, "port 0 names no endpoint");
+	cr_assert_eq(
+		import(GDRFAB_FMT_SIN, &sin, sizeof(sin), true, &got, &used), 0,
+		"but is a source address (any port)");
+	inet_pton(AF_INET, "255.255.255.255", &sin.sin_addr);
+	sin.sin_port = htons(9);
+	cr_assert_eq(
+		import(GDRFAB_FMT_SIN, &sin, sizeof(sin), false, &got, &used),
+		-FI_EINVAL);
+	inet_pton(AF_INET, "224.0.0.1", &sin.sin_addr);
+	cr_assert_eq(
+		import(GDRFAB_FMT_SIN, &sin, sizeof(sin), false, &got, &used),
+		-FI_EINVAL);
+	cr_assert_eq(import(GDRFAB_FMT_SIN, NULL, 16, false, &got, &used),
+		     -FI_EINVAL);
+	cr_assert_eq(import(GDRFAB_FMT_STR, "verbs://x", 0, false, &got, &used),
+		     -FI_EINVAL);
+	cr_assert_eq(
+		import(GDRFAB_FMT_NONE, &sin, sizeof(sin), false, &got, &used),
+		-FI_EINVAL);
+	/* A port's address is no peer; with a service it stands for the
+	 * endpoint answering there. */
+	port.qpn_be = 0;
+	cr_assert_eq(import(GDRFAB_FMT_NATIVE, &port, sizeof(port), false, &got,
+			    &used),
+		     -FI_EINVAL);
+	cr_assert_eq(import(GDRFAB_FMT_NATIVE, &port, sizeof(port), true, &got,
+			    &used),
+		     0);
+	port.reserved = htonl(GDRFAB_ADDR_SVC_TAG | 9228);
+	cr_assert_eq(import(GDRFAB_FMT_NATIVE, &port, sizeof(port), false, &got,
+			    &used),
+		     0);
+	cr_assert(gdrfab_addr_is_service(&got));
+	cr_assert_eq(gdrfab_addr_service(&got), 9228);
 }

@@ -317,8 +317,8 @@ Test(cq, open_rejects_bad_attributes)
 	attr.format = (enum fi_cq_format)77;
 	cr_assert_eq(gdrfab_cq_open(&domain.fid, &attr, &cq, NULL), -FI_EINVAL);
 	attr.format = FI_CQ_FORMAT_TAGGED;
-	attr.wait_obj = FI_WAIT_SET;
-	cr_assert_eq(gdrfab_cq_open(&domain.fid, &attr, &cq, NULL), -FI_ENOSYS);
+	attr.wait_obj = FI_WAIT_SET; /* without a wait set */
+	cr_assert_eq(gdrfab_cq_open(&domain.fid, &attr, &cq, NULL), -FI_EINVAL);
 	attr.wait_obj = FI_WAIT_MUTEX_COND;
 	cr_assert_eq(gdrfab_cq_open(&domain.fid, &attr, &cq, NULL), -FI_ENOSYS);
 	attr.wait_obj = (enum fi_wait_obj)55;

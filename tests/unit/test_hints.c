@@ -179,8 +179,13 @@ Test(hints, mr_mode_needs_every_bit_an_rma_target_requires)
 	cr_assert_eq(match(V117), 0);
 	hints->domain_attr->mr_mode = GDRFAB_MR_BASIC_MAP; /* no FI_MR_LOCAL */
 	cr_assert_eq(match(V117), 0);
+	/* Without PROV_KEY no peer may target it: asked by name, that is no
+	 * match; asked as plain FI_RMA, it is served as an initiator. */
 	hints->domain_attr->mr_mode = GDRFAB_MR_MODE & ~FI_MR_PROV_KEY;
+	hints->caps = FI_MSG | FI_RMA | FI_REMOTE_WRITE;
 	cr_assert_eq(match(V117), -FI_ENODATA);
+	hints->caps = FI_MSG | FI_RMA;
+	cr_assert_eq(match(V117), 0);
 	hints->domain_attr->mr_mode = FI_MR_SCALABLE;
 	cr_assert_eq(match(V117), -FI_ENODATA);
 	/* FI_MR_BASIC stands for VIRT_ADDR|ALLOCATED|PROV_KEY (fabtests'
@@ -295,9 +300,31 @@ Test(hints, scalable_and_shared_contexts_are_refused)
 Test(hints, address_format_and_source_address)
 {
 	struct gdrfab_addr other = *(struct gdrfab_addr *)prov->src_addr;
+	struct sockaddr_in sin = {.sin_family = AF_INET};
 
+	/* Its own names, their text, and IPv4 socket addresses (the rxe
+	 * port has an IPv4 GID; an InfiniBand port has none). */
 	hints->addr_format = FI_SOCKADDR_IN;
+	cr_assert_eq(match(V117), 0);
+	hints->addr_format = FI_SOCKADDR;
+	cr_assert_eq(match(V117), 0);
+	hints->addr_format = FI_ADDR_STR;
+	cr_assert_eq(match(V117), 0);
+	hints->addr_format = FI_SOCKADDR_IN6;
 	cr_assert_eq(match(V117), -FI_ENODATA);
+	hints->addr_format = FI_ADDR_PSMX2;
+	cr_assert_eq(match(V117), -FI_ENODATA);
+	{
+		struct gdrfab_port_desc port = fixture_ib_port();
+		struct fi_info *ib = gdrfab_info_for_port(&port);
+		char why[256];
+
+		hints->addr_format = FI_SOCKADDR_IN;
+		cr_assert_eq(
+			gdrfab_info_match(ib, hints, V117, why, sizeof(why)),
+			-FI_ENODATA);
+		fi_freeinfo(ib);
+	}
 	hints->addr_format = FI_FORMAT_UNSPEC;
 	hints->src_addr = malloc(sizeof(other));
 	hints->src_addrlen = sizeof(other);
@@ -307,6 +334,17 @@ Test(hints, address_format_and_source_address)
 	memcpy(hints->src_addr, &other, sizeof(other));
 	cr_assert_eq(match(V117), -FI_ENODATA);
 	hints->src_addrlen = 3;
+	cr_assert_eq(match(V117), -FI_ENODATA);
+	/* A socket address names the port by its IPv4 address. */
+	free(hints->src_addr);
+	hints->addr_format = FI_SOCKADDR_IN;
+	inet_pton(AF_INET, "192.0.2.1", &sin.sin_addr);
+	hints->src_addr = malloc(sizeof(sin));
+	hints->src_addrlen = sizeof(sin);
+	memcpy(hints->src_addr, &sin, sizeof(sin));
+	cr_assert_eq(match(V117), 0);
+	inet_pton(AF_INET, "192.0.2.2", &sin.sin_addr);
+	memcpy(hints->src_addr, &sin, sizeof(sin));
 	cr_assert_eq(match(V117), -FI_ENODATA);
 }
 
@@ -318,9 +356,224 @@ Test(hints, apply_narrows_to_the_request)
 	hints->tx_attr->op_flags = FI_COMPLETION;
 	gdrfab_info_apply_hints(prov, hints, V117);
 	cr_assert_eq(prov->caps, FI_LOCAL_COMM);
-	cr_assert_eq(prov->tx_attr->caps, FI_LOCAL_COMM);
+	cr_assert_eq(prov->tx_attr->caps, 0, "a domain cap is no tx cap");
+	cr_assert_eq(prov->rx_attr->caps, 0);
 	cr_assert_eq(prov->domain_attr->threading, FI_THREAD_DOMAIN);
 	cr_assert_eq(prov->domain_attr->av_type, FI_AV_TABLE);
 	cr_assert_eq(prov->tx_attr->op_flags, FI_COMPLETION);
 	cr_assert_eq(prov->domain_attr->mr_mode, GDRFAB_MR_MODE);
+}
+
+/* ---- fabtests 1.17's unit/getinfo_test.c, its checks replayed ---- */
+
+#define FT_PRIMARY_TX_CAPS                                                     \
+	(FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_MULTICAST |              \
+	 FI_NAMED_RX_CTX | FI_HMEM | FI_COLLECTIVE)
+#define FT_PRIMARY_RX_CAPS                                                     \
+	(FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_DIRECTED_RECV |          \
+	 FI_VARIABLE_MSG | FI_HMEM | FI_COLLECTIVE)
+#define FT_PRIMARY_CAPS (FT_PRIMARY_TX_CAPS | FT_PRIMARY_RX_CAPS)
+#define FT_DOMAIN_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV)
+#define FT_OPT_TX_CAPS                                                         \
+	(FI_SEND | FI_READ | FI_WRITE | FI_TRIGGER | FI_FENCE | FI_RMA_PMEM)
+#define FT_OPT_RX_CAPS                                                         \
+	(FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_PMEM |            \
+	 FI_SOURCE | FI_SOURCE_ERR | FI_RMA_EVENT | FI_MULTI_RECV |            \
+	 FI_TRIGGER)
+#define FT_OPT_CAPS (FT_DOMAIN_CAPS | FT_OPT_TX_CAPS | FT_OPT_RX_CAPS)
+
+/* The answer fi_getinfo gives (NULL: -FI_ENODATA), as gdrfab_getinfo
+ * makes it for one port. */
+static struct fi_info *answer(const struct fi_info *h, uint32_t version)
+{
+	struct fi_info *info;
+	char why[256];
+
+	if (gdrfab_info_match(prov, h, version, why, sizeof(why)))
+		return NULL;
+	info = fi_dupinfo(prov);
+	cr_assert_not_null(info);
+	gdrfab_info_apply_hints(info, h, version);
+	return info;
+}
+
+/* check_no_extra_caps and check_caps of getinfo_test.c. */
+static bool ft_caps_ok(const struct fi_info *info, uint64_t caps)
+{
+	if (caps && (info->caps & ~(caps | FT_OPT_CAPS)))
+		return false;
+	if (info->tx_attr->caps & ~(FT_PRIMARY_TX_CAPS | FT_OPT_TX_CAPS))
+		return false;
+	if (info->rx_attr->caps & ~(FT_PRIMARY_RX_CAPS | FT_OPT_RX_CAPS))
+		return false;
+	if (info->rx_attr->caps & ~info->caps)
+		return false;
+	if (!caps)
+		return true;
+	return (info->caps & caps) == caps &&
+	       (info->tx_attr->caps & (caps & FT_PRIMARY_TX_CAPS)) ==
+		       (caps & FT_PRIMARY_TX_CAPS) &&
+	       (info->rx_attr->caps & (caps & FT_PRIMARY_RX_CAPS)) ==
+		       (caps & FT_PRIMARY_RX_CAPS);
+}
+
+/* getinfo_caps2: no hints at all. */
+Test(hints, fabtests_caps_without_hints)
+{
+	struct fi_info *info = answer(NULL, V117);
+
+	cr_assert(ft_caps_ok(info, 0));
+	cr_assert_eq(info->tx_attr->caps &
+			     (FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |
+			      FI_DIRECTED_RECV | FI_MULTI_RECV | FI_SOURCE),
+		     0, "receive-side caps on the transmit side");
+	cr_assert_eq(info->rx_attr->caps & (FI_SEND | FI_READ | FI_WRITE), 0,
+		     "transmit-side caps on the receive side");
+	cr_assert_eq((info->tx_attr->caps | info->rx_attr->caps) &
+			     (FI_LOCAL_COMM | FI_REMOTE_COMM),
+		     0, "domain caps on a context");
+	cr_assert_eq(info->tx_attr->caps & (FI_MSG | FI_TAGGED | FI_RMA),
+		     FI_MSG | FI_TAGGED | FI_RMA);
+	cr_assert_eq(info->rx_attr->caps & (FI_MSG | FI_TAGGED | FI_RMA),
+		     FI_MSG | FI_TAGGED | FI_RMA);
+	fi_freeinfo(info);
+}
+
+/* getinfo_caps1: every combination of the primary caps, with fabtests'
+ * default mr_mode; each answer has the caps asked on the right sides. */
+Test(hints, fabtests_caps_every_combination)
+{
+	const uint64_t bits[] = {
+		FI_MSG,		  FI_RMA,	   FI_TAGGED, FI_ATOMIC,
+		FI_MULTICAST,	  FI_NAMED_RX_CTX, FI_HMEM,   FI_COLLECTIVE,
+		FI_DIRECTED_RECV, FI_VARIABLE_MSG};
+	const size_t n = sizeof(bits) / sizeof(bits[0]);
+	int answered = 0;
+
+	hints->mode = ~0ULL;
+	hints->domain_attr->mr_mode =
+		FI_MR_LOCAL | FI_MR_ENDPOINT | GDRFAB_MR_BASIC_MAP;
+	for (size_t combo = 0; combo < (1u << n); combo++) {
+		struct fi_info *info;
+		uint64_t caps = 0;
+
+		for (size_t b = 0; b < n; b++)
+			if (combo & (1u << b))
+				caps |= bits[b];
+		hints->caps = caps;
+		info = answer(hints, V117);
+		if (!info)
+			continue;
+		answered++;
+		cr_assert(ft_caps_ok(info, caps), "caps %s",
+			  fi_tostr(&caps, FI_TYPE_CAPS));
+		fi_freeinfo(info);
+	}
+	cr_assert_geq(answered, 16, "MSG, RMA, TAGGED, DIRECTED_RECV");
+}
+
+/* getinfo_mr_mode6: every combination of eight mr_mode bits, with the
+ * hints' mode all ones (FI_LOCAL_MR among them): an answer never has a
+ * bit the hints did not offer. */
+Test(hints, fabtests_mr_mode_every_combination)
+{
+	const int bits[] = {FI_MR_LOCAL,     FI_MR_RAW,	     FI_MR_VIRT_ADDR,
+			    FI_MR_ALLOCATED, FI_MR_PROV_KEY, FI_MR_MMU_NOTIFY,
+			    FI_MR_RMA_EVENT, FI_MR_ENDPOINT};
+	int answered = 0;
+
+	hints->mode = ~0ULL;
+	for (int combo = 0; combo < 256; combo++) {
+		struct fi_info *info;
+		int mode = 0;
+
+		for (int b = 0; b < 8; b++)
+			if (combo & (1 << b))
+				mode |= bits[b];
+		hints->domain_attr->mr_mode = mode;
+		info = answer(hints, V117);
+		if (!info)
+			continue;
+		answered++;
+		cr_assert_eq(info->domain_attr->mr_mode & ~mode, 0,
+			     "asked 0x%x, answered 0x%x", mode,
+			     info->domain_attr->mr_mode);
+		fi_freeinfo(info);
+	}
+	cr_assert_eq(answered, 256,
+		     "every mode is served (an RMA target "
+		     "where it may be one)");
+}
+
+/* mr_mode 0 (API >= 1.5) offers no mode: the answer needs none, the caps
+ * lose what would need one (remote access), and remote access asked by
+ * name cannot be had. */
+Test(hints, mr_mode_zero_takes_no_mode)
+{
+	struct fi_info *info;
+
+	hints->domain_attr->mr_mode = 0;
+	info = answer(hints, V117);
+	cr_assert_not_null(info);
+	cr_assert_eq(info->domain_attr->mr_mode, 0);
+	cr_assert_eq(info->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE), 0);
+	cr_assert_eq(info->caps & (FI_RMA | FI_READ | FI_WRITE),
+		     FI_RMA | FI_READ | FI_WRITE, "still an RMA initiator");
+	cr_assert_eq(info->rx_attr->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE),
+		     0);
+	fi_freeinfo(info);
+	hints->caps = FI_RMA | FI_REMOTE_READ;
+	cr_assert_null(answer(hints, V117));
+	hints->caps = FI_TAGGED;
+	info = answer(hints, V117);
+	cr_assert_eq(info->caps, FI_TAGGED);
+	cr_assert_eq(info->domain_attr->mr_mode, 0);
+	fi_freeinfo(info);
+}
+
+/* FI_LOCAL_MR (the pre-1.5 mode bit) means FI_MR_LOCAL only before API
+ * 1.5 or beside FI_MR_BASIC/FI_MR_SCALABLE; FI_MR_BASIC from a pre-1.5
+ * application keeps working in both spellings. */
+Test(hints, local_mr_mode_bit_and_basic_registration)
+{
+	struct fi_info *info;
+
+	hints->mode = FI_LOCAL_MR;
+	hints->caps = FI_MSG | FI_RMA;
+	hints->domain_attr->mr_mode = GDRFAB_MR_BASIC_MAP;
+	cr_assert(!gdrfab_mr_local_accepted(hints, V117));
+	info = answer(hints, V117);
+	cr_assert_eq(info->domain_attr->mr_mode, GDRFAB_MR_BASIC_MAP,
+		     "FI_LOCAL_MR is ignored here (fi_getinfo(3))");
+	fi_freeinfo(info);
+	hints->domain_attr->mr_mode = FI_MR_BASIC;
+	cr_assert(gdrfab_mr_local_accepted(hints, V117));
+	info = answer(hints, V117);
+	cr_assert_eq(info->domain_attr->mr_mode, FI_MR_BASIC);
+	fi_freeinfo(info);
+	/* An application of API 1.0 to 1.4: FI_MR_BASIC or FI_MR_UNSPEC. */
+	for (uint32_t minor = 0; minor < 5; minor++) {
+		hints->domain_attr->mr_mode = FI_MR_BASIC;
+		cr_assert(
+			gdrfab_mr_local_accepted(hints, FI_VERSION(1, minor)));
+		info = answer(hints, FI_VERSION(1, minor));
+		cr_assert_not_null(info, "FI_MR_BASIC at 1.%u", minor);
+		cr_assert_eq(info->domain_attr->mr_mode, FI_MR_BASIC);
+		cr_assert(info->caps & FI_REMOTE_WRITE ||
+			  !(hints->caps & FI_REMOTE_WRITE));
+		fi_freeinfo(info);
+		hints->domain_attr->mr_mode = FI_MR_UNSPEC;
+		info = answer(hints, FI_VERSION(1, minor));
+		cr_assert_not_null(info, "FI_MR_UNSPEC at 1.%u", minor);
+		cr_assert_eq(info->domain_attr->mr_mode, FI_MR_BASIC);
+		fi_freeinfo(info);
+		hints->domain_attr->mr_mode = FI_MR_SCALABLE;
+		cr_assert_null(answer(hints, FI_VERSION(1, minor)));
+	}
+	/* FI_MR_SCALABLE suits an application that is no RMA target. */
+	hints->caps = FI_TAGGED;
+	hints->domain_attr->mr_mode = FI_MR_SCALABLE;
+	info = answer(hints, V117);
+	cr_assert_eq(info->domain_attr->mr_mode, FI_MR_SCALABLE);
+	fi_freeinfo(info);
 }

@@ -45,7 +45,13 @@ void dp_open(struct dp_ep *e, const char *device, const struct dp_opts *o)
 		cr_assert_eq(fi_ep_bind(e->ep, &e->txcntr->fid,
 					FI_SEND | FI_READ | FI_WRITE),
 			     0);
-		cr_assert_eq(fi_ep_bind(e->ep, &e->rxcntr->fid, FI_RECV), 0);
+		cr_assert_eq(
+			fi_ep_bind(e->ep, &e->rxcntr->fid,
+				   FI_RECV | (o->rma_events
+						      ? FI_REMOTE_WRITE |
+								FI_REMOTE_READ
+						      : 0)),
+			0);
 	}
 	cr_assert_eq(fi_enable(e->ep), 0);
 	cr_assert_eq(fi_getname(&e->ep->fid, e->name, &len), 0);

@@ -28,7 +28,8 @@ struct dp_opts {
 	uint64_t tx_cq_flags; /* e.g. FI_SELECTIVE_COMPLETION */
 	uint64_t rx_cq_flags;
 	bool counters;
-	bool av_map; /* FI_AV_MAP (reuses removed slots) for FI_AV_TABLE */
+	bool rma_events; /* rxcntr also counts RMA aimed at it */
+	bool av_map;	 /* FI_AV_MAP (reuses removed slots) for FI_AV_TABLE */
 };
 
 /* Opens an enabled endpoint on a device. */

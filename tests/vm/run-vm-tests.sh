@@ -4,6 +4,12 @@
 # build's provider. Exit 77 (automake's "skipped") when no VM can run here.
 set -u
 . "$(dirname "$0")/vm-prelude.sh" "VM tests"
+# GDRFAB_VM_TESTS_SANITIZED=1 (scripts/test.sh) runs the same suites once,
+# against the build with AddressSanitizer and UndefinedBehaviorSanitizer,
+# instead of this build: CI's VM time goes to one stricter run, not two.
+if [ "${GDRFAB_VM_TESTS_SANITIZED:-0}" = 1 ]; then
+	exec "$srcdir/tests/sanitize/run-sanitized.sh" vm
+fi
 exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c '
 	status=0
 	./tests/vm/gdrfab_vm_tests --jobs 2 --color=never --timeout 300 || status=1

@@ -52,6 +52,35 @@ Test(discovery, one_info_per_active_port_of_each_rxe)
 	fi_freeinfo(info);
 }
 
+/* fabtests' getinfo_caps2: no hints at all (FI_PROVIDER names gdrfab),
+ * and each context's caps are its own side's. */
+Test(discovery, no_hints_give_each_side_its_own_caps)
+{
+	struct fi_info *info = NULL, *i;
+	int ret;
+
+	setenv("FI_PROVIDER", "gdrfab", 1);
+	ret = fi_getinfo(TEST_VERSION, NULL, NULL, 0, NULL, &info);
+	cr_assert_eq(ret, 0, "fi_getinfo: %s", fi_strerror(-ret));
+	for (i = info; i; i = i->next) {
+		cr_assert_eq(i->tx_attr->caps &
+				     (FI_RECV | FI_REMOTE_READ |
+				      FI_REMOTE_WRITE | FI_DIRECTED_RECV |
+				      FI_MULTI_RECV | FI_SOURCE | FI_RMA_EVENT |
+				      FI_LOCAL_COMM | FI_REMOTE_COMM),
+			     0);
+		cr_assert_eq(i->rx_attr->caps &
+				     (FI_SEND | FI_READ | FI_WRITE |
+				      FI_LOCAL_COMM | FI_REMOTE_COMM),
+			     0);
+		cr_assert_eq(i->rx_attr->caps & ~i->caps, 0);
+		cr_assert_eq(i->tx_attr->caps & ~i->caps, 0);
+		cr_assert(i->tx_attr->caps & FI_SEND);
+		cr_assert(i->rx_attr->caps & FI_RECV);
+	}
+	fi_freeinfo(info);
+}
+
 Test(discovery, nic_attributes_come_from_the_device)
 {
 	struct fi_info *info = gdrfab_info_for("rxe1");
@@ -130,10 +159,25 @@ Test(discovery, hints_it_cannot_meet_give_enodata)
 	cr_assert_null(gdrfab_getinfo_hints(hints, 0, NULL, &ret));
 	cr_assert_eq(ret, -FI_ENODATA);
 
+	/* No PROV_KEY: no RMA target, when asked for by name; otherwise
+	 * served as an RMA initiator only (as libfabric's own providers). */
 	hints = gdrfab_hints();
-	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR; /* no PROV_KEY */
+	hints->caps = FI_RMA | FI_REMOTE_WRITE;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR;
 	cr_assert_null(gdrfab_getinfo_hints(hints, 0, NULL, &ret));
 	cr_assert_eq(ret, -FI_ENODATA);
+	hints = gdrfab_hints();
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR;
+	{
+		struct fi_info *info =
+			gdrfab_getinfo_hints(hints, 0, NULL, &ret);
+
+		cr_assert_not_null(info, "%s", fi_strerror(-ret));
+		cr_assert_eq(info->caps & (FI_REMOTE_READ | FI_REMOTE_WRITE),
+			     0);
+		cr_assert_eq(info->domain_attr->mr_mode & ~FI_MR_VIRT_ADDR, 0);
+		fi_freeinfo(info);
+	}
 
 	hints = gdrfab_hints();
 	hints->domain_attr->name = strdup("mlx5_0");

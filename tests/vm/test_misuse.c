@@ -350,7 +350,8 @@ Test(misuse, endpoint_control)
 	MISUSE(fi_ep_bind(ep, &foreign->fid, FI_TRANSMIT), -FI_EINVAL);
 	MISUSE(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | BIG_FLAG), -FI_EBADFLAGS);
 	MISUSE(fi_ep_bind(ep, &cntr->fid, 0), -FI_EBADFLAGS);
-	MISUSE(fi_ep_bind(ep, &cntr->fid, FI_REMOTE_WRITE), -FI_ENOSYS);
+	MISUSE(fi_ep_bind(ep, &cntr->fid, FI_REMOTE_WRITE | BIG_FLAG),
+	       -FI_EBADFLAGS);
 	MISUSE(fi_ep_bind(ep, &cntr->fid, FI_SEND), 0);
 	MISUSE(fi_ep_bind(ep, &cntr->fid, FI_SEND), -FI_EINVAL);
 	/* A closed CQ cannot be bound. */

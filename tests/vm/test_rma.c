@@ -245,3 +245,94 @@ Test(rma, a_target_range_that_wraps_is_refused_at_the_call)
 	dp_expect_none(p[0].txcq, p, 2, 10);
 	fi_close(&mr->fid);
 }
+
+/* FI_RMA_EVENT, as fabtests' fi_rdm_rma_event uses it: the writer exits as
+ * soon as its write completes, while the target has not progressed since.
+ * The event must be on its way by then, not waiting in the writer for a
+ * send the closed endpoint would never make. */
+Test(rma, an_event_outlives_a_writer_that_closes_at_its_completion)
+{
+	struct dp_opts o = {.counters = true, .rma_events = true};
+	struct dp_ep q[2];
+	uint8_t *local = dp_alloc(4096), *remote = dp_alloc(4096);
+	struct fid_mr *rmr;
+	struct fi_cq_tagged_entry e;
+
+	dp_pair(&q[0], &q[1], &o);
+	rmr = dp_reg(&q[1], remote, 4096, FI_REMOTE_WRITE);
+	/* Connected first, both progressing: that needs the target. */
+	DP_POST(q, 2,
+		fi_write(q[0].ep, local, 8, NULL, q[0].peer[1],
+			 (uintptr_t)remote, fi_mr_key(rmr), NULL));
+	dp_expect(q[0].txcq, &e, NULL, q, 2);
+	cr_assert_eq(fi_cntr_wait(q[1].rxcntr, 1, 10000), 0);
+	/* Now only the writer progresses, then closes. */
+	dp_fill(local, 4096, 7);
+	cr_assert_eq(fi_write(q[0].ep, local, 4096, NULL, q[0].peer[1],
+			      (uintptr_t)remote, fi_mr_key(rmr), NULL),
+		     0);
+	dp_expect(q[0].txcq, &e, NULL, q, 1);
+	dp_close(&q[0]);
+	cr_assert_eq(fi_cntr_wait(q[1].rxcntr, 2, 10000), 0,
+		     "the target counted the write of a closed writer");
+	cr_assert(dp_check(remote, 4096, 7));
+	fi_close(&rmr->fid);
+	dp_close(&q[1]);
+}
+
+/* FI_RMA_EVENT: a target whose counter is bound with FI_REMOTE_WRITE and
+ * FI_REMOTE_READ counts each write and read aimed at it once the data is
+ * there (fabtests' fi_rdm_rma_event); a target without them is told
+ * nothing. */
+Test(rma, remote_accesses_are_counted_at_a_target_that_asks)
+{
+	struct dp_opts o = {.counters = true, .rma_events = true};
+	struct dp_ep q[2];
+	uint8_t *local = dp_alloc(8192), *remote = dp_alloc(8192);
+	struct fid_mr *rmr;
+	struct fi_cq_tagged_entry e;
+	uint64_t before = fi_cntr_read(p[1].rxcntr);
+
+	dp_pair(&q[0], &q[1], &o);
+	rmr = dp_reg(&q[1], remote, 8192, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	dp_fill(local, 8192, 5);
+	DP_POST(q, 2,
+		fi_write(q[0].ep, local, 8192, NULL, q[0].peer[1],
+			 (uintptr_t)remote, fi_mr_key(rmr), NULL));
+	dp_expect(q[0].txcq, &e, NULL, q, 2);
+	cr_assert_eq(fi_cntr_wait(q[1].rxcntr, 1, 10000), 0);
+	cr_assert(dp_check(remote, 8192, 5), "counted once the data is there");
+	DP_POST(q, 2,
+		fi_read(q[0].ep, local, 100, NULL, q[0].peer[1],
+			(uintptr_t)remote, fi_mr_key(rmr), NULL));
+	dp_expect(q[0].txcq, &e, NULL, q, 2);
+	cr_assert_eq(fi_cntr_wait(q[1].rxcntr, 2, 10000), 0);
+	/* An injected write completes at the writer only as it makes
+	 * progress (no CQ entry to wait for): both progress meanwhile. */
+	DP_POST(q, 2,
+		fi_inject_write(q[0].ep, local, 64, q[0].peer[1],
+				(uintptr_t)remote, fi_mr_key(rmr)));
+	for (int i = 0; i < 100000 && fi_cntr_read(q[1].rxcntr) < 3; i++)
+		dp_progress(q, 2);
+	cr_assert_eq(fi_cntr_read(q[1].rxcntr), 3);
+	DP_POST(q, 2,
+		fi_writedata(q[0].ep, local, 64, NULL, 9, q[0].peer[1],
+			     (uintptr_t)remote, fi_mr_key(rmr), NULL));
+	dp_expect(q[1].rxcq, &e, NULL, q, 2);
+	cr_assert_eq(e.data, 9);
+	/* The writer says so once its write completed: it must progress. */
+	dp_expect(q[0].txcq, &e, NULL, q, 2);
+	cr_assert_eq(fi_cntr_wait(q[1].rxcntr, 4, 10000), 0);
+	dp_progress(q, 2);
+	cr_assert_eq(fi_cntr_read(q[1].rxcntr), 4, "each access once");
+	cr_assert_eq(fi_cntr_readerr(q[1].rxcntr), 0);
+	/* The writer counts nothing of its own accesses. */
+	cr_assert_eq(fi_cntr_read(q[0].rxcntr), 0);
+	fi_close(&rmr->fid);
+	dp_close(&q[1]);
+	dp_close(&q[0]);
+	/* The suite's pair asked for nothing: its counters did not move. */
+	cr_assert_eq(fi_cntr_read(p[1].rxcntr), before);
+	free(local);
+	free(remote);
+}

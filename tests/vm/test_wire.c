@@ -95,6 +95,33 @@ Test(wire, unknown_types_versions_and_flags_are_dropped)
 	expect_only_good_message();
 }
 
+/* RMA events (FI_RMA_EVENT) with no count, an unknown kind, flags or
+ * bytes after them are dropped; a well-formed one to an endpoint that
+ * counts no remote access changes nothing. */
+Test(wire, malformed_rma_events_are_dropped)
+{
+	uint8_t pkt[128];
+	struct gdrfab_pkt_hdr h = good_header(0);
+
+	h.type = GDRFAB_PKT_RMA_EVENT;
+	h.data = GDRFAB_RMA_EVENT_WRITE;
+	raw_send(&h, sizeof(h)); /* size 0: no count */
+	h.size = 1ULL << 40;
+	raw_send(&h, sizeof(h));
+	h.size = 1;
+	h.data = 3;
+	raw_send(&h, sizeof(h));
+	h.data = GDRFAB_RMA_EVENT_READ;
+	h.flags = GDRFAB_PKT_TAGGED;
+	raw_send(&h, sizeof(h));
+	h.flags = 0;
+	memset(pkt, 0, sizeof(pkt));
+	memcpy(pkt, &h, sizeof(h));
+	raw_send(pkt, sizeof(h) + 8);
+	raw_send(&h, sizeof(h)); /* well-formed, unasked */
+	expect_only_good_message();
+}
+
 Test(wire, impossible_rendezvous_segments_are_dropped)
 {
 	uint8_t pkt[512];

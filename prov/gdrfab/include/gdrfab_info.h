@@ -19,9 +19,26 @@
 	 FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |                \
 	 FI_DIRECTED_RECV)
 #define GDRFAB_SECONDARY_CAPS                                                  \
-	(FI_MULTI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
+	(FI_MULTI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM |          \
+	 FI_RMA_EVENT)
 #define GDRFAB_CAPS	   (GDRFAB_PRIMARY_CAPS | GDRFAB_SECONDARY_CAPS)
 #define GDRFAB_DOMAIN_CAPS (FI_LOCAL_COMM | FI_REMOTE_COMM)
+
+/* Which capability bits belong to a transmit and which to a receive
+ * context (libfabric's include/ofi.h sorts them so: OFI_PRIMARY_TX_CAPS
+ * and the rest); tx_attr->caps and rx_attr->caps are gdrfab's caps of
+ * their side only, domain caps on neither. */
+#define GDRFAB_TX_SIDE                                                         \
+	(FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_MULTICAST | FI_READ |    \
+	 FI_WRITE | FI_SEND | FI_COLLECTIVE | FI_NAMED_RX_CTX | FI_HMEM |      \
+	 FI_TRIGGER | FI_FENCE | FI_RMA_PMEM)
+#define GDRFAB_RX_SIDE                                                         \
+	(FI_MSG | FI_RMA | FI_TAGGED | FI_ATOMIC | FI_REMOTE_READ |            \
+	 FI_REMOTE_WRITE | FI_RECV | FI_DIRECTED_RECV | FI_VARIABLE_MSG |      \
+	 FI_COLLECTIVE | FI_HMEM | FI_MULTI_RECV | FI_TRIGGER | FI_RMA_PMEM |  \
+	 FI_SOURCE | FI_RMA_EVENT | FI_SOURCE_ERR)
+#define GDRFAB_TX_CAPS (GDRFAB_CAPS & GDRFAB_TX_SIDE)
+#define GDRFAB_RX_CAPS (GDRFAB_CAPS & GDRFAB_RX_SIDE)
 
 /* Memory registration modes the application must support (API >= 1.5). */
 #define GDRFAB_MR_MODE                                                         \
@@ -66,8 +83,17 @@ int gdrfab_mr_mode_needed(uint64_t caps, bool hmem);
  * (needed, from gdrfab_mr_mode_needed), as fi_domain(3) defines it for API
  * version. */
 int gdrfab_mr_mode_ok(uint32_t version, int needed, int user_mode);
-/* Whether the application takes FI_MR_LOCAL (or its pre-1.5 spelling). */
-bool gdrfab_mr_local_accepted(const struct fi_info *hints);
+/* Whether the application takes FI_MR_LOCAL: the mr_mode bit, or before
+ * API 1.5 (and with FI_MR_BASIC or FI_MR_SCALABLE) the mode bit
+ * FI_LOCAL_MR, which fi_getinfo(3) says is ignored otherwise. */
+bool gdrfab_mr_local_accepted(const struct fi_info *hints, uint32_t version);
+/* The caps an info answers hints with (every cap of prov's when the hints
+ * name none): an application whose mr_mode (API >= 1.5) lacks what an RMA
+ * target needs, and that did not ask for remote access by name, is served
+ * as an RMA initiator only, without FI_REMOTE_READ and FI_REMOTE_WRITE,
+ * as libfabric's own providers trim them (ofi_get_info_caps). */
+uint64_t gdrfab_caps_granted(const struct fi_info *prov,
+			     const struct fi_info *hints, uint32_t version);
 
 int gdrfab_getinfo(uint32_t version, const char *node, const char *service,
 		   uint64_t flags, const struct fi_info *hints,

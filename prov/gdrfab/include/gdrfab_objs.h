@@ -80,6 +80,7 @@ struct gdrfab_cq {
 	enum fi_cq_format format;
 	size_t entry_size;
 	enum fi_wait_obj wait_obj;
+	struct fid_wait *wait_set; /* FI_WAIT_SET: the set it is in */
 	enum fi_cq_wait_cond wait_cond;
 	struct gdrfab_lock lock;
 	struct gdrfab_cq_entry *ring; /* grows: completions are never lost */
@@ -116,6 +117,7 @@ struct gdrfab_cntr {
 	struct fid_cntr fid;
 	struct gdrfab_domain *domain;
 	enum fi_wait_obj wait_obj;
+	struct fid_wait *wait_set; /* FI_WAIT_SET: the set it is in */
 	atomic_uint_fast64_t value;
 	atomic_uint_fast64_t errors;
 	struct gdrfab_signal signal;
@@ -184,22 +186,47 @@ static inline int gdrfab_mr_device(const void *desc)
 	return mr && mr->iface == FI_HMEM_CUDA ? mr->mem.device : -1;
 }
 
+/* What an AV slot holds: an endpoint's name, or a service address (an
+ * IP:port) and, once its endpoint answered, the name behind it. */
+enum gdrfab_av_state {
+	GDRFAB_AV_NAMED,    /* inserted as an endpoint's name */
+	GDRFAB_AV_ASKING,   /* a service address whose name is being asked */
+	GDRFAB_AV_SILENT,   /* nobody answered within the time given */
+	GDRFAB_AV_RESOLVED, /* a service address and the name it answered */
+};
+
 struct gdrfab_av_entry {
-	struct gdrfab_addr addr;
-	unsigned refcnt; /* 0: free slot */
+	struct gdrfab_addr addr; /* as inserted (what fi_av_lookup gives) */
+	struct gdrfab_addr name; /* NAMED, RESOLVED: the endpoint's name */
+	unsigned refcnt;	 /* 0: free slot */
+	uint8_t state;		 /* enum gdrfab_av_state */
+	long long next_ask_ms, ask_until_ms;
 };
 
 struct gdrfab_av {
 	struct fid_av fid;
 	struct gdrfab_domain *domain;
 	enum fi_av_type type;
+	enum gdrfab_fmt fmt; /* the domain's address format */
 	struct gdrfab_lock lock;
 	struct gdrfab_av_entry *table;
 	size_t cap, used;
-	size_t free_hint;	       /* no free slot below this (MAP) */
-	struct gdrfab_addrmap by_name; /* name -> first slot holding it */
-	uint64_t generation;	       /* changes on every insert/remove */
-	atomic_int ref;		       /* bound endpoints */
+	size_t free_hint; /* no free slot below this (MAP) */
+	/* Names and service addresses -> the first slot holding them (a
+	 * resolved slot is found by both). */
+	struct gdrfab_addrmap by_name;
+	uint64_t generation; /* changes on every insert, remove, answer */
+	atomic_int ref;	     /* bound endpoints */
+	/* Resolving service addresses: the slots being asked, the socket
+	 * the queries go out of, and what peers' connection requests said
+	 * about themselves (service address -> learnt[] index). */
+	size_t *asking;
+	size_t asking_cnt, asking_cap;
+	atomic_bool any_asking; /* read without the lock by progress */
+	int ns_fd;
+	struct gdrfab_addrmap learnt_by_svc;
+	struct gdrfab_addr *learnt;
+	size_t learnt_cnt, learnt_cap;
 };
 
 enum gdrfab_cntr_slot {
@@ -233,7 +260,10 @@ struct gdrfab_ep {
 	 * source address carries a service. */
 	struct gdrfab_ns_responder *ns;
 	uint16_t ns_service;
-	bool name_set;		    /* fi_setname before enable */
+	bool name_set; /* fi_setname before enable */
+	/* A counter counts RMA aimed at this endpoint (FI_RMA_EVENT): its
+	 * peers are asked to say when they did. */
+	bool rma_events;
 	struct gdrfab_proto *proto; /* data path state, made by fi_enable */
 	int hmem_p2p;		    /* FI_OPT_FI_HMEM_P2P */
 	bool cuda_api_permitted;    /* FI_OPT_CUDA_API_PERMITTED */
@@ -294,18 +324,58 @@ int gdrfab_cntr_attach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep);
 void gdrfab_cntr_detach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep);
 void gdrfab_ep_progress(struct gdrfab_ep *ep);
 
+/* Poll sets and wait sets (gdrfab_poll.c). */
+int gdrfab_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		     struct fid_poll **pollset);
+int gdrfab_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		     struct fid_wait **waitset);
+/* A CQ or counter opened with FI_WAIT_SET joins its set (0 or -FI_E*:
+ * not a gdrfab wait set), and leaves it at close. */
+int gdrfab_waitset_join(struct fid_wait *wait, struct fid *member);
+void gdrfab_waitset_leave(struct fid_wait *wait, struct fid *member);
+bool gdrfab_is_waitset(const struct fid *fid);
+int gdrfab_waitset_trywait(struct fid *fid);
+/* Whether a fid is a live gdrfab CQ / counter. */
+bool gdrfab_is_cq(const struct fid *fid);
+bool gdrfab_is_cntr(const struct fid *fid);
+/* A CQ after progressing its endpoints: anything to read? */
+bool gdrfab_cq_ready(struct gdrfab_cq *cq);
+/* A counter's count plus error count, after progressing its endpoints. */
+uint64_t gdrfab_cntr_events(struct gdrfab_cntr *cntr);
+
 /* fi_trywait: 0 when nothing is pending (blocking on the fd is safe),
  * -FI_EAGAIN when the application should read first. */
 int gdrfab_cq_trywait(struct gdrfab_cq *cq);
 int gdrfab_eq_trywait(struct gdrfab_eq *eq);
 int gdrfab_cntr_trywait(struct gdrfab_cntr *cntr);
 
-/* Copies the name behind an fi_addr_t; -FI_EINVAL (and a log line) for
- * one that is not in the AV. */
+/* The endpoint name behind an fi_addr_t: 0 with *out the name;
+ * -FI_EAGAIN with *out the service address while its name is being asked
+ * (asking again if it had stopped); -FI_EINVAL (and a log line) for one
+ * that is not in the AV. */
 int gdrfab_av_get_addr(struct gdrfab_av *av, fi_addr_t fi_addr,
 		       struct gdrfab_addr *out);
+/* The same, and what was inserted (the service address, or the name
+ * again) in *inserted. */
+int gdrfab_av_peer(struct gdrfab_av *av, fi_addr_t fi_addr,
+		   struct gdrfab_addr *out, struct gdrfab_addr *inserted);
 /* The fi_addr_t of a name (its first slot), or FI_ADDR_NOTAVAIL. */
 fi_addr_t gdrfab_av_find(struct gdrfab_av *av, const struct gdrfab_addr *addr);
+/* Where resolving a service address stands: 0 with *name once some slot
+ * holding it was answered, -FI_EAGAIN while it is asked,
+ * -FI_EHOSTUNREACH when nobody answered in time (or no slot holds it any
+ * more). */
+int gdrfab_av_service_status(struct gdrfab_av *av,
+			     const struct gdrfab_addr *svc,
+			     struct gdrfab_addr *name);
+/* Reads answers and resends queries; from the progress of the endpoints
+ * bound to the AV (cheap when nothing is being asked). */
+void gdrfab_av_progress(struct gdrfab_av *av);
+/* A peer's connection request said that its endpoint, name, answers at
+ * svc (a service address): slots asking for svc are answered, and later
+ * inserts of svc need not ask. */
+void gdrfab_av_learn(struct gdrfab_av *av, const struct gdrfab_addr *svc,
+		     const struct gdrfab_addr *name);
 
 /* Operations that gdrfab does not provide: -FI_ENOSYS, logged. */
 extern struct fi_ops_collective gdrfab_nosys_collective_ops;

@@ -60,6 +60,9 @@ struct gdrfab_params {
 	/* FI_GDRFAB_GDR_LEVEL: the farthest enum gdrfab_path over which
 	 * CUDA_REG=auto uses GPUDirect RDMA; farther GPUs are staged. */
 	int gdr_level;
+	/* FI_GDRFAB_DISCOVERY_TTL_MS: how long fi_getinfo reuses a port
+	 * discovery (0: discover on every call). */
+	int discovery_ttl_ms;
 	/* FI_GDRFAB_STAGE_CHUNK: staged GPU transfers are copied (and, for
 	 * RMA writes, sent) in pieces of this many bytes, so that the
 	 * copies of one piece overlap the network transfer of another. */
@@ -68,23 +71,24 @@ struct gdrfab_params {
 
 extern struct gdrfab_params gdrfab_params;
 
-#define GDRFAB_DEFAULT_TX_SIZE	       1024
-#define GDRFAB_DEFAULT_RX_SIZE	       1024
-#define GDRFAB_DEFAULT_CQ_SIZE	       4096
-#define GDRFAB_DEFAULT_EAGER_MAX       8192
-#define GDRFAB_DEFAULT_RX_BUFS	       256
-#define GDRFAB_DEFAULT_TX_BUFS	       256
-#define GDRFAB_DEFAULT_CONN_TIMEOUT_MS 10000
-#define GDRFAB_DEFAULT_PEER_TIMEOUT_MS 4000
-#define GDRFAB_DEFAULT_HALF_OPEN_MAX   32
-#define GDRFAB_DEFAULT_MR_CACHE_SIZE   (8ULL << 30)
-#define GDRFAB_DEFAULT_MR_CACHE_COUNT  1024
-#define GDRFAB_DEFAULT_KMOD_COPY_MAX   8192
-#define GDRFAB_MAX_KMOD_COPY	       (1 << 20)
-#define GDRFAB_DEFAULT_GDR_LEVEL       1 /* PXB, as NCCL */
-#define GDRFAB_DEFAULT_STAGE_CHUNK     (1 << 20)
-#define GDRFAB_MIN_STAGE_CHUNK	       4096
-#define GDRFAB_MAX_STAGE_CHUNK	       (64 << 20)
+#define GDRFAB_DEFAULT_TX_SIZE		1024
+#define GDRFAB_DEFAULT_RX_SIZE		1024
+#define GDRFAB_DEFAULT_CQ_SIZE		4096
+#define GDRFAB_DEFAULT_EAGER_MAX	8192
+#define GDRFAB_DEFAULT_RX_BUFS		256
+#define GDRFAB_DEFAULT_TX_BUFS		256
+#define GDRFAB_DEFAULT_CONN_TIMEOUT_MS	10000
+#define GDRFAB_DEFAULT_PEER_TIMEOUT_MS	4000
+#define GDRFAB_DEFAULT_HALF_OPEN_MAX	32
+#define GDRFAB_DEFAULT_MR_CACHE_SIZE	(8ULL << 30)
+#define GDRFAB_DEFAULT_MR_CACHE_COUNT	1024
+#define GDRFAB_DEFAULT_KMOD_COPY_MAX	8192
+#define GDRFAB_MAX_KMOD_COPY		(1 << 20)
+#define GDRFAB_DEFAULT_GDR_LEVEL	1 /* PXB, as NCCL */
+#define GDRFAB_DEFAULT_STAGE_CHUNK	(1 << 20)
+#define GDRFAB_MIN_STAGE_CHUNK		4096
+#define GDRFAB_MAX_STAGE_CHUNK		(64 << 20)
+#define GDRFAB_DEFAULT_DISCOVERY_TTL_MS 1000
 
 /* Defines every parameter with libfabric and fills gdrfab_params. */
 void gdrfab_params_init(void);

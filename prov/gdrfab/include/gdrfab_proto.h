@@ -42,7 +42,15 @@ enum gdrfab_pkt_type {
 	GDRFAB_PKT_NOP = 4,    /* keepalive: proves the peer still acks */
 	GDRFAB_PKT_ATOMIC = 5, /* an atomic for the target to apply */
 	GDRFAB_PKT_ATOMIC_RESP = 6, /* its status and fetched values */
+	/* Initiator -> target, after RMA completed: "you were the target
+	 * of size writes (data 1) or reads (data 2)", for the target's
+	 * remote access counters (FI_RMA_EVENT). Sent only to peers that
+	 * asked (GDRFAB_CM_F_RMA_EVENTS). */
+	GDRFAB_PKT_RMA_EVENT = 7,
 };
+
+#define GDRFAB_RMA_EVENT_WRITE 1
+#define GDRFAB_RMA_EVENT_READ  2
 
 #define GDRFAB_PKT_TAGGED  0x1 /* tagged message (fi_tsend) */
 #define GDRFAB_PKT_CQ_DATA 0x2 /* data carries remote CQ data */
@@ -97,6 +105,10 @@ enum gdrfab_cm_type {
 			    * the refused REQ's, reject says which */
 };
 
+/* The sender counts RMA aimed at it (FI_RMA_EVENT): send it
+ * GDRFAB_PKT_RMA_EVENT after each RMA to it. */
+#define GDRFAB_CM_F_RMA_EVENTS 0x1
+
 /* Settings both sides of a connection must share (REJ's reject). */
 enum gdrfab_cm_reject {
 	GDRFAB_REJECT_EAGER_MAX = 1, /* FI_GDRFAB_EAGER_MAX */
@@ -114,7 +126,12 @@ struct gdrfab_cm_msg {
 	 * connection only with the nonce that connection was made with. */
 	uint64_t nonce;
 	uint16_t reject; /* REJ: enum gdrfab_cm_reject */
-	uint16_t reserved[3];
+	/* The UDP port the sender's endpoint answers name queries on, at
+	 * the IPv4 address of its GID (0: none): a receiver that holds that
+	 * IP:port in its AV knows its name without asking. */
+	uint16_t ns_port;
+	uint16_t cm_flags; /* GDRFAB_CM_F_* of the sender */
+	uint16_t reserved;
 	struct gdrfab_addr src; /* the sender's endpoint name */
 	struct gdrfab_addr dst; /* the endpoint it means to reach */
 };
@@ -143,7 +160,10 @@ struct gdrfab_txbuf {
 
 enum gdrfab_conn_state {
 	GDRFAB_CONN_CONNECTING, /* REQ sent, QP in INIT */
-	GDRFAB_CONN_ACCEPTING,	/* REP sent, QP in RTS, waiting for RTU */
+	/* The peer is a service address whose name the AV is asking for:
+	 * requests wait here, without a QP, until it answers. */
+	GDRFAB_CONN_RESOLVING,
+	GDRFAB_CONN_ACCEPTING, /* REP sent, QP in RTS, waiting for RTU */
 	GDRFAB_CONN_CONNECTED,
 	GDRFAB_CONN_FAILED, /* QP in error or never connected */
 };
@@ -151,13 +171,17 @@ enum gdrfab_conn_state {
 struct gdrfab_conn {
 	struct gdrfab_proto *proto;
 	struct gdrfab_qp_owner owner; /* the RC QP's qp_context */
-	struct gdrfab_addr peer;
+	struct gdrfab_addr peer;      /* RESOLVING: the service address */
 	enum gdrfab_conn_state state;
-	struct ibv_qp *qp;
+	struct ibv_qp *qp; /* NULL while RESOLVING */
 	uint32_t psn;
 	uint32_t remote_qpn;
-	uint64_t peer_nonce; /* learnt from its REQ or REP */
-	bool initiated;	     /* we sent the REQ (our application asked) */
+	uint64_t peer_nonce;  /* learnt from its REQ or REP */
+	bool peer_rma_events; /* it asked for GDRFAB_PKT_RMA_EVENT */
+	/* RMA to it completed and not yet told (no control request was
+	 * free): writes, reads. */
+	uint64_t rma_events_owed[2];
+	bool initiated; /* we sent the REQ (our application asked) */
 	enum ibv_mtu path_mtu;
 	uint32_t max_inline; /* bytes a send may carry inline */
 	int sq_avail;	     /* free send queue slots */
@@ -261,11 +285,14 @@ struct gdrfab_req {
 	/* An atomic: waits for its ATOMIC_RESP, whose fetched values go to
 	 * iov (result buffers, desc their descriptors). */
 	bool atomic;
-	uint64_t msg_id;	   /* RNDV/FIN cookie */
-	size_t multi_off;	   /* multi-receive: bytes consumed */
-	struct gdrfab_req *parent; /* RNDV_READ: the receive it fills */
-	size_t recv_len;	   /* RNDV_READ: bytes that fit */
-	size_t ctrl_len;	   /* bytes of ctrl to send (CTRL, RNDV) */
+	uint64_t msg_id;  /* RNDV/FIN cookie */
+	size_t multi_off; /* multi-receive: bytes consumed */
+	/* RNDV_READ: the receive it fills; CTRL: the RMA whose event
+	 * (GDRFAB_PKT_RMA_EVENT) it carries, completed when it is sent. */
+	struct gdrfab_req *parent;
+	bool event_sent; /* RMA: its peer's event is on the wire */
+	size_t recv_len; /* RNDV_READ: bytes that fit */
+	size_t ctrl_len; /* bytes of ctrl to send (CTRL, RNDV) */
 	/* GPU memory staged through host memory: the host buffer, and the
 	 * application's buffers it is copied from or into. stage_mr gives
 	 * the lkey (and, when the peer accesses it, the rkey of stage_rmr,
@@ -303,8 +330,12 @@ struct gdrfab_unexp {
 	struct gdrfab_conn *conn;
 	struct gdrfab_pkt_hdr hdr;
 	struct gdrfab_rndv_seg seg[GDRFAB_MAX_IOV];
-	uint8_t *payload; /* eager: a copy */
-	bool claimed;	  /* FI_PEEK|FI_CLAIM: reserved for a context */
+	uint8_t *payload; /* eager: a copy, or in held */
+	/* No memory for a copy: the message keeps its receive buffer,
+	 * reposted once the message is taken (FI_RM_ENABLED: nothing a
+	 * peer sent is dropped; with the SRQ empty, senders retry). */
+	struct gdrfab_rxbuf *held;
+	bool claimed; /* FI_PEEK|FI_CLAIM: reserved for a context */
 	struct gdrfab_list entry;
 };
 
@@ -456,6 +487,10 @@ void gdrfab_ud_check(struct gdrfab_proto *proto);
 void gdrfab_conn_rx(struct gdrfab_conn *conn);
 /* Sends a NOP so that a dead peer is noticed by RC retries. */
 void gdrfab_conn_keepalive(struct gdrfab_conn *conn);
+/* Tells the peer of the RMA to it that completed (rma_events_owed), as
+ * far as control requests last; the rest waits for the timers. */
+void gdrfab_send_rma_events(struct gdrfab_proto *proto,
+			    struct gdrfab_conn *conn);
 /* Sends a FIN or NOP on a connection (from the control reserve); data
  * is a FIN's status (0 or FI_E*). */
 void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
@@ -612,6 +647,8 @@ void gdrfab_complete_tx(struct gdrfab_ep *ep, struct gdrfab_req *req);
 void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
 			size_t len, void *buf, uint64_t data, uint64_t tag,
 			fi_addr_t src);
+/* n of a peer's RMA aimed at this endpoint completed (FI_RMA_EVENT). */
+void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n);
 void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 			   uint64_t flags, size_t len, size_t olen, void *buf,
 			   uint64_t data, uint64_t tag, int err,

@@ -7,6 +7,7 @@
 #ifndef GDRFAB_VERBS_H
 #define GDRFAB_VERBS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -62,8 +63,38 @@ struct gdrfab_port_desc {
 /* Describes every port of every RDMA device that the FI_GDRFAB_DEVICE
  * filter lets through (active or not: the caller decides). Returns the
  * number of ports (0 when there is no device) with *ports malloc()ed, or a
- * negative FI_E* code. */
-int gdrfab_verbs_list_ports(struct gdrfab_port_desc **ports);
+ * negative FI_E* code. Opens every device and reads its GID table. */
+int gdrfab_verbs_discover_ports(struct gdrfab_port_desc **ports);
+
+/* The same, from a cache that fi_getinfo reads: a discovery is reused for
+ * FI_GDRFAB_DISCOVERY_TTL_MS (0: never), so that the many fi_getinfo calls
+ * of one application start cost one discovery. The cache is dropped when
+ * it is older, when fresh is set (fi_domain: the port it opens is
+ * described as it is now, and the cache refreshed), and by
+ * gdrfab_verbs_ports_invalidate. A failed discovery is never cached. */
+int gdrfab_verbs_list_ports(struct gdrfab_port_desc **ports, bool fresh);
+void gdrfab_verbs_ports_invalidate(void);
+void gdrfab_verbs_ports_fini(void);
+
+/* The cache itself, with the discovery and the clock passed in (for the
+ * unit tests). */
+struct gdrfab_port_cache {
+	pthread_mutex_t lock;
+	struct gdrfab_port_desc *ports; /* NULL: empty */
+	int count;
+	long long taken_ms;
+	unsigned long discoveries; /* how many were made */
+};
+#define GDRFAB_PORT_CACHE_INIT                                                 \
+	{                                                                      \
+		.lock = PTHREAD_MUTEX_INITIALIZER                              \
+	}
+typedef int (*gdrfab_discover_fn)(struct gdrfab_port_desc **ports);
+int gdrfab_port_cache_get(struct gdrfab_port_cache *cache, int ttl_ms,
+			  long long now_ms, bool fresh,
+			  gdrfab_discover_fn discover,
+			  struct gdrfab_port_desc **ports);
+void gdrfab_port_cache_drop(struct gdrfab_port_cache *cache);
 
 /* Converts ibv_port_attr's width and speed codes to bits per second. */
 uint64_t gdrfab_verbs_port_speed(uint8_t active_width, uint16_t active_speed);

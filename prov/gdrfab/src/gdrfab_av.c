@@ -1,22 +1,37 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * fid_av: peers' endpoint names. FI_AV_TABLE hands out fi_addr_t values
- * 0, 1, 2... in insertion order (removed slots are not reused, as
- * fi_av(3) requires); FI_AV_MAP reuses free slots and returns the same
- * fi_addr_t when a name is inserted again (counted, so that each insert
- * needs its own remove).
+ * fid_av: peers' addresses. FI_AV_TABLE hands out fi_addr_t values 0, 1,
+ * 2... in insertion order (removed slots are not reused, as fi_av(3)
+ * requires); FI_AV_MAP reuses free slots and returns the same fi_addr_t
+ * when an address is inserted again (counted, so that each insert needs
+ * its own remove).
+ *
+ * An address is an endpoint's name, or a service address: an IP:port
+ * where an endpoint answers name queries (a sockaddr, "fi_sockaddr_in://",
+ * fi_av_insertsvc, or what fi_getinfo(node, service) returns). Inserting
+ * one sends no more than a first query: the AV asks in the background,
+ * from the progress of the endpoints bound to it, resending every
+ * GDRFAB_NS_RETRY_MS, and a connection to the slot waits for the answer.
+ * Nobody answering within FI_GDRFAB_CONN_TIMEOUT_MS fails the operations
+ * waiting on it (FI_EHOSTUNREACH, logged); the next operation asks again.
+ * A peer's connection request also says at which service its endpoint
+ * answers, which answers for that address at once (gdrfab_av_learn).
  */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gdrfab.h"
 #include "gdrfab_ns.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
+#include "gdrfab_signal.h"
 
 #define AV_DEFAULT_COUNT 64
+#define AV_LEARNT_MAX	 65536 /* peers' services remembered, at most */
 
 static int grow_table(struct gdrfab_av *av)
 {
@@ -59,42 +74,244 @@ static int slot_for(struct gdrfab_av *av, const struct gdrfab_addr *addr,
 	return 0;
 }
 
-/* Validates and stores one name; the caller holds the lock. */
 #define AV_PREALLOC_MAX 65536 /* entries allocated at open, at most */
 
-static int insert_one(struct gdrfab_av *av, const struct gdrfab_addr *a,
-		      size_t index, size_t *slot)
+static void service_text(const struct gdrfab_addr *svc, char *buf, size_t len)
 {
-	char why[128];
-	int ret = gdrfab_addr_validate(a, sizeof(*a), why, sizeof(why));
+	gdrfab_addr_to_str(svc, buf, len);
+}
 
-	if (!ret && !a->qpn_be) {
-		snprintf(why, sizeof(why),
-			 "a port's address (qpn 0), not an endpoint's name");
-		ret = -FI_EINVAL;
+/* ---- resolving service addresses (the caller holds the lock) ---- */
+
+static int ask_list_add(struct gdrfab_av *av, size_t slot)
+{
+	if (av->asking_cnt == av->asking_cap) {
+		size_t cap = av->asking_cap ? 2 * av->asking_cap : 16;
+		size_t *grown = realloc(av->asking, cap * sizeof(*grown));
+
+		if (!grown)
+			return -FI_ENOMEM;
+		av->asking = grown;
+		av->asking_cap = cap;
 	}
-	if (ret) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: address %zu: %s\n", index,
-			    why);
-		return ret;
+	av->asking[av->asking_cnt++] = slot;
+	atomic_store(&av->any_asking, true);
+	return 0;
+}
+
+static void ask_list_del(struct gdrfab_av *av, size_t i)
+{
+	av->asking[i] = av->asking[--av->asking_cnt];
+	if (!av->asking_cnt)
+		atomic_store(&av->any_asking, false);
+}
+
+static void ask_now(struct gdrfab_av *av, struct gdrfab_av_entry *e,
+		    long long now)
+{
+	uint32_t ip;
+
+	gdrfab_addr_ipv4(&e->addr, &ip);
+	gdrfab_ns_ask(av->ns_fd, ip, gdrfab_addr_service(&e->addr));
+	e->next_ask_ms = now + GDRFAB_NS_RETRY_MS;
+}
+
+/* The slot's endpoint answered with name. */
+static void resolved(struct gdrfab_av *av, size_t slot,
+		     const struct gdrfab_addr *name)
+{
+	struct gdrfab_av_entry *e = &av->table[slot];
+	uint64_t first;
+
+	e->name = *name;
+	e->state = GDRFAB_AV_RESOLVED;
+	if (gdrfab_addrmap_get(&av->by_name, name, &first))
+		(void)gdrfab_addrmap_put(&av->by_name, name, slot);
+	av->generation++;
+}
+
+/* Starts (or restarts) asking for a slot's name. */
+static void start_asking(struct gdrfab_av *av, size_t slot)
+{
+	struct gdrfab_av_entry *e = &av->table[slot];
+	long long now = gdrfab_tick_ms();
+	char text[64];
+
+	if (av->ns_fd < 0)
+		av->ns_fd = gdrfab_ns_query_socket();
+	if (av->ns_fd < 0 || ask_list_add(av, slot)) {
+		service_text(&e->addr, text, sizeof(text));
+		GDRFAB_WARN(FI_LOG_AV,
+			    "cannot ask %s for its gdrfab name: %s\n", text,
+			    strerror(errno));
+		e->state = GDRFAB_AV_SILENT;
+		return;
 	}
-	ret = slot_for(av, a, slot);
+	e->state = GDRFAB_AV_ASKING;
+	e->ask_until_ms = now + gdrfab_params.conn_timeout_ms;
+	ask_now(av, e, now);
+}
+
+/* A service address some peer told us about already. */
+static bool learnt_name(struct gdrfab_av *av, const struct gdrfab_addr *svc,
+			struct gdrfab_addr *name)
+{
+	uint64_t i;
+
+	if (gdrfab_addrmap_get(&av->learnt_by_svc, svc, &i))
+		return false;
+	*name = av->learnt[i];
+	return true;
+}
+
+static void answer_slots(struct gdrfab_av *av, const struct gdrfab_addr *svc,
+			 const struct gdrfab_addr *name)
+{
+	for (size_t i = 0; i < av->asking_cnt;) {
+		size_t slot = av->asking[i];
+
+		if (gdrfab_addr_equal(&av->table[slot].addr, svc)) {
+			ask_list_del(av, i);
+			resolved(av, slot, name);
+		} else {
+			i++;
+		}
+	}
+}
+
+void gdrfab_av_progress(struct gdrfab_av *av)
+{
+	struct gdrfab_addr name, svc;
+	long long now;
+	uint32_t ip;
+	uint16_t port;
+
+	if (!atomic_load_explicit(&av->any_asking, memory_order_relaxed))
+		return;
+	gdrfab_lock_acquire(&av->lock);
+	now = gdrfab_tick_ms();
+	while (av->ns_fd >= 0 &&
+	       gdrfab_ns_read_answer(av->ns_fd, &ip, &port, &name) == 1) {
+		uint32_t name_ip;
+
+		/* A RoCE name carries its IPv4 address: an answer naming
+		 * another host's port is no answer for this one. */
+		if (gdrfab_addr_ipv4(&name, &name_ip) && name_ip != ip)
+			continue;
+		gdrfab_addr_make_service(&svc, ip, port);
+		answer_slots(av, &svc, &name);
+	}
+	for (size_t i = 0; i < av->asking_cnt;) {
+		struct gdrfab_av_entry *e = &av->table[av->asking[i]];
+		char text[64];
+
+		if (now >= e->ask_until_ms) {
+			service_text(&e->addr, text, sizeof(text));
+			GDRFAB_WARN(FI_LOG_AV,
+				    "no gdrfab endpoint answered at %s within "
+				    "%d ms (FI_GDRFAB_CONN_TIMEOUT_MS): is one "
+				    "open there, with that service?\n",
+				    text + strlen("fi_sockaddr_in://"),
+				    gdrfab_params.conn_timeout_ms);
+			e->state = GDRFAB_AV_SILENT;
+			ask_list_del(av, i);
+			continue;
+		}
+		if (now >= e->next_ask_ms)
+			ask_now(av, e, now);
+		i++;
+	}
+	gdrfab_lock_release(&av->lock);
+}
+
+void gdrfab_av_learn(struct gdrfab_av *av, const struct gdrfab_addr *svc,
+		     const struct gdrfab_addr *name)
+{
+	uint64_t i;
+
+	gdrfab_lock_acquire(&av->lock);
+	if (!gdrfab_addrmap_get(&av->learnt_by_svc, svc, &i)) {
+		av->learnt[i] = *name; /* the endpoint there was replaced */
+	} else if (av->learnt_cnt < AV_LEARNT_MAX) {
+		if (av->learnt_cnt == av->learnt_cap) {
+			size_t cap = av->learnt_cap ? 2 * av->learnt_cap : 16;
+			struct gdrfab_addr *grown =
+				realloc(av->learnt, cap * sizeof(*grown));
+
+			if (!grown)
+				goto out;
+			av->learnt = grown;
+			av->learnt_cap = cap;
+		}
+		if (gdrfab_addrmap_put(&av->learnt_by_svc, svc, av->learnt_cnt))
+			goto out;
+		av->learnt[av->learnt_cnt++] = *name;
+	}
+	answer_slots(av, svc, name);
+out:
+	gdrfab_lock_release(&av->lock);
+}
+
+/* ---- inserting ---- */
+
+/* Stores one address (in gdrfab's form); the caller holds the lock. */
+static int insert_one(struct gdrfab_av *av, const struct gdrfab_addr *a,
+		      size_t *slot)
+{
+	struct gdrfab_av_entry *e;
+	struct gdrfab_addr name;
+	int ret = slot_for(av, a, slot);
+
 	if (ret)
 		return ret;
-	if (!av->table[*slot].refcnt) {
+	e = &av->table[*slot];
+	if (!e->refcnt) {
 		uint64_t first;
 
-		av->table[*slot].addr = *a;
-		/* The first slot of a name answers reverse lookups. */
+		e->addr = *a;
+		/* The first slot of an address answers reverse lookups. */
 		if (gdrfab_addrmap_get(&av->by_name, a, &first)) {
 			ret = gdrfab_addrmap_put(&av->by_name, a, *slot);
 			if (ret)
 				return ret;
 		}
+		if (!gdrfab_addr_is_service(a)) {
+			e->name = *a;
+			e->state = GDRFAB_AV_NAMED;
+		} else if (learnt_name(av, a, &name)) {
+			resolved(av, *slot, &name);
+		} else {
+			start_asking(av, *slot);
+		}
 	}
-	av->table[*slot].refcnt++;
+	e->refcnt++;
 	av->generation++;
 	return 0;
+}
+
+/* The i-th address of an array in the AV's format, in gdrfab's form;
+ * *next moves past it. */
+static int import_nth(struct gdrfab_av *av, const void *array, size_t i,
+		      const uint8_t **next, struct gdrfab_addr *out)
+{
+	char why[160];
+	size_t used;
+	const void *addr = *next;
+	int ret;
+
+	if (av->fmt == GDRFAB_FMT_STR)
+		addr = ((const char *const *)array)[i];
+	ret = gdrfab_addr_import(av->fmt, addr,
+				 av->fmt == GDRFAB_FMT_NATIVE
+					 ? sizeof(struct gdrfab_addr)
+					 : sizeof(struct sockaddr_in6),
+				 false, out, &used, why, sizeof(why));
+	if (av->fmt != GDRFAB_FMT_STR)
+		*next += used ? used : sizeof(struct gdrfab_addr);
+	if (ret)
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: address %zu: %s\n", i,
+			    why);
+	return ret;
 }
 
 static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
@@ -103,6 +320,7 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	struct gdrfab_av *av =
 		gdrfab_container_of(av_fid, struct gdrfab_av, fid);
 	int *errors = (flags & FI_SYNC_ERR) ? context : NULL;
+	const uint8_t *next = addr;
 	int inserted = 0;
 
 	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR)) {
@@ -123,10 +341,12 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	}
 	gdrfab_lock_acquire(&av->lock);
 	for (size_t i = 0; i < count; i++) {
+		struct gdrfab_addr a;
 		size_t slot;
-		int ret = insert_one(av, (const struct gdrfab_addr *)addr + i,
-				     i, &slot);
+		int ret = import_nth(av, addr, i, &next, &a);
 
+		if (!ret)
+			ret = insert_one(av, &a, &slot);
 		if (errors)
 			errors[i] = -ret;
 		if (fi_addr)
@@ -138,26 +358,76 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	return inserted;
 }
 
-/* The endpoint name behind node:service: a gdrfab:// name itself, or asked
- * of the endpoint listening there (gdrfab_ns.h). */
-static int name_of(const char *node, const char *service,
-		   struct gdrfab_addr *name)
+/* Inserts one address in gdrfab's form (insertsvc, insertsym). */
+static int insert_native(struct gdrfab_av *av, const struct gdrfab_addr *a,
+			 fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
-	if (!strncmp(node, "gdrfab://", 9))
-		return gdrfab_addr_from_str(node, name) ? -FI_EINVAL : 0;
-	return gdrfab_ns_resolve(node, service, name);
+	int *errors = (flags & FI_SYNC_ERR) ? context : NULL;
+	size_t slot;
+	int ret;
+
+	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR)) {
+		GDRFAB_WARN(FI_LOG_AV,
+			    "fi_av_insertsvc: unsupported flags "
+			    "0x%llx\n",
+			    (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	gdrfab_lock_acquire(&av->lock);
+	ret = insert_one(av, a, &slot);
+	gdrfab_lock_release(&av->lock);
+	if (errors)
+		errors[0] = -ret;
+	if (fi_addr)
+		*fi_addr = ret ? FI_ADDR_NOTAVAIL : (fi_addr_t)slot;
+	return ret ? ret : 1;
 }
 
-static int av_insertsvc(struct fid_av *av, const char *node,
+/* The address behind node:service: a gdrfab:// or fi_sockaddr_in://
+ * string as node (service NULL, as fi_av(3) allows), or the service
+ * address of host:port, asked in the background. */
+static int name_of(const char *node, const char *service,
+		   struct gdrfab_addr *out)
+{
+	char why[160];
+	size_t used;
+
+	if (!strncmp(node, "gdrfab://", 9) ||
+	    !strncasecmp(node, "fi_sockaddr_in://", 17)) {
+		if (service) {
+			GDRFAB_WARN(FI_LOG_AV,
+				    "fi_av_insertsvc: with an address string "
+				    "as node, service must be NULL\n");
+			return -FI_EINVAL;
+		}
+		if (gdrfab_addr_import(GDRFAB_FMT_STR, node, 0, false, out,
+				       &used, why, sizeof(why))) {
+			GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsvc: %s\n", why);
+			return -FI_EINVAL;
+		}
+		return 0;
+	}
+	if (!service) {
+		GDRFAB_WARN(FI_LOG_AV,
+			    "fi_av_insertsvc: node \"%.64s\" needs a "
+			    "service\n",
+			    node);
+		return -FI_EINVAL;
+	}
+	return gdrfab_ns_service_addr(node, service, out);
+}
+
+static int av_insertsvc(struct fid_av *av_fid, const char *node,
 			const char *service, fi_addr_t *fi_addr, uint64_t flags,
 			void *context)
 {
+	struct gdrfab_av *av =
+		gdrfab_container_of(av_fid, struct gdrfab_av, fid);
 	struct gdrfab_addr name;
 	int ret;
 
-	if (!node || !service) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsvc: node and service "
-				       "are both needed\n");
+	if (!node) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsvc: node is NULL\n");
 		return -FI_EINVAL;
 	}
 	ret = name_of(node, service, &name);
@@ -166,7 +436,7 @@ static int av_insertsvc(struct fid_av *av, const char *node,
 			*fi_addr = FI_ADDR_NOTAVAIL;
 		return ret;
 	}
-	return av_insert(av, &name, 1, fi_addr, flags, context);
+	return insert_native(av, &name, fi_addr, flags, context);
 }
 
 /* The i-th node after base: an IPv4 address counted up, or a name whose
@@ -207,11 +477,17 @@ static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
 				       "are both needed\n");
 		return -FI_EINVAL;
 	}
+	if (flags & FI_SYNC_ERR) {
+		GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsym: FI_SYNC_ERR is not "
+				       "supported here\n");
+		return -FI_EBADFLAGS;
+	}
 	port = strtoul(service, &end, 10);
-	if (*end || !port || port + svccnt - 1 > 65535) {
+	if (!*service || *end || !port || !svccnt ||
+	    port + svccnt - 1 > 65535 || strlen(node) >= sizeof(host)) {
 		GDRFAB_WARN(FI_LOG_AV,
-			    "fi_av_insertsym: service \"%s\" and %zu after it "
-			    "are no UDP ports\n",
+			    "fi_av_insertsym: service \"%.16s\" and %zu after "
+			    "it are no UDP ports (or node is too long)\n",
 			    service, svccnt);
 		return -FI_EINVAL;
 	}
@@ -222,7 +498,12 @@ static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
 			int ret = nth_node(node, n, host, sizeof(host));
 
 			snprintf(svc, sizeof(svc), "%lu", port + v);
-			if (!ret)
+			if (ret)
+				GDRFAB_WARN(FI_LOG_AV,
+					    "fi_av_insertsym: no node %zu "
+					    "after \"%.64s\"\n",
+					    n, node);
+			else
 				ret = av_insertsvc(av, host, svc, out, flags,
 						   context);
 			if (ret == 1)
@@ -237,6 +518,28 @@ static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
 static bool valid_fi_addr(const struct gdrfab_av *av, fi_addr_t fi_addr)
 {
 	return fi_addr < av->used && av->table[fi_addr].refcnt;
+}
+
+/* Forgets what maps to a slot being freed; the caller holds the lock. */
+static void unmap_slot(struct gdrfab_av *av, size_t slot)
+{
+	struct gdrfab_av_entry *e = &av->table[slot];
+	uint64_t mapped;
+
+	if (!gdrfab_addrmap_get(&av->by_name, &e->addr, &mapped) &&
+	    mapped == slot)
+		gdrfab_addrmap_del(&av->by_name, &e->addr);
+	if (e->state == GDRFAB_AV_RESOLVED &&
+	    !gdrfab_addrmap_get(&av->by_name, &e->name, &mapped) &&
+	    mapped == slot)
+		gdrfab_addrmap_del(&av->by_name, &e->name);
+	for (size_t i = 0; i < av->asking_cnt; i++) {
+		if (av->asking[i] == slot) {
+			ask_list_del(av, i);
+			break;
+		}
+	}
+	e->state = GDRFAB_AV_NAMED;
 }
 
 static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
@@ -261,13 +564,7 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 			continue;
 		}
 		if (!--av->table[fi_addr[i]].refcnt) {
-			uint64_t mapped;
-			const struct gdrfab_addr *a =
-				&av->table[fi_addr[i]].addr;
-
-			if (!gdrfab_addrmap_get(&av->by_name, a, &mapped) &&
-			    mapped == fi_addr[i])
-				gdrfab_addrmap_del(&av->by_name, a);
+			unmap_slot(av, fi_addr[i]);
 			if (fi_addr[i] < av->free_hint)
 				av->free_hint = fi_addr[i];
 		}
@@ -282,7 +579,7 @@ static int av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 {
 	struct gdrfab_av *av =
 		gdrfab_container_of(av_fid, struct gdrfab_av, fid);
-	int ret = 0;
+	int ret;
 
 	if (!addrlen || (!addr && *addrlen))
 		return -FI_EINVAL;
@@ -290,33 +587,46 @@ static int av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 	if (!valid_fi_addr(av, fi_addr)) {
 		ret = -FI_EINVAL;
 	} else {
-		/* A NULL buffer of length 0 only asks for the size. */
-		if (*addrlen)
-			memcpy(addr, &av->table[fi_addr].addr,
-			       GDRFAB_MIN(*addrlen,
-					  sizeof(struct gdrfab_addr)));
-		*addrlen = sizeof(struct gdrfab_addr);
+		/* The address as inserted, in the AV's format; a buffer too
+		 * small gets what fits, and the size it needs (fi_av(3)). */
+		size_t len = *addrlen;
+
+		ret = gdrfab_addr_export(av->fmt, &av->table[fi_addr].addr,
+					 addr, &len);
+		if (ret == -FI_ETOOSMALL && av->fmt == GDRFAB_FMT_STR &&
+		    *addrlen) {
+			gdrfab_addr_to_str(&av->table[fi_addr].addr, addr,
+					   *addrlen);
+		}
+		if (ret == -FI_ETOOSMALL)
+			ret = 0;
+		*addrlen = len;
 	}
 	gdrfab_lock_release(&av->lock);
 	return ret;
 }
 
-static const char *av_straddr(struct fid_av *av, const void *addr, char *buf,
-			      size_t *len)
+static const char *av_straddr(struct fid_av *av_fid, const void *addr,
+			      char *buf, size_t *len)
 {
-	char why[128];
-	size_t need;
+	struct gdrfab_av *av =
+		gdrfab_container_of(av_fid, struct gdrfab_av, fid);
+	struct gdrfab_addr a;
+	char why[160];
+	size_t used, need;
 
-	(void)av;
 	if (!len)
 		return NULL;
-	if (gdrfab_addr_validate(addr, sizeof(struct gdrfab_addr), why,
-				 sizeof(why)))
+	if (gdrfab_addr_import(av->fmt, addr,
+			       av->fmt == GDRFAB_FMT_NATIVE
+				       ? sizeof(struct gdrfab_addr)
+				       : sizeof(struct sockaddr_in6),
+			       true, &a, &used, why, sizeof(why)))
 		need = (size_t)snprintf(buf, buf ? *len : 0,
 					"(invalid gdrfab address)") +
 		       1;
 	else
-		need = gdrfab_addr_to_str(addr, buf, buf ? *len : 0) + 1;
+		need = gdrfab_addr_to_str(&a, buf, buf ? *len : 0) + 1;
 	*len = need;
 	return buf;
 }
@@ -328,20 +638,63 @@ static int av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 	return -FI_ENOSYS;
 }
 
-int gdrfab_av_get_addr(struct gdrfab_av *av, fi_addr_t fi_addr,
-		       struct gdrfab_addr *out)
+int gdrfab_av_peer(struct gdrfab_av *av, fi_addr_t fi_addr,
+		   struct gdrfab_addr *out, struct gdrfab_addr *inserted)
 {
 	int ret = -FI_EINVAL;
 
 	gdrfab_lock_acquire(&av->lock);
 	if (valid_fi_addr(av, fi_addr)) {
-		*out = av->table[fi_addr].addr;
-		ret = 0;
+		struct gdrfab_av_entry *e = &av->table[fi_addr];
+
+		*inserted = e->addr;
+		switch (e->state) {
+		case GDRFAB_AV_NAMED:
+		case GDRFAB_AV_RESOLVED:
+			*out = e->name;
+			ret = 0;
+			break;
+		case GDRFAB_AV_SILENT:
+			/* Someone needs it again: ask again. */
+			start_asking(av, fi_addr);
+			/* fall through */
+		default: *out = e->addr; ret = -FI_EAGAIN;
+		}
 	}
 	gdrfab_lock_release(&av->lock);
-	if (ret)
+	if (ret == -FI_EINVAL)
 		GDRFAB_WARN(FI_LOG_AV, "fi_addr %llu is not in the AV\n",
 			    (unsigned long long)fi_addr);
+	return ret;
+}
+
+int gdrfab_av_get_addr(struct gdrfab_av *av, fi_addr_t fi_addr,
+		       struct gdrfab_addr *out)
+{
+	struct gdrfab_addr inserted;
+
+	return gdrfab_av_peer(av, fi_addr, out, &inserted);
+}
+
+int gdrfab_av_service_status(struct gdrfab_av *av,
+			     const struct gdrfab_addr *svc,
+			     struct gdrfab_addr *name)
+{
+	int ret = -FI_EHOSTUNREACH;
+	uint64_t slot;
+
+	gdrfab_lock_acquire(&av->lock);
+	if (!gdrfab_addrmap_get(&av->by_name, svc, &slot)) {
+		const struct gdrfab_av_entry *e = &av->table[slot];
+
+		if (e->state == GDRFAB_AV_RESOLVED) {
+			*name = e->name;
+			ret = 0;
+		} else if (e->state == GDRFAB_AV_ASKING) {
+			ret = -FI_EAGAIN;
+		}
+	}
+	gdrfab_lock_release(&av->lock);
 	return ret;
 }
 
@@ -379,6 +732,12 @@ static int av_close(struct fid *fid)
 	}
 	gdrfab_lock_fini(&av->lock);
 	gdrfab_addrmap_fini(&av->by_name);
+	gdrfab_addrmap_fini(&av->learnt_by_svc);
+	if (av->ns_fd >= 0)
+		close(av->ns_fd);
+	av->ns_fd = -1;
+	free(av->asking);
+	free(av->learnt);
 	atomic_fetch_sub(&av->domain->ref, 1);
 	free(av->table);
 	av->table = NULL;
@@ -481,6 +840,15 @@ int gdrfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		free(av);
 		return -FI_ENOMEM;
 	}
+	if (gdrfab_addrmap_init(&av->learnt_by_svc)) {
+		gdrfab_addrmap_fini(&av->by_name);
+		free(av->table);
+		free(av);
+		return -FI_ENOMEM;
+	}
+	av->ns_fd = -1;
+	atomic_init(&av->any_asking, false);
+	av->fmt = gdrfab_fmt_of(domain->info->addr_format);
 	gdrfab_lock_init(&av->lock, gdrfab_domain_locks(domain));
 	atomic_init(&av->ref, 0);
 	av->fid.fid.fclass = FI_CLASS_AV;

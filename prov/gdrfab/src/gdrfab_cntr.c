@@ -112,6 +112,12 @@ static int cntr_wait(struct fid_cntr *fid, uint64_t threshold, int timeout)
 	}
 }
 
+uint64_t gdrfab_cntr_events(struct gdrfab_cntr *cntr)
+{
+	progress_eps(cntr);
+	return atomic_load(&cntr->value) + atomic_load(&cntr->errors);
+}
+
 int gdrfab_cntr_trywait(struct gdrfab_cntr *cntr)
 {
 	if (cntr->signal.fd < 0)
@@ -150,6 +156,8 @@ static int cntr_close(struct fid *fid)
 			    atomic_load(&cntr->ref));
 		return -FI_EBUSY;
 	}
+	if (cntr->wait_set)
+		gdrfab_waitset_leave(cntr->wait_set, &cntr->fid.fid);
 	gdrfab_signal_fini(&cntr->signal);
 	gdrfab_eplist_fini(&cntr->eps);
 	atomic_fetch_sub(&cntr->domain->ref, 1);
@@ -225,6 +233,13 @@ int gdrfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	case FI_WAIT_FD:
 	case FI_WAIT_YIELD: break;
 	case FI_WAIT_SET:
+		if (!gdrfab_is_waitset(attr->wait_set ? &attr->wait_set->fid
+						      : NULL)) {
+			GDRFAB_WARN(FI_LOG_CNTR, "fi_cntr_open: FI_WAIT_SET "
+						 "without a gdrfab wait set\n");
+			return -FI_EINVAL;
+		}
+		break;
 	case FI_WAIT_MUTEX_COND:
 		GDRFAB_WARN(FI_LOG_CNTR,
 			    "fi_cntr_open: wait object %s is not "
@@ -245,7 +260,7 @@ int gdrfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	cntr->domain = domain;
 	cntr->wait_obj = wait_obj == FI_WAIT_UNSPEC ? FI_WAIT_FD : wait_obj;
 	cntr->signal.fd = -1;
-	if (cntr->wait_obj == FI_WAIT_FD &&
+	if ((cntr->wait_obj == FI_WAIT_FD || cntr->wait_obj == FI_WAIT_SET) &&
 	    (ret = gdrfab_signal_init(&cntr->signal))) {
 		free(cntr);
 		return ret;
@@ -258,7 +273,23 @@ int gdrfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	cntr->fid.fid.context = context;
 	cntr->fid.fid.ops = &cntr_fi_ops;
 	cntr->fid.ops = &cntr_ops;
+	if (cntr->wait_obj == FI_WAIT_SET) {
+		ret = gdrfab_waitset_join(attr->wait_set, &cntr->fid.fid);
+		if (ret) {
+			gdrfab_signal_fini(&cntr->signal);
+			gdrfab_eplist_fini(&cntr->eps);
+			free(cntr);
+			return ret;
+		}
+		cntr->wait_set = attr->wait_set;
+	}
 	atomic_fetch_add(&domain->ref, 1);
 	*out = &cntr->fid;
 	return 0;
+}
+
+bool gdrfab_is_cntr(const struct fid *fid)
+{
+	return fid && !gdrfab_fid_dead(fid) && fid->fclass == FI_CLASS_CNTR &&
+	       fid->ops == &cntr_fi_ops;
 }

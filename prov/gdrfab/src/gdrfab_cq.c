@@ -148,6 +148,17 @@ static ssize_t cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 	return 1;
 }
 
+bool gdrfab_cq_ready(struct gdrfab_cq *cq)
+{
+	bool pending;
+
+	progress_eps(cq);
+	gdrfab_lock_acquire(&cq->lock);
+	pending = cq->count || cq->err_head;
+	gdrfab_lock_release(&cq->lock);
+	return pending;
+}
+
 int gdrfab_cq_trywait(struct gdrfab_cq *cq)
 {
 	bool pending;
@@ -272,6 +283,8 @@ static int cq_close(struct fid *fid)
 		free(cq->err_returned->e.err_data);
 		free(cq->err_returned);
 	}
+	if (cq->wait_set)
+		gdrfab_waitset_leave(cq->wait_set, &cq->fid.fid);
 	gdrfab_signal_fini(&cq->signal);
 	gdrfab_lock_fini(&cq->lock);
 	gdrfab_eplist_fini(&cq->eps);
@@ -409,6 +422,14 @@ static int check_attr(const struct fi_cq_attr *attr)
 	case FI_WAIT_FD:
 	case FI_WAIT_YIELD: break;
 	case FI_WAIT_SET:
+		if (!gdrfab_is_waitset(attr->wait_set ? &attr->wait_set->fid
+						      : NULL)) {
+			GDRFAB_WARN(FI_LOG_CQ,
+				    "fi_cq_open: FI_WAIT_SET without "
+				    "a gdrfab wait set\n");
+			return -FI_EINVAL;
+		}
+		break;
 	case FI_WAIT_MUTEX_COND:
 		GDRFAB_WARN(FI_LOG_CQ,
 			    "fi_cq_open: wait object %s is not "
@@ -465,8 +486,10 @@ int gdrfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 			     GDRFAB_CQ_RING_START_MAX);
 	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
 	cq->signal.fd = -1;
-	if (!cq->ring || (cq->wait_obj == FI_WAIT_FD &&
-			  (ret = gdrfab_signal_init(&cq->signal)))) {
+	/* A wait set waits on its members' eventfds. */
+	if (!cq->ring ||
+	    ((cq->wait_obj == FI_WAIT_FD || cq->wait_obj == FI_WAIT_SET) &&
+	     (ret = gdrfab_signal_init(&cq->signal)))) {
 		free(cq->ring);
 		free(cq);
 		return ret ? ret : -FI_ENOMEM;
@@ -479,7 +502,25 @@ int gdrfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	cq->fid.fid.context = context;
 	cq->fid.fid.ops = &cq_fi_ops;
 	cq->fid.ops = &cq_ops;
+	if (cq->wait_obj == FI_WAIT_SET) {
+		ret = gdrfab_waitset_join(attr->wait_set, &cq->fid.fid);
+		if (ret) {
+			gdrfab_signal_fini(&cq->signal);
+			gdrfab_lock_fini(&cq->lock);
+			gdrfab_eplist_fini(&cq->eps);
+			free(cq->ring);
+			free(cq);
+			return ret;
+		}
+		cq->wait_set = attr->wait_set;
+	}
 	atomic_fetch_add(&domain->ref, 1);
 	*out = &cq->fid;
 	return 0;
+}
+
+bool gdrfab_is_cq(const struct fid *fid)
+{
+	return fid && !gdrfab_fid_dead(fid) && fid->fclass == FI_CLASS_CQ &&
+	       fid->ops == &cq_fi_ops;
 }

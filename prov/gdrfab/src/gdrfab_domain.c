@@ -63,14 +63,6 @@ static int nosys_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static int nosys_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-			   struct fid_poll **poll)
-{
-	(void)domain, (void)attr, (void)poll;
-	GDRFAB_WARN(FI_LOG_DOMAIN, "poll sets are not supported\n");
-	return -FI_ENOSYS;
-}
-
 static int nosys_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 			 struct fid_stx **stx, void *context)
 {
@@ -150,7 +142,7 @@ static struct fi_ops_domain domain_ops = {
 	.endpoint = gdrfab_endpoint_open,
 	.scalable_ep = nosys_scalable_ep,
 	.cntr_open = gdrfab_cntr_open,
-	.poll_open = nosys_poll_open,
+	.poll_open = gdrfab_poll_open,
 	.stx_ctx = nosys_stx_ctx,
 	.srx_ctx = nosys_srx_ctx,
 	.query_atomic = gdrfab_query_atomic,
@@ -158,22 +150,47 @@ static struct fi_ops_domain domain_ops = {
 	.endpoint2 = domain_endpoint2,
 };
 
-/* Finds the port the info names (its src_addr, else the device's first
- * active port) and records its address. */
+/* The port an info's source address names (in the info's format), in
+ * gdrfab's form; false when it names none. */
+static bool src_of(const struct fi_info *info, struct gdrfab_addr *src)
+{
+	char why[160];
+	size_t used;
+
+	return info->src_addr &&
+	       !gdrfab_addr_import(gdrfab_fmt_of(info->addr_format),
+				   info->src_addr, info->src_addrlen, true, src,
+				   &used, why, sizeof(why));
+}
+
+/* Finds the port the info names (its src_addr: the port number, or for a
+ * socket address the port with that IPv4 address; else the device's
+ * first active port) and records its address. */
 static int find_port(struct gdrfab_domain *domain, const struct fi_info *info)
 {
-	const struct gdrfab_addr *want = info->src_addr;
+	struct gdrfab_addr want, here = {0};
+	bool by_src = src_of(info, &want);
 	struct gdrfab_port_desc *ports;
+	uint32_t ip_want = 0, ip_here;
 	int n, ret = -FI_ENODEV;
 
-	n = gdrfab_verbs_list_ports(&ports);
+	if (by_src && !want.port_num)
+		gdrfab_addr_ipv4(&want, &ip_want);
+	/* Afresh (and the cache with it): a port fi_getinfo listed a moment
+	 * ago may be down now, or have another address. */
+	n = gdrfab_verbs_list_ports(&ports, true);
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
 		const struct gdrfab_port_desc *p = &ports[i];
 
-		if (strcmp(p->dev_name, info->domain_attr->name) ||
-		    !p->active || (want && want->port_num != p->port_num))
+		memcpy(here.gid, p->gid.raw, sizeof(here.gid));
+		if (strcmp(p->dev_name, info->domain_attr->name) || !p->active)
+			continue;
+		if (by_src && want.port_num && want.port_num != p->port_num)
+			continue;
+		if (by_src && !want.port_num &&
+		    (!gdrfab_addr_ipv4(&here, &ip_here) || ip_here != ip_want))
 			continue;
 		domain->port_num = p->port_num;
 		domain->max_msg_sz = p->max_msg_sz;
@@ -196,7 +213,9 @@ static int find_port(struct gdrfab_domain *domain, const struct fi_info *info)
 
 static int check_info(struct gdrfab_fabric *fabric, const struct fi_info *info)
 {
-	char why[128];
+	struct gdrfab_addr src;
+	char why[160];
+	size_t used;
 
 	if (!info || !info->domain_attr || !info->domain_attr->name) {
 		GDRFAB_WARN(FI_LOG_DOMAIN, "fi_domain: info names no domain\n");
@@ -210,9 +229,16 @@ static int check_info(struct gdrfab_fabric *fabric, const struct fi_info *info)
 			    fabric->name);
 		return -FI_EINVAL;
 	}
+	if (gdrfab_fmt_of(info->addr_format) == GDRFAB_FMT_NONE) {
+		GDRFAB_WARN(FI_LOG_DOMAIN,
+			    "fi_domain: address format %s is not gdrfab's\n",
+			    fi_tostr(&info->addr_format, FI_TYPE_ADDR_FORMAT));
+		return -FI_EINVAL;
+	}
 	if (info->src_addr &&
-	    gdrfab_addr_validate(info->src_addr, info->src_addrlen, why,
-				 sizeof(why))) {
+	    gdrfab_addr_import(gdrfab_fmt_of(info->addr_format), info->src_addr,
+			       info->src_addrlen, true, &src, &used, why,
+			       sizeof(why))) {
 		GDRFAB_WARN(FI_LOG_DOMAIN, "fi_domain: src_addr: %s\n", why);
 		return -FI_EINVAL;
 	}

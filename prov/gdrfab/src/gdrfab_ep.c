@@ -22,8 +22,10 @@
 #include "gdrfab_quarantine.h"
 #include "gdrfab_ud.h"
 
-#define EP_CQ_FLAGS   (FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)
-#define EP_CNTR_FLAGS (FI_SEND | FI_RECV | FI_READ | FI_WRITE)
+#define EP_CQ_FLAGS (FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)
+#define EP_CNTR_FLAGS                                                          \
+	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |             \
+	 FI_REMOTE_WRITE)
 
 /* Manual progress: reads of the endpoint's CQs and counters land here. */
 void gdrfab_ep_progress(struct gdrfab_ep *ep)
@@ -86,20 +88,23 @@ static int bind_cntr(struct gdrfab_ep *ep, struct gdrfab_cntr *cntr,
 		{FI_RECV, GDRFAB_CNTR_RECV},
 		{FI_READ, GDRFAB_CNTR_READ},
 		{FI_WRITE, GDRFAB_CNTR_WRITE},
+		{FI_REMOTE_READ, GDRFAB_CNTR_REMOTE_READ},
+		{FI_REMOTE_WRITE, GDRFAB_CNTR_REMOTE_WRITE},
 	};
 	int ret;
 
-	if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+	if ((flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) &&
+	    !(ep->info->caps & FI_RMA_EVENT)) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind(cntr): remote access "
-					    "counters need FI_RMA_EVENT, which "
-					    "gdrfab does not offer\n");
-		return -FI_ENOSYS;
+					    "counters need the endpoint's "
+					    "caps to have FI_RMA_EVENT\n");
+		return -FI_EINVAL;
 	}
 	if (!flags || (flags & ~(uint64_t)EP_CNTR_FLAGS)) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
 			    "fi_ep_bind(cntr): flags 0x%llx "
-			    "must be FI_SEND, FI_RECV, FI_READ "
-			    "and/or FI_WRITE\n",
+			    "must be FI_SEND, FI_RECV, FI_READ, FI_WRITE, "
+			    "FI_REMOTE_READ and/or FI_REMOTE_WRITE\n",
 			    (unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
@@ -118,6 +123,8 @@ static int bind_cntr(struct gdrfab_ep *ep, struct gdrfab_cntr *cntr,
 		if (flags & map[i].flag)
 			ep->cntrs[map[i].slot] = cntr;
 	}
+	if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE))
+		ep->rma_events = true;
 	return 0;
 }
 
@@ -213,23 +220,39 @@ static uint32_t random_ep_id(void)
 	return id;
 }
 
+/* The endpoint's address format: its domain's. */
+static enum gdrfab_fmt ep_fmt(const struct gdrfab_ep *ep)
+{
+	return gdrfab_fmt_of(ep->domain->info->addr_format);
+}
+
 /* The UDP port named in the source address: peers' fi_getinfo(node,
  * service) and fi_av_insertsvc ask there for this endpoint's name. Not
  * fatal when taken: applications open several endpoints from one fi_info
  * (and so one service), and the first answers; the others are reached by
- * their names. */
+ * their names. With socket addresses the endpoint's name is IP:port, so
+ * it always listens (on a port of the kernel's choosing when none was
+ * named), and a port it cannot have fails fi_enable. */
 static int listen_for_names(struct gdrfab_ep *ep)
 {
-	if (!ep->ns_service)
+	bool sin = ep_fmt(ep) == GDRFAB_FMT_SIN;
+	int err;
+
+	if (!ep->ns_service && !sin)
 		return 0;
 	ep->ns = gdrfab_ns_start(&ep->domain->port_addr, ep->ns_service,
 				 &ep->name);
-	if (!ep->ns)
+	if (!ep->ns) {
+		err = errno;
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
 			    "fi_enable: cannot answer name queries on UDP "
-			    "port %u (%s): this endpoint is found by its "
-			    "name only\n",
-			    ep->ns_service, strerror(errno));
+			    "port %u (%s): %s\n",
+			    ep->ns_service, strerror(err),
+			    sin ? "no socket address for this endpoint"
+				: "this endpoint is found by its name only");
+		return sin ? gdrfab_errno_to_fi(err) : 0;
+	}
+	ep->ns_service = gdrfab_ns_port(ep->ns);
 	return 0;
 }
 
@@ -308,7 +331,8 @@ static int ep_control(struct fid *fid, int command, void *arg)
 static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct gdrfab_ep *ep = ep_of(fid);
-	size_t len;
+	struct gdrfab_addr svc;
+	uint32_t ip;
 	int ret = 0;
 
 	if (!addrlen || (!addr && *addrlen))
@@ -319,13 +343,13 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 					    "name includes the endpoint's "
 					    "queue pair, made by fi_enable\n");
 		ret = -FI_EOPBADSTATE;
+	} else if (ep_fmt(ep) == GDRFAB_FMT_SIN) {
+		/* Its name is where it answers name queries. */
+		gdrfab_addr_ipv4(&ep->domain->port_addr, &ip);
+		gdrfab_addr_make_service(&svc, ip, ep->ns_service);
+		ret = gdrfab_addr_export(GDRFAB_FMT_SIN, &svc, addr, addrlen);
 	} else {
-		len = GDRFAB_MIN(*addrlen, sizeof(ep->name));
-		if (len)
-			memcpy(addr, &ep->name, len);
-		if (*addrlen < sizeof(ep->name))
-			ret = -FI_ETOOSMALL;
-		*addrlen = sizeof(ep->name);
+		ret = gdrfab_addr_export(ep_fmt(ep), &ep->name, addr, addrlen);
 	}
 	gdrfab_lock_release(&ep->lock);
 	return ret;
@@ -334,17 +358,23 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 static int ep_setname(fid_t fid, void *addr, size_t addrlen)
 {
 	struct gdrfab_ep *ep = ep_of(fid);
-	const struct gdrfab_addr *a = addr;
-	char why[128];
+	const struct gdrfab_addr *port = &ep->domain->port_addr;
+	struct gdrfab_addr a;
+	uint32_t want, have;
+	char why[160];
+	size_t used;
 	int ret;
 
-	ret = gdrfab_addr_validate(addr, addrlen, why, sizeof(why));
+	ret = gdrfab_addr_import(ep_fmt(ep), addr, addrlen, true, &a, &used,
+				 why, sizeof(why));
 	if (ret) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_setname: %s\n", why);
 		return ret;
 	}
-	if (memcmp(a->gid, ep->domain->port_addr.gid, sizeof(a->gid)) ||
-	    a->port_num != ep->domain->port_addr.port_num || a->qpn_be) {
+	if (!a.port_num ? !gdrfab_addr_ipv4(&a, &want) ||
+				  !gdrfab_addr_ipv4(port, &have) || want != have
+			: memcmp(a.gid, port->gid, sizeof(a.gid)) ||
+				  a.port_num != port->port_num || a.qpn_be) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_setname: the name must be this "
 					    "domain's port with qpn 0 (the "
 					    "queue pair is assigned by "
@@ -355,10 +385,12 @@ static int ep_setname(fid_t fid, void *addr, size_t addrlen)
 	if (ep->enabled) {
 		ret = -FI_EOPBADSTATE;
 	} else {
-		ep->name = *a;
-		ep->name.reserved = 0; /* a service is no part of the name */
-		ep->ns_service = gdrfab_addr_service(a);
-		ep->name_set = true;
+		if (a.port_num) {
+			ep->name = a;
+			ep->name.reserved = 0; /* no part of the name */
+			ep->name_set = true;
+		}
+		ep->ns_service = gdrfab_addr_service(&a);
 	}
 	gdrfab_lock_release(&ep->lock);
 	return ret;
@@ -620,8 +652,16 @@ int gdrfab_endpoint_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	gdrfab_lock_init(&ep->lock, gdrfab_domain_locks(domain));
 	ep->fid.fid.fclass = FI_CLASS_EP;
-	if (info->src_addr)
-		ep->ns_service = gdrfab_addr_service(info->src_addr);
+	if (info->src_addr) {
+		struct gdrfab_addr src;
+		char why[160];
+		size_t used;
+
+		if (!gdrfab_addr_import(gdrfab_fmt_of(info->addr_format),
+					info->src_addr, info->src_addrlen, true,
+					&src, &used, why, sizeof(why)))
+			ep->ns_service = gdrfab_addr_service(&src);
+	}
 	ep->fid.fid.context = context;
 	ep->fid.fid.ops = &ep_fi_ops;
 	ep->fid.ops = &ep_ops;

@@ -52,6 +52,11 @@ static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 			ret = gdrfab_cntr_trywait(gdrfab_container_of(
 				fids[i], struct gdrfab_cntr, fid.fid));
 			break;
+		case FI_CLASS_WAIT:
+			if (!gdrfab_is_waitset(fids[i]))
+				return -FI_EINVAL;
+			ret = gdrfab_waitset_trywait(fids[i]);
+			break;
 		default:
 			GDRFAB_WARN(FI_LOG_FABRIC,
 				    "fi_trywait: fid class %zu has no wait "
@@ -71,15 +76,6 @@ static int no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	(void)fabric, (void)info, (void)pep, (void)context;
 	GDRFAB_WARN(FI_LOG_FABRIC, "passive endpoints: gdrfab is FI_EP_RDM "
 				   "only\n");
-	return -FI_ENOSYS;
-}
-
-static int no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
-			struct fid_wait **waitset)
-{
-	(void)fabric, (void)attr, (void)waitset;
-	GDRFAB_WARN(FI_LOG_FABRIC, "wait sets are not supported: use "
-				   "FI_WAIT_FD and fi_trywait\n");
 	return -FI_ENOSYS;
 }
 
@@ -109,7 +105,7 @@ static struct fi_ops_fabric fabric_ops = {
 	.domain = gdrfab_domain_open,
 	.passive_ep = no_passive_ep,
 	.eq_open = gdrfab_eq_open,
-	.wait_open = no_wait_open,
+	.wait_open = gdrfab_wait_open,
 	.trywait = fabric_trywait,
 	.domain2 = fabric_domain2,
 };

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gdrfab.h"
 #include "gdrfab_addr.h"
@@ -14,67 +15,69 @@
 #include "gdrfab_topo.h"
 
 /* FI_SOURCE with a node: the node names a port by its IP address (RoCE),
- * its GID text, its device name, or a gdrfab:// name. */
+ * its GID text, its device name, or a gdrfab:// name; an
+ * fi_sockaddr_in:// node by its IP address (the service is taken apart in
+ * parse_node). */
 static bool node_names_port(const char *node,
 			    const struct gdrfab_port_desc *port)
 {
-	struct gdrfab_addr addr;
+	struct gdrfab_addr addr, here = {0};
+	uint32_t want, have;
 
 	if (!strcmp(node, port->link_address) || !strcmp(node, port->dev_name))
 		return true;
-	if (!gdrfab_addr_from_str(node, &addr))
-		return !memcmp(addr.gid, port->gid.raw, sizeof(addr.gid)) &&
-		       addr.port_num == port->port_num;
-	return false;
+	if (gdrfab_addr_from_str(node, &addr))
+		return false;
+	memcpy(here.gid, port->gid.raw, sizeof(here.gid));
+	if (!addr.port_num)
+		return gdrfab_addr_ipv4(&addr, &want) &&
+		       gdrfab_addr_ipv4(&here, &have) && want == have;
+	return !memcmp(addr.gid, port->gid.raw, sizeof(addr.gid)) &&
+	       addr.port_num == port->port_num;
 }
 
-/* Without FI_SOURCE, a node in gdrfab:// form is the destination. Other
- * nodes (host names, IP addresses) cannot be resolved to an RDM endpoint
- * name: the application exchanges names itself, so they are ignored. */
-static int set_dest_addr(struct fi_info *info, const char *node)
-{
-	struct gdrfab_addr *addr;
-
-	if (strncmp(node, "gdrfab://", 9)) {
-		GDRFAB_INFO(FI_LOG_CORE,
-			    "node \"%s\" is not a gdrfab:// name: no "
-			    "destination address set\n",
-			    node);
-		return 0;
-	}
-	addr = malloc(sizeof(*addr));
-	if (!addr)
-		return -FI_ENOMEM;
-	if (gdrfab_addr_from_str(node, addr)) {
-		free(addr);
-		GDRFAB_WARN(FI_LOG_CORE,
-			    "node \"%s\" is not a valid gdrfab "
-			    "name\n",
-			    node);
-		return -FI_ENODATA;
-	}
-	info->dest_addr = addr;
-	info->dest_addrlen = sizeof(*addr);
-	return 0;
-}
-
-/* What node and service asked for, worked out once for every port. */
+/* What node, service, flags and the hints' addresses asked for, worked
+ * out once for every port. Addresses are held in gdrfab's own form and
+ * handed out in the format asked (gdrfab_addr_export). */
 struct request {
 	const char *node;
 	uint64_t flags;
+	enum gdrfab_fmt fmt;
+	uint32_t addr_format; /* what info->addr_format says */
 	uint16_t src_service; /* FI_SOURCE (or no node): listen there */
-	bool dest_resolved;   /* node:service answered with dest */
+	bool has_dest;	      /* an endpoint's name or a service address */
 	struct gdrfab_addr dest;
 };
 
-static int set_resolved_dest(struct fi_info *info, const struct gdrfab_addr *a)
+static int set_addrs(struct fi_info *info, const struct request *rq)
 {
-	info->dest_addr = malloc(sizeof(*a));
-	if (!info->dest_addr)
-		return -FI_ENOMEM;
-	memcpy(info->dest_addr, a, sizeof(*a));
-	info->dest_addrlen = sizeof(*a);
-	return 0;
+	struct gdrfab_addr src = *(struct gdrfab_addr *)info->src_addr;
+	int ret;
+
+	if (rq->src_service)
+		src.reserved = htonl(GDRFAB_ADDR_SVC_TAG | rq->src_service);
+	free(info->src_addr);
+	info->src_addr = NULL;
+	info->addr_format = rq->addr_format;
+	ret = gdrfab_addr_export_dup(rq->fmt, &src, &info->src_addr,
+				     &info->src_addrlen);
+	if (ret || !rq->has_dest)
+		return ret;
+	free(info->dest_addr);
+	info->dest_addr = NULL;
+	ret = gdrfab_addr_export_dup(rq->fmt, &rq->dest, &info->dest_addr,
+				     &info->dest_addrlen);
+	if (ret == -FI_EINVAL) {
+		char text[128];
+
+		gdrfab_addr_to_str(&rq->dest, text, sizeof(text));
+		GDRFAB_INFO(FI_LOG_CORE,
+			    "%s is no socket address: use FI_ADDR_STR or "
+			    "gdrfab's own format for it\n",
+			    text);
+		return -FI_ENODATA;
+	}
+	return ret;
 }
 
 static int info_for_request(uint32_t version, const struct request *rq,
@@ -83,7 +86,6 @@ static int info_for_request(uint32_t version, const struct request *rq,
 			    struct fi_info **out)
 {
 	const char *node = rq->node;
-	uint64_t flags = rq->flags;
 	struct fi_info *info;
 	char why[256];
 	int ret;
@@ -94,7 +96,7 @@ static int info_for_request(uint32_t version, const struct request *rq,
 			    port->dev_name, port->port_num);
 		return 0;
 	}
-	if (node && (flags & FI_SOURCE) && !node_names_port(node, port))
+	if (node && (rq->flags & FI_SOURCE) && !node_names_port(node, port))
 		return 0;
 	info = gdrfab_info_for_port(port);
 	if (!info)
@@ -106,70 +108,110 @@ static int info_for_request(uint32_t version, const struct request *rq,
 		return 0;
 	}
 	gdrfab_info_apply_hints(info, hints, version);
-	if (rq->src_service && info->src_addr)
-		((struct gdrfab_addr *)info->src_addr)->reserved =
-			htonl(GDRFAB_ADDR_SVC_TAG | rq->src_service);
-	if (rq->dest_resolved) {
-		ret = set_resolved_dest(info, &rq->dest);
-		if (ret) {
-			fi_freeinfo(info);
-			return ret;
-		}
-	} else if (node && !(flags & FI_SOURCE)) {
-		ret = set_dest_addr(info, node);
-		if (ret) {
-			fi_freeinfo(info);
-			return ret;
-		}
-	}
-	if (hints && hints->dest_addr && !info->dest_addr) {
-		char reason[128];
-
-		if (gdrfab_addr_validate(hints->dest_addr, hints->dest_addrlen,
-					 reason, sizeof(reason))) {
-			GDRFAB_WARN(FI_LOG_CORE, "hints->dest_addr: %s\n",
-				    reason);
-			fi_freeinfo(info);
-			return -FI_ENODATA;
-		}
-		info->dest_addr = malloc(hints->dest_addrlen);
-		if (!info->dest_addr) {
-			fi_freeinfo(info);
-			return -FI_ENOMEM;
-		}
-		memcpy(info->dest_addr, hints->dest_addr, hints->dest_addrlen);
-		info->dest_addrlen = hints->dest_addrlen;
+	ret = set_addrs(info, rq);
+	if (ret) {
+		fi_freeinfo(info);
+		return ret == -FI_ENODATA ? 0 : ret;
 	}
 	*out = info;
 	return 0;
 }
 
-/* A service is a UDP port. With FI_SOURCE (or no node) the endpoint will
- * answer name queries there; with a node that is no gdrfab:// name, the
- * endpoint answering at node:service is the destination. */
-static int parse_service(struct request *rq, const char *service)
+static int parse_port(const char *service, uint16_t *port)
 {
 	char *end;
-	unsigned long port;
+	unsigned long p;
 
-	if (!service)
-		return 0;
-	port = strtoul(service, &end, 10);
-	if (!*service || *end || !port || port > 65535) {
+	p = strtoul(service, &end, 10);
+	if (!*service || *end || !p || p > 65535) {
 		GDRFAB_WARN(FI_LOG_CORE,
-			    "service \"%s\" is not a UDP port number\n",
+			    "service \"%.32s\" is not a UDP port number\n",
 			    service);
 		return -FI_ENODATA;
 	}
-	if ((rq->flags & FI_SOURCE) || !rq->node) {
-		rq->src_service = (uint16_t)port;
-		return 0;
+	*port = (uint16_t)p;
+	return 0;
+}
+
+static bool is_addr_str(const char *node)
+{
+	return !strncmp(node, "gdrfab://", 9) ||
+	       !strncasecmp(node, "fi_sockaddr_in://", 17);
+}
+
+/* A service is a UDP port. With FI_SOURCE (or no node) the endpoint will
+ * answer name queries there; with a node, the endpoint answering at
+ * node:service is the destination: its service address, asked for only
+ * once it is inserted into an AV (no query leaves fi_getinfo). A node
+ * may also be an address string (gdrfab:// or fi_sockaddr_in://). */
+static int parse_node(struct request *rq, const char *service)
+{
+	struct gdrfab_addr a;
+	char why[160];
+	size_t used;
+
+	if (rq->node && is_addr_str(rq->node)) {
+		if (gdrfab_addr_import(GDRFAB_FMT_STR, rq->node, 0,
+				       rq->flags & FI_SOURCE, &a, &used, why,
+				       sizeof(why))) {
+			GDRFAB_WARN(FI_LOG_CORE, "node: %s\n", why);
+			return -FI_ENODATA;
+		}
+		if (rq->flags & FI_SOURCE) {
+			rq->src_service = gdrfab_addr_service(&a);
+		} else {
+			rq->dest = a;
+			rq->has_dest = true;
+		}
+		if (!service)
+			return 0;
 	}
-	if (!strncmp(rq->node, "gdrfab://", 9))
-		return 0; /* the name itself */
-	if (gdrfab_ns_resolve(rq->node, service, &rq->dest))
+	if (!service)
+		return 0;
+	if ((rq->flags & FI_SOURCE) || !rq->node)
+		return parse_port(service, &rq->src_service);
+	if (rq->has_dest)
+		return 0; /* the address string says it all */
+	if (gdrfab_ns_service_addr(rq->node, service, &rq->dest))
 		return -FI_ENODATA;
-	rq->dest_resolved = true;
+	rq->has_dest = true;
+	return 0;
+}
+
+/* The hints' format, and the addresses they carry, in gdrfab's form. */
+static int parse_hints(struct request *rq, const struct fi_info *hints)
+{
+	struct gdrfab_addr a;
+	char why[160];
+	size_t used;
+
+	rq->fmt = GDRFAB_FMT_NATIVE;
+	rq->addr_format = FI_FORMAT_UNSPEC;
+	if (!hints)
+		return 0;
+	rq->fmt = gdrfab_fmt_of(hints->addr_format);
+	if (rq->fmt == GDRFAB_FMT_NONE) {
+		GDRFAB_INFO(FI_LOG_CORE,
+			    "address format %s: gdrfab speaks its own, "
+			    "FI_ADDR_STR and FI_SOCKADDR_IN\n",
+			    fi_tostr(&hints->addr_format, FI_TYPE_ADDR_FORMAT));
+		return -FI_ENODATA;
+	}
+	rq->addr_format =
+		rq->fmt == GDRFAB_FMT_SIN ? FI_SOCKADDR_IN : hints->addr_format;
+	if (hints->src_addr && !rq->src_service &&
+	    !gdrfab_addr_import(rq->fmt, hints->src_addr, hints->src_addrlen,
+				true, &a, &used, why, sizeof(why)))
+		rq->src_service = gdrfab_addr_service(&a);
+	if (hints->dest_addr && !rq->has_dest) {
+		if (gdrfab_addr_import(rq->fmt, hints->dest_addr,
+				       hints->dest_addrlen, false, &rq->dest,
+				       &used, why, sizeof(why))) {
+			GDRFAB_WARN(FI_LOG_CORE, "hints->dest_addr: %s\n", why);
+			return -FI_ENODATA;
+		}
+		rq->has_dest = true;
+	}
 	return 0;
 }
 
@@ -185,10 +227,12 @@ int gdrfab_getinfo(uint32_t version, const char *node, const char *service,
 	if (!info)
 		return -FI_EINVAL;
 	*info = NULL;
-	ret = parse_service(&rq, service);
+	ret = parse_node(&rq, service);
+	if (!ret)
+		ret = parse_hints(&rq, hints);
 	if (ret)
 		return ret;
-	n = gdrfab_verbs_list_ports(&ports);
+	n = gdrfab_verbs_list_ports(&ports, false);
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n && !ret; i++) {

@@ -48,11 +48,42 @@ int gdrfab_mr_mode_needed(uint64_t caps, bool hmem)
 	return mode;
 }
 
-bool gdrfab_mr_local_accepted(const struct fi_info *hints)
+bool gdrfab_mr_local_accepted(const struct fi_info *hints, uint32_t version)
 {
-	return hints && ((hints->mode & FI_LOCAL_MR) ||
-			 (hints->domain_attr &&
-			  (hints->domain_attr->mr_mode & FI_MR_LOCAL)));
+	int user_mode;
+
+	if (!hints)
+		return false;
+	user_mode = hints->domain_attr ? hints->domain_attr->mr_mode : 0;
+	if (user_mode & FI_MR_LOCAL)
+		return true;
+	/* fi_getinfo(3): FI_LOCAL_MR "is ignored if the application version
+	 * is 1.5 or later and the domain mr_mode is set to anything other
+	 * than FI_MR_BASIC or FI_MR_SCALABLE". */
+	return (hints->mode & FI_LOCAL_MR) &&
+	       (FI_VERSION_LT(version, FI_VERSION(1, 5)) ||
+		(user_mode & (FI_MR_BASIC | FI_MR_SCALABLE)));
+}
+
+uint64_t gdrfab_caps_granted(const struct fi_info *prov,
+			     const struct fi_info *hints, uint32_t version)
+{
+	const uint64_t remote = FI_REMOTE_READ | FI_REMOTE_WRITE;
+	uint64_t caps = hints && hints->caps ? hints->caps : prov->caps;
+	int user_mode;
+
+	if (!hints || !hints->domain_attr ||
+	    FI_VERSION_LT(version, FI_VERSION(1, 5)) || !rma_target(caps) ||
+	    (hints->caps & remote))
+		return caps;
+	user_mode = hints->domain_attr->mr_mode;
+	if ((user_mode & (FI_MR_BASIC | FI_MR_SCALABLE)) ||
+	    (user_mode & GDRFAB_MR_BASIC_MAP) == GDRFAB_MR_BASIC_MAP)
+		return caps;
+	/* An initiator: FI_RMA with no direction meant both ways. */
+	if (!(caps & (FI_READ | FI_WRITE)))
+		caps |= (FI_READ | FI_WRITE) & prov->caps;
+	return caps & ~remote;
 }
 
 int gdrfab_mr_mode_ok(uint32_t version, int needed, int user_mode)
@@ -67,9 +98,11 @@ int gdrfab_mr_mode_ok(uint32_t version, int needed, int user_mode)
 		       !(needed & ~GDRFAB_MR_BASIC_MAP);
 	if (user_mode & FI_MR_SCALABLE)
 		return !(user_mode & ~FI_MR_SCALABLE) && !needed;
-	/* 0 leaves the modes to the provider, as libfabric's providers read
-	 * it (ofi_check_mr_mode). */
-	return !user_mode || (user_mode & needed) == needed;
+	/* From API 1.5 on, 0 says the application takes no mode at all
+	 * (fi_domain(3): scalable registration "is the default if no
+	 * mr_mode bits are set"): it suits only caps that need none, which
+	 * gdrfab_caps_granted arranges where it can. */
+	return (user_mode & needed) == needed;
 }
 
 static int match_tx(const struct fi_tx_attr *p, const struct fi_tx_attr *h,
@@ -183,7 +216,9 @@ static int match_domain(uint32_t version, const struct fi_info *prov,
 		      (unsigned long long)(h->caps & ~p->caps));
 	if (h->auth_key_size)
 		UNMET("authorization keys not supported");
-	needed = gdrfab_mr_mode_needed(hints->caps, p->mr_mode & FI_MR_HMEM);
+	needed =
+		gdrfab_mr_mode_needed(gdrfab_caps_granted(prov, hints, version),
+				      p->mr_mode & FI_MR_HMEM);
 	if (!gdrfab_mr_mode_ok(version, needed, h->mr_mode))
 		UNMET("mr_mode 0x%x does not include what gdrfab needs for "
 		      "these caps (%s)",
@@ -195,13 +230,25 @@ static int match_src_addr(const struct fi_info *prov,
 			  const struct fi_info *hints, char *why,
 			  size_t why_len)
 {
-	const struct gdrfab_addr *p = prov->src_addr, *h = hints->src_addr;
-	char reason[128];
+	const struct gdrfab_addr *p = prov->src_addr;
+	struct gdrfab_addr h;
+	uint32_t want, have;
+	char reason[160];
+	size_t used;
 
-	if (gdrfab_addr_validate(h, hints->src_addrlen, reason, sizeof(reason)))
+	if (gdrfab_addr_import(gdrfab_fmt_of(hints->addr_format),
+			       hints->src_addr, hints->src_addrlen, true, &h,
+			       &used, reason, sizeof(reason)))
 		UNMET("src_addr: %s", reason);
-	if (memcmp(h->gid, p->gid, sizeof(p->gid)) ||
-	    h->port_num != p->port_num)
+	/* A socket address (or a service address) names a port by its IPv4
+	 * address. */
+	if (!h.port_num) {
+		if (!gdrfab_addr_ipv4(&h, &want) ||
+		    !gdrfab_addr_ipv4(p, &have) || want != have)
+			UNMET("src_addr is another port's");
+		return 0;
+	}
+	if (memcmp(h.gid, p->gid, sizeof(p->gid)) || h.port_num != p->port_num)
 		UNMET("src_addr is another port's");
 	return 0;
 }
@@ -222,10 +269,18 @@ int gdrfab_info_match(const struct fi_info *prov, const struct fi_info *hints,
 		UNMET("caps %s not supported",
 		      fi_tostr(&(uint64_t){hints->caps & ~prov->caps},
 			       FI_TYPE_CAPS));
-	if (hints->addr_format != FI_FORMAT_UNSPEC &&
-	    hints->addr_format != prov->addr_format)
+	switch (gdrfab_fmt_of(hints->addr_format)) {
+	case GDRFAB_FMT_NONE:
 		UNMET("address format %s not supported",
 		      fi_tostr(&hints->addr_format, FI_TYPE_ADDR_FORMAT));
+	case GDRFAB_FMT_SIN:
+		/* The name service listens on the port's IPv4 address. */
+		if (!gdrfab_addr_ipv4(prov->src_addr, NULL))
+			UNMET("socket addresses need a RoCE port with an IPv4 "
+			      "address");
+		break;
+	default: break;
+	}
 	if (hints->fabric_attr) {
 		const struct fi_fabric_attr *h = hints->fabric_attr;
 
@@ -258,31 +313,42 @@ void gdrfab_info_apply_hints(struct fi_info *info, const struct fi_info *hints,
 			     uint32_t version)
 {
 	struct fi_domain_attr *d = info->domain_attr;
+	uint64_t caps;
 
 	if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
 		d->mr_mode = FI_MR_BASIC;
 	if (!hints)
 		return;
-	if (hints->caps) {
-		info->caps = hints->caps;
-		info->tx_attr->caps = hints->caps;
-		info->rx_attr->caps = hints->caps;
-	}
-	/* The modes returned: all gdrfab offers where the application takes
-	 * them all, else what these caps need, and FI_MR_LOCAL where the
-	 * application takes it (its descriptors then spare gdrfab a
+	caps = gdrfab_caps_granted(info, hints, version);
+	info->caps = caps;
+	/* Each side keeps its own bits of what was granted, narrowed again
+	 * by what the hints ask of that side. */
+	info->tx_attr->caps &= caps;
+	if (hints->tx_attr && hints->tx_attr->caps)
+		info->tx_attr->caps &= hints->tx_attr->caps;
+	info->rx_attr->caps &= caps;
+	if (hints->rx_attr && hints->rx_attr->caps)
+		info->rx_attr->caps &= hints->rx_attr->caps;
+	/* The modes returned: FI_MR_BASIC or FI_MR_SCALABLE as asked (in
+	 * their 1.0 spelling); all gdrfab offers where the application takes
+	 * them all; else what the granted caps need, and FI_MR_LOCAL where
+	 * the application takes it (its descriptors then spare gdrfab a
 	 * registration per operation), as libfabric's util providers narrow
-	 * them (ofi_alter_domain_attr). */
-	if (FI_VERSION_GE(version, FI_VERSION(1, 5)) && hints->domain_attr &&
-	    !(hints->domain_attr->mr_mode & (FI_MR_BASIC | FI_MR_SCALABLE)) &&
-	    (hints->domain_attr->mr_mode & d->mr_mode) != d->mr_mode) {
-		d->mr_mode = gdrfab_mr_mode_needed(hints->caps,
-						   d->mr_mode & FI_MR_HMEM);
-		if (gdrfab_mr_local_accepted(hints))
-			d->mr_mode |= FI_MR_LOCAL;
-	} else if (hints->domain_attr &&
-		   (hints->domain_attr->mr_mode & FI_MR_BASIC)) {
-		d->mr_mode = FI_MR_BASIC; /* as asked, in its 1.0 spelling */
+	 * them (ofi_alter_domain_attr). Never a bit the hints did not
+	 * offer. */
+	if (FI_VERSION_GE(version, FI_VERSION(1, 5)) && hints->domain_attr) {
+		int user_mode = hints->domain_attr->mr_mode;
+
+		if (user_mode & FI_MR_BASIC)
+			d->mr_mode = FI_MR_BASIC;
+		else if (user_mode & FI_MR_SCALABLE)
+			d->mr_mode = FI_MR_SCALABLE;
+		else if ((user_mode & d->mr_mode) != d->mr_mode)
+			d->mr_mode = gdrfab_mr_mode_needed(
+					     caps, d->mr_mode & FI_MR_HMEM) |
+				     (gdrfab_mr_local_accepted(hints, version)
+					      ? FI_MR_LOCAL
+					      : 0);
 	}
 	if (hints->domain_attr) {
 		const struct fi_domain_attr *h = hints->domain_attr;

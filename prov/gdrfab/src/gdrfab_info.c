@@ -23,7 +23,7 @@ static void fill_tx_rx(struct fi_info *info,
 		1, GDRFAB_MIN(port->max_sge, GDRFAB_IOV_LIMIT));
 
 	/* One RC QP per peer delivers sends in order. */
-	info->tx_attr->caps = GDRFAB_CAPS;
+	info->tx_attr->caps = GDRFAB_TX_CAPS;
 	info->tx_attr->msg_order = FI_ORDER_SAS | GDRFAB_ATOMIC_ORDER;
 	info->tx_attr->comp_order = FI_ORDER_NONE;
 	info->tx_attr->inject_size = gdrfab_params.eager_max;
@@ -31,7 +31,7 @@ static void fill_tx_rx(struct fi_info *info,
 		queue_size(gdrfab_params.tx_size, port->max_qp_wr);
 	info->tx_attr->iov_limit = iov;
 	info->tx_attr->rma_iov_limit = 1;
-	info->rx_attr->caps = GDRFAB_CAPS;
+	info->rx_attr->caps = GDRFAB_RX_CAPS;
 	info->rx_attr->msg_order = FI_ORDER_SAS | GDRFAB_ATOMIC_ORDER;
 	info->rx_attr->comp_order = FI_ORDER_NONE;
 	info->rx_attr->size =

@@ -22,6 +22,7 @@ static void gdrfab_cleanup(void)
 	gdrfab_memmon_stop();
 	gdrfab_kmod_fini();
 	gdrfab_topo_cache_fini();
+	gdrfab_verbs_ports_fini();
 	gdrfab_cuda_ptr_fini();
 	gdrfab_cuda_copy_fini();
 	gdrfab_params_fini();

@@ -64,7 +64,10 @@ static int mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	(void)fid, (void)bfid, (void)flags;
 	GDRFAB_WARN(FI_LOG_MR, "fi_mr_bind: gdrfab needs no FI_MR_ENDPOINT "
-			       "binding and offers no FI_RMA_EVENT\n");
+			       "binding, and counts RMA aimed at an endpoint "
+			       "(FI_RMA_EVENT: bind the counter to the "
+			       "endpoint with FI_REMOTE_WRITE/READ), not per "
+			       "memory region\n");
 	return -FI_ENOSYS;
 }
 

@@ -21,7 +21,6 @@
  * the name), so that answering a forged source amplifies nothing. */
 static const char query_magic[8] = "GDRFNS1?";
 static const char answer_magic[8] = "GDRFNS1=";
-#define RETRY_MS 200
 
 struct answer {
 	char magic[8];
@@ -179,74 +178,95 @@ void gdrfab_ns_stop(struct gdrfab_ns_responder *r)
 	free(r);
 }
 
-/* One answer on fd within ms, checked; 1, 0 on timeout, -1 on error. */
-static int wait_answer(int fd, int ms, struct gdrfab_addr *name)
+uint16_t gdrfab_ns_port(const struct gdrfab_ns_responder *r)
 {
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	struct answer a;
-	char why[128];
-	ssize_t n;
+	struct sockaddr_in bound;
+	socklen_t len = sizeof(bound);
 
-	while (poll(&p, 1, ms) > 0) {
-		n = recv(fd, &a, sizeof(a), MSG_DONTWAIT);
-		if (n < 0)
-			return errno == EAGAIN ? 0 : -1;
-		if (n != sizeof(a) ||
-		    memcmp(a.magic, answer_magic, sizeof(a.magic)) ||
-		    gdrfab_addr_validate(&a.name, sizeof(a.name), why,
-					 sizeof(why)) ||
-		    !a.name.qpn_be)
-			continue; /* not an answer: wait on */
-		*name = a.name;
-		return 1;
-	}
-	return 0;
+	if (getsockname(r->fd, (struct sockaddr *)&bound, &len))
+		return 0;
+	return ntohs(bound.sin_port);
 }
 
-int gdrfab_ns_resolve(const char *node, const char *service,
-		      struct gdrfab_addr *name)
+int gdrfab_ns_service_addr(const char *node, const char *service,
+			   struct gdrfab_addr *svc)
 {
 	struct addrinfo hints = {.ai_family = AF_INET,
 				 .ai_socktype = SOCK_DGRAM},
 			*res;
-	long long deadline = gdrfab_tick_ms() + GDRFAB_NS_WAIT_MS;
-	struct answer query = {0};
-	int err = getaddrinfo(node, service, &hints, &res), fd, got = 0;
+	struct sockaddr_in sin;
+	char *end;
+	unsigned long port;
+	int err;
 
-	if (err) {
-		GDRFAB_WARN(FI_LOG_CORE, "%s:%s: %s\n", node, service,
-			    gai_strerror(err));
-		return -FI_ENODATA;
-	}
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen)) {
-		err = errno;
-		freeaddrinfo(res);
-		if (fd >= 0)
-			close(fd);
-		GDRFAB_WARN(FI_LOG_CORE, "asking %s:%s for a gdrfab name: %s\n",
-			    node, service, strerror(err));
-		return -FI_ENODATA;
-	}
-	freeaddrinfo(res);
-	memcpy(query.magic, query_magic, sizeof(query.magic));
-	/* UDP loses datagrams, and the endpoint may not listen yet: ask
-	 * again until the deadline. A "port unreachable" just means not
-	 * yet. */
-	while (!got && gdrfab_tick_ms() < deadline) {
-		(void)send(fd, &query, sizeof(query), 0);
-		got = wait_answer(fd, RETRY_MS, name);
-		if (got < 0)
-			got = 0, usleep(RETRY_MS * 1000);
-	}
-	close(fd);
-	if (!got) {
+	port = service ? strtoul(service, &end, 10) : 0;
+	if (!service || !*service || *end || !port || port > 65535) {
 		GDRFAB_WARN(FI_LOG_CORE,
-			    "no gdrfab endpoint answered at %s:%s within %d "
-			    "ms (is it open, with FI_SOURCE and this "
-			    "service?)\n",
-			    node, service, GDRFAB_NS_WAIT_MS);
+			    "service \"%s\" is not a UDP port number (gdrfab "
+			    "endpoints answer name queries on one)\n",
+			    service ? service : "(null)");
+		return -FI_EINVAL;
+	}
+	err = getaddrinfo(node, service, &hints, &res);
+	if (err) {
+		GDRFAB_WARN(FI_LOG_CORE, "%s:%s: %s\n", node ? node : "",
+			    service, gai_strerror(err));
 		return -FI_ENODATA;
 	}
+	memcpy(&sin, res->ai_addr, sizeof(sin));
+	freeaddrinfo(res);
+	if (!sin.sin_addr.s_addr) {
+		GDRFAB_WARN(FI_LOG_CORE, "%s:%s: no host's address\n",
+			    node ? node : "", service);
+		return -FI_ENODATA;
+	}
+	gdrfab_addr_make_service(svc, sin.sin_addr.s_addr, (uint16_t)port);
 	return 0;
+}
+
+int gdrfab_ns_query_socket(void)
+{
+	return socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
+void gdrfab_ns_ask(int fd, uint32_t ip_be, uint16_t port)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET,
+				 .sin_port = htons(port),
+				 .sin_addr = {.s_addr = ip_be}};
+	struct answer query = {0};
+
+	memcpy(query.magic, query_magic, sizeof(query.magic));
+	/* Lost or refused (nothing listens yet): asked again later. */
+	(void)sendto(fd, &query, sizeof(query), MSG_DONTWAIT,
+		     (struct sockaddr *)&to, sizeof(to));
+}
+
+int gdrfab_ns_read_answer(int fd, uint32_t *ip_be, uint16_t *port,
+			  struct gdrfab_addr *name)
+{
+	struct sockaddr_in from;
+	socklen_t fromlen;
+	struct answer a;
+	char why[128];
+	ssize_t n;
+
+	for (;;) {
+		fromlen = sizeof(from);
+		n = recvfrom(fd, &a, sizeof(a), MSG_DONTWAIT,
+			     (struct sockaddr *)&from, &fromlen);
+		if (n < 0)
+			return 0; /* EAGAIN, or an ICMP error: nothing */
+		if (n != sizeof(a) || fromlen != sizeof(from) ||
+		    from.sin_family != AF_INET ||
+		    memcmp(a.magic, answer_magic, sizeof(a.magic)) ||
+		    gdrfab_addr_validate(&a.name, sizeof(a.name), why,
+					 sizeof(why)) ||
+		    !a.name.qpn_be)
+			continue;
+		*ip_be = from.sin_addr.s_addr;
+		*port = ntohs(from.sin_port);
+		*name = a.name;
+		return 1;
+	}
 }

@@ -18,6 +18,7 @@ struct gdrfab_params gdrfab_params = {
 	.rx_bufs = GDRFAB_DEFAULT_RX_BUFS,
 	.tx_bufs = GDRFAB_DEFAULT_TX_BUFS,
 	.conn_timeout_ms = GDRFAB_DEFAULT_CONN_TIMEOUT_MS,
+	.discovery_ttl_ms = GDRFAB_DEFAULT_DISCOVERY_TTL_MS,
 	.peer_timeout_ms = GDRFAB_DEFAULT_PEER_TIMEOUT_MS,
 	.half_open_max = GDRFAB_DEFAULT_HALF_OPEN_MAX,
 	.mr_cache_enable = true,
@@ -246,6 +247,11 @@ void gdrfab_params_init(void)
 			"Milliseconds after which a peer that stopped "
 			"answering is declared dead and its operations fail "
 			"(default: 4000)");
+	fi_param_define(&gdrfab_prov, "DISCOVERY_TTL_MS", FI_PARAM_INT,
+			"Milliseconds for which fi_getinfo reuses what it "
+			"found of the RDMA ports instead of opening every "
+			"device again; fi_domain always looks afresh; 0 "
+			"discovers on every call (default: 1000)");
 	fi_param_define(&gdrfab_prov, "HALF_OPEN_MAX", FI_PARAM_INT,
 			"Connections requested by peers but not yet confirmed "
 			"that an endpoint holds at once; more requests wait "
@@ -348,6 +354,8 @@ void gdrfab_params_init(void)
 		    GDRFAB_DEFAULT_PEER_TIMEOUT_MS, 100, 600000);
 	read_int_in("HALF_OPEN_MAX", &gdrfab_params.half_open_max,
 		    GDRFAB_DEFAULT_HALF_OPEN_MAX, 1, 65536);
+	read_int_in("DISCOVERY_TTL_MS", &gdrfab_params.discovery_ttl_ms,
+		    GDRFAB_DEFAULT_DISCOVERY_TTL_MS, 0, 3600000);
 	{
 		int copy_max;
 

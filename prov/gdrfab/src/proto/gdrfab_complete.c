@@ -95,3 +95,12 @@ void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 	e.prov_errno = prov_errno;
 	gdrfab_cq_write_error(cq, &e);
 }
+
+void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n)
+{
+	struct gdrfab_cntr *cntr = ep->cntrs[read ? GDRFAB_CNTR_REMOTE_READ
+						  : GDRFAB_CNTR_REMOTE_WRITE];
+
+	if (cntr)
+		fi_cntr_add(&cntr->fid, n);
+}

@@ -105,7 +105,7 @@ static void qpn_remove(struct gdrfab_proto *proto, struct gdrfab_conn *conn)
 {
 	size_t mask = proto->qpn_table_size - 1, i, j;
 
-	if (!proto->qpn_table_size)
+	if (!proto->qpn_table_size || !conn->qp)
 		return;
 	i = qpn_slot(proto, conn->qp->qp_num);
 	while (proto->qpn_table[i] && proto->qpn_table[i] != conn)
@@ -150,6 +150,8 @@ static void cm_fill(struct gdrfab_proto *proto, struct gdrfab_cm_msg *msg,
 	msg->rd_atomic = (uint8_t)proto->max_rd_atomic;
 	msg->eager_max = (uint32_t)proto->eager_max;
 	msg->nonce = proto->nonce;
+	msg->ns_port = proto->ep->ns ? proto->ep->ns_service : 0;
+	msg->cm_flags = proto->ep->rma_events ? GDRFAB_CM_F_RMA_EVENTS : 0;
 	msg->src = proto->ep->name;
 	msg->dst = *dst;
 }
@@ -235,9 +237,41 @@ static void conn_free(struct gdrfab_conn *conn)
 {
 	qpn_remove(conn->proto, conn);
 	gdrfab_list_remove(&conn->entry);
-	if (ibv_destroy_qp(conn->qp))
+	if (conn->qp && ibv_destroy_qp(conn->qp))
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_destroy_qp(RC)\n");
 	free(conn);
+}
+
+/* A connection to a service address, waiting for the AV to learn the
+ * name behind it (no QP yet: nothing can be sent). */
+static struct gdrfab_conn *conn_new_resolving(struct gdrfab_proto *proto,
+					      const struct gdrfab_addr *svc)
+{
+	struct gdrfab_conn *conn = calloc(1, sizeof(*conn));
+
+	if (!conn)
+		return NULL;
+	conn->proto = proto;
+	conn->owner.noticed = &proto->async_events;
+	conn->initiated = true;
+	conn->peer = *svc;
+	conn->state = GDRFAB_CONN_RESOLVING;
+	conn->fi_addr = FI_ADDR_NOTAVAIL;
+	conn->av_generation = UINT64_MAX;
+	/* The AV gives up after FI_GDRFAB_CONN_TIMEOUT_MS without an
+	 * answer; this is only a backstop. */
+	conn->deadline_ms =
+		gdrfab_tick_ms() + 2LL * gdrfab_params.conn_timeout_ms;
+	conn->refs = 1;
+	gdrfab_list_init(&conn->pending);
+	gdrfab_list_init(&conn->rndv_wait);
+	if (gdrfab_addrmap_put(&proto->conn_by_name, svc,
+			       (uint64_t)(uintptr_t)conn)) {
+		free(conn);
+		return NULL;
+	}
+	gdrfab_list_push_tail(&proto->conns, &conn->entry);
+	return conn;
 }
 
 void gdrfab_conn_put(struct gdrfab_conn *conn)
@@ -309,6 +343,7 @@ struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 		}
 		conn->state = GDRFAB_CONN_CONNECTED;
 		conn->last_rx_ms = gdrfab_tick_ms();
+		conn->peer_rma_events = proto->ep->rma_events;
 		return conn;
 	}
 	conn->state = GDRFAB_CONN_CONNECTING;
@@ -319,25 +354,113 @@ struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 	return conn;
 }
 
+/* Moves the requests waiting on a resolving connection to the one the
+ * answer leads to, and retires it; the caller found the name. */
+static void resolve_done(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			 const struct gdrfab_addr *name)
+{
+	struct gdrfab_conn *target = gdrfab_conn_get(proto, name);
+	struct gdrfab_list *it, *tmp;
+
+	if (!target) {
+		gdrfab_conn_fail(conn, FI_ENOMEM, 0);
+		return;
+	}
+	gdrfab_list_for_each_safe(&conn->pending, it, tmp)
+	{
+		struct gdrfab_req *req =
+			gdrfab_list_entry(it, struct gdrfab_req, entry);
+
+		gdrfab_list_remove(&req->entry);
+		req->conn = target;
+		target->refs++;
+		conn->refs--; /* the request's; the table keeps one */
+		gdrfab_list_push_tail(&target->pending, &req->entry);
+	}
+	/* Nothing of the application's is lost: retired quietly. */
+	set_state(conn, GDRFAB_CONN_FAILED);
+	gdrfab_addrmap_del(&proto->conn_by_name, &conn->peer);
+	proto->conn_epoch++;
+	gdrfab_list_remove(&conn->entry);
+	gdrfab_list_push_tail(&proto->dead, &conn->entry);
+	gdrfab_conn_put(conn);
+	if (target->state == GDRFAB_CONN_FAILED) {
+		/* Its requests fail as a send to it would. */
+		gdrfab_list_for_each_safe(&target->pending, it, tmp)
+		{
+			struct gdrfab_req *req =
+				gdrfab_list_entry(it, struct gdrfab_req, entry);
+
+			gdrfab_list_remove(&req->entry);
+			gdrfab_req_fail(proto, req, FI_EHOSTUNREACH,
+					GDRFAB_PERR_PEER_UNREACHABLE);
+		}
+		return;
+	}
+	gdrfab_conn_kick(target);
+}
+
+/* A resolving connection's step, from the timers (and before a request
+ * that would overtake its requests): the AV's answer, or giving up. */
+static void resolve_step(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			 long long now)
+{
+	struct gdrfab_addr name;
+	int ret = gdrfab_av_service_status(proto->ep->av, &conn->peer, &name);
+
+	if (!ret) {
+		resolve_done(proto, conn, &name);
+		return;
+	}
+	if (ret == -FI_EAGAIN && now < conn->deadline_ms)
+		return;
+	gdrfab_conn_fail(conn, FI_EHOSTUNREACH, GDRFAB_PERR_PEER_UNREACHABLE);
+}
+
+static struct gdrfab_conn *resolving_conn(struct gdrfab_proto *proto,
+					  const struct gdrfab_addr *svc)
+{
+	uint64_t found;
+
+	if (gdrfab_addrmap_get(&proto->conn_by_name, svc, &found))
+		return NULL;
+	return (struct gdrfab_conn *)(uintptr_t)found;
+}
+
 int gdrfab_conn_for_addr(struct gdrfab_proto *proto, fi_addr_t fi_addr,
 			 struct gdrfab_conn **out)
 {
 	struct gdrfab_av *av = proto->ep->av;
 	struct gdrfab_conn_cache_ent *e =
 		&proto->conn_cache[fi_addr & (GDRFAB_CONN_CACHE - 1)];
-	struct gdrfab_addr peer;
+	struct gdrfab_addr peer, svc;
 	struct gdrfab_conn *conn;
+	int ret;
 
 	if (e->fi_addr == fi_addr && e->conn_epoch == proto->conn_epoch &&
 	    e->av_generation == av->generation) {
 		*out = e->conn;
 		return 0;
 	}
-	if (gdrfab_av_get_addr(av, fi_addr, &peer))
-		return -FI_EINVAL;
-	conn = gdrfab_conn_get(proto, &peer);
-	if (!conn)
-		return -FI_ENOMEM;
+	ret = gdrfab_av_peer(av, fi_addr, &peer, &svc);
+	if (ret == -FI_EINVAL)
+		return ret;
+	conn = gdrfab_addr_is_service(&svc) ? resolving_conn(proto, &svc)
+					    : NULL;
+	if (ret == -FI_EAGAIN) {
+		/* Waits for the AV's answer, with the requests before it. */
+		if (!conn)
+			conn = conn_new_resolving(proto, &svc);
+		if (!conn)
+			return -FI_ENOMEM;
+	} else {
+		/* Answered: what still waits for it goes first. */
+		if (conn)
+			resolve_done(proto, conn, &peer);
+		conn = gdrfab_conn_get(proto, &peer);
+		if (!conn)
+			return -FI_ENOMEM;
+	}
 	/* A failed connection is in no table: the next call retries. */
 	if (conn->state != GDRFAB_CONN_FAILED) {
 		e->fi_addr = fi_addr;
@@ -399,7 +522,8 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 	gdrfab_list_remove(&conn->entry);
 	gdrfab_list_push_tail(&proto->dead, &conn->entry);
 	/* Outstanding work requests come back flushed. */
-	ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
+	if (conn->qp)
+		ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
 	gdrfab_list_for_each_safe(&conn->pending, it, tmp)
 	{
 		struct gdrfab_req *req =
@@ -451,6 +575,22 @@ static enum gdrfab_cm_reject settings_differ(struct gdrfab_proto *proto,
 	return GDRFAB_REJECT_EAGER_MAX;
 }
 
+/* The peer's request says where its endpoint answers name queries: the
+ * AV may hold that IP:port, unresolved. Only an address of the sender's
+ * own GID counts. */
+static void learn_service(struct gdrfab_proto *proto,
+			  const struct gdrfab_cm_msg *msg)
+{
+	struct gdrfab_addr svc;
+	uint32_t ip;
+
+	if (!msg->ns_port || !proto->ep->av ||
+	    !gdrfab_addr_ipv4(&msg->src, &ip))
+		return;
+	gdrfab_addr_make_service(&svc, ip, msg->ns_port);
+	gdrfab_av_learn(proto->ep->av, &svc, &msg->src);
+}
+
 static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		       const struct gdrfab_cm_msg *msg)
 {
@@ -460,6 +600,8 @@ static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		return;
 	}
 	conn->peer_nonce = msg->nonce;
+	conn->peer_rma_events = msg->cm_flags & GDRFAB_CM_F_RMA_EVENTS;
+	learn_service(proto, msg);
 	set_state(conn, GDRFAB_CONN_ACCEPTING);
 	conn->resend_interval_ms = RESEND_FIRST_MS;
 	conn->next_resend_ms = gdrfab_tick_ms() + conn->resend_interval_ms;
@@ -575,6 +717,7 @@ static void handle_rep(struct gdrfab_proto *proto,
 			return;
 		}
 		conn->peer_nonce = msg->nonce;
+		conn->peer_rma_events = msg->cm_flags & GDRFAB_CM_F_RMA_EVENTS;
 		send_cm(conn, GDRFAB_CM_RTU);
 		established(conn);
 	} else if (conn->state == GDRFAB_CONN_CONNECTED &&
@@ -633,7 +776,9 @@ static const char *check_cm(const struct gdrfab_cm_msg *msg, size_t len)
 	if (msg->type == GDRFAB_CM_REJ ? msg->reject != GDRFAB_REJECT_EAGER_MAX
 				       : msg->reject != 0)
 		return "bad reject reason";
-	if (gdrfab_addr_validate(&msg->src, sizeof(msg->src), why, sizeof(why)))
+	if (gdrfab_addr_validate(&msg->src, sizeof(msg->src), why,
+				 sizeof(why)) ||
+	    !msg->src.qpn_be)
 		return "bad source name";
 	return NULL;
 }
@@ -707,6 +852,8 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 
 	gdrfab_async_poll(proto->ctx);
 	async_errors(proto);
+	if (proto->ep->av)
+		gdrfab_av_progress(proto->ep->av);
 	gdrfab_ud_check(proto);
 	gdrfab_list_for_each_safe(&proto->conns, it, tmp)
 	{
@@ -714,6 +861,11 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 			gdrfab_list_entry(it, struct gdrfab_conn, entry);
 		bool waiting = conn->state == GDRFAB_CONN_CONNECTING ||
 			       conn->state == GDRFAB_CONN_ACCEPTING;
+
+		if (conn->state == GDRFAB_CONN_RESOLVING) {
+			resolve_step(proto, conn, now);
+			continue;
+		}
 
 		if (waiting && now >= conn->deadline_ms) {
 			/* Unconfirmed and unused: only time ran out. */
@@ -738,6 +890,9 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 				conn->next_resend_ms = now + 1;
 			}
 		}
+		if (conn->state == GDRFAB_CONN_CONNECTED &&
+		    (conn->rma_events_owed[0] || conn->rma_events_owed[1]))
+			gdrfab_send_rma_events(proto, conn);
 		if (conn->state == GDRFAB_CONN_CONNECTED &&
 		    !gdrfab_list_empty(&conn->rndv_wait) &&
 		    now - conn->last_rx_ms > gdrfab_params.peer_timeout_ms / 2)

@@ -265,8 +265,9 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 					    "fi_context as context\n");
 		return -FI_EINVAL;
 	}
+	/* A source still being resolved is a source all the same. */
 	if (src != FI_ADDR_UNSPEC && (ep->info->caps & FI_DIRECTED_RECV) &&
-	    gdrfab_av_get_addr(ep->av, src, &peer))
+	    gdrfab_av_get_addr(ep->av, src, &peer) == -FI_EINVAL)
 		return -FI_EINVAL;
 	gdrfab_lock_acquire(&ep->lock);
 	req = gdrfab_req_alloc(proto, false);

@@ -444,10 +444,54 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn)
 	}
 }
 
+/* An RMA or atomic to a peer that counts what reaches it (FI_RMA_EVENT)
+ * tells it with a GDRFAB_PKT_RMA_EVENT before its own completion: the
+ * application may exit once it sees the completion, and an event still
+ * waiting to be sent would die with its QP. The RMA completes when the
+ * event's send does (the peer's receive queue holds it then). Without a
+ * free control request the event is owed to the connection and its timers
+ * send it; the RMA completes at once. Returns whether the RMA waits. */
+static bool send_event_first(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	struct gdrfab_conn *conn = req->conn;
+	bool read = req->cq_flags & FI_READ;
+	struct gdrfab_pkt_hdr *hdr;
+	struct gdrfab_req *ev;
+
+	if (req->event_sent || req->error || proto->closing ||
+	    req->emu_target || req->op == GDRFAB_OP_CTRL ||
+	    req->op == GDRFAB_OP_RNDV_READ ||
+	    !(req->cq_flags & (FI_RMA | FI_ATOMIC)) || !conn ||
+	    !conn->peer_rma_events || conn->state != GDRFAB_CONN_CONNECTED)
+		return false;
+	req->event_sent = true;
+	ev = gdrfab_req_alloc(proto, true);
+	if (!ev) {
+		conn->rma_events_owed[read]++;
+		return false;
+	}
+	hdr = (void *)ev->ctrl;
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = GDRFAB_WIRE_VERSION;
+	hdr->type = GDRFAB_PKT_RMA_EVENT;
+	hdr->data = read ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
+	hdr->size = 1;
+	ev->op = GDRFAB_OP_CTRL;
+	ev->ctrl_len = sizeof(*hdr);
+	ev->conn = conn;
+	ev->parent = req;
+	conn->refs++;
+	gdrfab_req_submit(ev);
+	return true;
+}
+
 void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	struct gdrfab_ep *ep = proto->ep;
 
+	/* Back from its event's send: the steps below ran already. */
+	if (req->event_sent)
+		goto complete;
 	/* fi_read into staged GPU memory: copied out of the staging buffer
 	 * first; progress comes back here when the copies end. */
 	if ((req->op == GDRFAB_OP_READ || req->emu_read) && req->staged &&
@@ -472,6 +516,9 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		if (err)
 			req->error = -err;
 	}
+	if (send_event_first(proto, req))
+		return;
+complete:
 	if (!proto->closing && !req->emu_target) {
 		if (req->error && req->op != GDRFAB_OP_CTRL) {
 			/* A rendezvous READ carries its receive's context,
@@ -485,8 +532,17 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 			gdrfab_complete_tx(ep, req);
 		}
 	}
-	if (req->op == GDRFAB_OP_RNDV_READ && req->parent)
+	if (req->op == GDRFAB_OP_RNDV_READ && req->parent) {
 		gdrfab_req_free(proto, req->parent);
+	} else if (req->op == GDRFAB_OP_CTRL && req->parent) {
+		/* The event is sent (or failed with its connection, which
+		 * the RMA's data had reached already): the RMA completes. */
+		struct gdrfab_req *rma = req->parent;
+
+		gdrfab_req_free(proto, req);
+		gdrfab_req_finish(proto, rma);
+		return;
+	}
 	gdrfab_req_free(proto, req);
 }
 
@@ -525,6 +581,34 @@ void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	req->conn = conn;
 	conn->refs++;
 	gdrfab_req_submit(req);
+}
+
+void gdrfab_send_rma_events(struct gdrfab_proto *proto,
+			    struct gdrfab_conn *conn)
+{
+	for (int i = 0; i < 2; i++) {
+		struct gdrfab_pkt_hdr *hdr;
+		struct gdrfab_req *req;
+
+		if (!conn->rma_events_owed[i] ||
+		    conn->state != GDRFAB_CONN_CONNECTED)
+			continue;
+		req = gdrfab_req_alloc(proto, true);
+		if (!req)
+			return; /* the timers try again */
+		hdr = (void *)req->ctrl;
+		memset(hdr, 0, sizeof(*hdr));
+		hdr->version = GDRFAB_WIRE_VERSION;
+		hdr->type = GDRFAB_PKT_RMA_EVENT;
+		hdr->data = i ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
+		hdr->size = conn->rma_events_owed[i];
+		conn->rma_events_owed[i] = 0;
+		req->op = GDRFAB_OP_CTRL;
+		req->ctrl_len = sizeof(*hdr);
+		req->conn = conn;
+		conn->refs++;
+		gdrfab_req_submit(req);
+	}
 }
 
 void gdrfab_conn_keepalive(struct gdrfab_conn *conn)

@@ -80,6 +80,13 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 		    h->data >= FI_ERRNO_MAX)
 			return "bad control message";
 		return NULL;
+	case GDRFAB_PKT_RMA_EVENT:
+		if (len != sizeof(*h) || h->flags || !h->size ||
+		    h->size > UINT32_MAX ||
+		    (h->data != GDRFAB_RMA_EVENT_WRITE &&
+		     h->data != GDRFAB_RMA_EVENT_READ))
+			return "bad RMA event";
+		return NULL;
 	default: return "unknown message type";
 	}
 }
@@ -406,43 +413,75 @@ static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			 (unsigned long long)h->msg_id);
 }
 
-static void add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+/* Keeps a message no receive was posted for. Eager payloads are copied
+ * (the receive buffer goes back to the SRQ); without memory for the copy
+ * the message keeps its buffer instead (true: the caller must not
+ * repost it). Nothing is dropped. */
+static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			   const struct gdrfab_pkt_hdr *h,
 			   const struct gdrfab_rndv_seg *seg,
-			   const uint8_t *payload)
+			   const uint8_t *payload, struct gdrfab_rxbuf *rxbuf)
 {
 	struct gdrfab_unexp *u = calloc(1, sizeof(*u));
+	bool held = false;
 
-	if (!u || (h->type == GDRFAB_PKT_EAGER && h->size &&
-		   !(u->payload = malloc(h->size)))) {
-		free(u);
+	if (!u) {
+		/* Not even the record: the message cannot wait. */
 		GDRFAB_WARN(FI_LOG_EP_DATA, "out of memory for an unexpected "
 					    "message: dropped\n");
-		return;
+		return false;
+	}
+	if (h->type == GDRFAB_PKT_EAGER && h->size &&
+	    !(u->payload = malloc(h->size))) {
+		if (!rxbuf) {
+			free(u);
+			GDRFAB_WARN(FI_LOG_EP_DATA,
+				    "out of memory for an unexpected "
+				    "message: dropped\n");
+			return false;
+		}
+		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_DATA,
+				 "out of memory for an unexpected message of "
+				 "%llu bytes: it keeps its receive buffer "
+				 "until matched",
+				 (unsigned long long)h->size);
+		u->held = rxbuf;
+		u->payload = (uint8_t *)payload;
+		held = true;
 	}
 	u->conn = conn;
 	conn->refs++;
 	u->hdr = *h;
 	if (h->type == GDRFAB_PKT_RNDV)
 		memcpy(u->seg, seg, h->seg_count * sizeof(*seg));
-	else if (h->size)
+	else if (h->size && !held)
 		memcpy(u->payload, payload, h->size);
 	gdrfab_list_push_tail((h->flags & GDRFAB_PKT_TAGGED)
 				      ? &proto->unexp_tag
 				      : &proto->unexp_msg,
 			      &u->entry);
+	return held;
 }
 
 void gdrfab_unexp_free(struct gdrfab_unexp *u)
 {
+	struct gdrfab_proto *proto = u->conn->proto;
+
 	gdrfab_list_remove(&u->entry);
 	gdrfab_conn_put(u->conn);
-	free(u->payload);
+	if (u->held) {
+		if (!proto->closing)
+			repost(proto, u->held);
+	} else {
+		free(u->payload);
+	}
 	free(u);
 }
 
-static void handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
-			   const struct gdrfab_pkt_hdr *h)
+/* true: the message kept its receive buffer (see add_unexpected). */
+static bool handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			   const struct gdrfab_pkt_hdr *h,
+			   struct gdrfab_rxbuf *rxbuf)
 {
 	const struct gdrfab_rndv_seg *seg = (const void *)(h + 1);
 	const uint8_t *payload = (const uint8_t *)(h + 1);
@@ -457,7 +496,7 @@ static void handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		emu = gdrfab_emu_target_start(proto, conn, h);
 		if (emu)
 			deliver(proto, emu, h, seg, payload, conn);
-		return;
+		return false;
 	}
 
 	gdrfab_list_for_each_safe(posted, it, tmp)
@@ -467,10 +506,10 @@ static void handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 
 		if (matches(proto, req, h, conn)) {
 			deliver(proto, req, h, seg, payload, conn);
-			return;
+			return false;
 		}
 	}
-	add_unexpected(proto, conn, h, seg, payload);
+	return add_unexpected(proto, conn, h, seg, payload, rxbuf);
 }
 
 void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
@@ -519,12 +558,18 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 				 peer, why, h->type, wc->byte_len);
 	} else if (h->type == GDRFAB_PKT_FIN) {
 		handle_fin(proto, conn, h);
+	} else if (h->type == GDRFAB_PKT_RMA_EVENT) {
+		if (!proto->closing)
+			gdrfab_complete_rma_event(
+				proto->ep, h->data == GDRFAB_RMA_EVENT_READ,
+				h->size);
 	} else if (h->type == GDRFAB_PKT_ATOMIC) {
 		gdrfab_atomic_handle(proto, conn, h);
 	} else if (h->type == GDRFAB_PKT_ATOMIC_RESP) {
 		gdrfab_atomic_resp(proto, conn, h);
 	} else if (h->type != GDRFAB_PKT_NOP) {
-		handle_message(proto, conn, h);
+		if (handle_message(proto, conn, h, rxbuf))
+			return; /* reposted once the message is taken */
 	}
 	repost(proto, rxbuf);
 }

@@ -409,7 +409,7 @@ static int append_device_ports(struct ibv_device *dev,
 	return 0;
 }
 
-int gdrfab_verbs_list_ports(struct gdrfab_port_desc **ports)
+int gdrfab_verbs_discover_ports(struct gdrfab_port_desc **ports)
 {
 	struct ibv_device **list;
 	int n, count = 0, ret = 0;
