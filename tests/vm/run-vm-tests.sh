@@ -7,8 +7,11 @@ set -u
 # GDRFAB_VM_TESTS_SANITIZED=1 (scripts/test.sh) runs the same suites once,
 # against the build with AddressSanitizer and UndefinedBehaviorSanitizer,
 # instead of this build: CI's VM time goes to one stricter run, not two.
+# Its build's make must not inherit this make check's variables (TEST_LOGS
+# would make it run every suite again), nor this setting.
 if [ "${GDRFAB_VM_TESTS_SANITIZED:-0}" = 1 ]; then
-	exec "$srcdir/tests/sanitize/run-sanitized.sh" vm
+	exec env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u GDRFAB_VM_TESTS_SANITIZED \
+		"$srcdir/tests/sanitize/run-sanitized.sh" vm
 fi
 exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c '
 	status=0
