@@ -2,7 +2,8 @@
 # Inside the VM, from the build directory: the MPI programs in $1 under
 # mpirun: mpi_osc (one-sided) with pml ob1, btl ofi on gdrfab and osc rdma;
 # mpi_p2p with Open MPI's pml cm and mtl ofi, the mtl told to take gdrfab,
-# on 2 and 4 ranks; then the same over verbs;ofi_rxm, the baseline. Each
+# on 2 and 4 ranks; then the same over verbs;ofi_rxm, the baseline.
+# GDRFAB_MPI_CHECKS=osc (or p2p) runs one of the two programs. Each
 # run's own PASS/FAIL lines are shown; prints "openmpi: N passed, M failed"
 # (one check per run: it passes when the program's checks all pass).
 set -u
@@ -26,29 +27,37 @@ run() {
 	grep -q "^mpi: [0-9]* passed, 0 failed" "$out" || rc=1
 	return $rc
 }
-# run_osc RANKS PROGRAM: pml ob1 over btl ofi (two-sided as well, mode 2,
-# which ob1 needs) and osc rdma, whose atomics are gdrfab's fi_atomic.
+# run_osc PROVIDER RANKS PROGRAM: pml ob1 over btl ofi (two-sided as well,
+# mode 2, which ob1 needs) and osc rdma, whose atomics are the provider's
+# fi_atomic.
 run_osc() {
-	local np=$1 rc=0
-	shift
+	local prov=$1 np=$2 rc=0
+	shift 2
 	timeout 600 mpirun --allow-run-as-root --oversubscribe -np "$np" \
 		--mca pml ob1 --mca btl ofi,self --mca btl_ofi_mode 2 \
-		--mca btl_ofi_provider_include gdrfab --mca osc rdma \
-		-x FI_PROVIDER_PATH "$@" >"$out" 2>&1 || rc=$?
+		--mca btl_ofi_provider_include "$prov" --mca osc rdma \
+		-x FI_PROVIDER_PATH -x FI_UNIVERSE_SIZE "$@" >"$out" 2>&1 || rc=$?
 	sed 's/^/    /' "$out"
 	grep -q "^mpi: [0-9]* passed, 0 failed" "$out" || rc=1
 	return $rc
 }
-# Not yet run in the VM (no VM time was left when it was written): opt in
-# with GDRFAB_MPI_OSC=1 until it has passed once.
-if [ "${GDRFAB_MPI_OSC:-0}" = 1 ]; then
-	check "mpi_osc over btl ofi and osc rdma on gdrfab, 2 ranks" run_osc 2 "$bin/mpi_osc"
-	check "mpi_osc over btl ofi and osc rdma on gdrfab, 4 ranks" run_osc 4 "$bin/mpi_osc"
+only=${GDRFAB_MPI_CHECKS:-all}
+# The one-sided checks have not yet passed in the VM: they run with
+# GDRFAB_MPI_OSC=1 or GDRFAB_MPI_CHECKS=osc until they have.
+if [ "$only" = all ] && [ "${GDRFAB_MPI_OSC:-0}" != 1 ]; then
+	echo "note: $suite: mpi_osc not run (opt in with GDRFAB_MPI_OSC=1)"
+elif [ "$only" != p2p ]; then
+	check "mpi_osc over btl ofi and osc rdma on gdrfab, 2 ranks" run_osc gdrfab 2 "$bin/mpi_osc"
+	check "mpi_osc over btl ofi and osc rdma on gdrfab, 4 ranks" run_osc gdrfab 4 "$bin/mpi_osc"
+	check "mpi_osc over btl ofi and osc rdma on verbs;ofi_rxm, 2 ranks" run_osc "verbs;ofi_rxm" 2 "$bin/mpi_osc"
+	check "mpi_osc over btl ofi and osc rdma on verbs;ofi_rxm, 4 ranks" run_osc "verbs;ofi_rxm" 4 "$bin/mpi_osc"
 fi
-check "mpi_p2p over gdrfab, 2 ranks (0 B to 64 MiB)" run gdrfab 2 "$bin/mpi_p2p"
-check "mpi_p2p over gdrfab, 4 ranks (0 B to 16 MiB)" run gdrfab 4 "$bin/mpi_p2p" 16777216
-# verbs;ofi_rxm's max_msg_size on rxe is the port's 8 MiB (gdrfab splits
-# larger messages), and Open MPI's mtl refuses anything larger.
-check "mpi_p2p over verbs;ofi_rxm, 2 ranks (0 B to 8 MiB)" run "verbs;ofi_rxm" 2 "$bin/mpi_p2p" 8388608
-check "mpi_p2p over verbs;ofi_rxm, 4 ranks (0 B to 8 MiB)" run "verbs;ofi_rxm" 4 "$bin/mpi_p2p" 8388608
+if [ "$only" != osc ]; then
+	check "mpi_p2p over gdrfab, 2 ranks (0 B to 64 MiB)" run gdrfab 2 "$bin/mpi_p2p"
+	check "mpi_p2p over gdrfab, 4 ranks (0 B to 16 MiB)" run gdrfab 4 "$bin/mpi_p2p" 16777216
+	# verbs;ofi_rxm's max_msg_size on rxe is the port's 8 MiB (gdrfab
+	# splits larger messages), and Open MPI's mtl refuses anything larger.
+	check "mpi_p2p over verbs;ofi_rxm, 2 ranks (0 B to 8 MiB)" run "verbs;ofi_rxm" 2 "$bin/mpi_p2p" 8388608
+	check "mpi_p2p over verbs;ofi_rxm, 4 ranks (0 B to 8 MiB)" run "verbs;ofi_rxm" 4 "$bin/mpi_p2p" 8388608
+fi
 totals

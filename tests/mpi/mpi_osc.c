@@ -2,20 +2,49 @@
 /*
  * MPI one-sided communication over whatever the MPI library was told to use
  * (here: Open MPI's osc rdma over btl ofi over gdrfab): put, get,
- * accumulate, fetch_and_op, compare_and_swap, under fence, lock/unlock and
- * post/start/complete/wait, with the data checked on every rank and the
- * verdict agreed by all; rank 0 prints "PASS: mpi: ..." or "FAIL: mpi: ..."
- * per check and "mpi: N passed, M failed" at the end. 2 or more ranks.
+ * accumulate, fetch_and_op, compare_and_swap, under fence epochs, exclusive
+ * and shared locks, lock_all and post/start/complete/wait, with the data
+ * checked on every rank and the verdict agreed by all; rank 0 prints
+ * "PASS: mpi: ..." or "FAIL: mpi: ..." per check and "mpi: N passed, M
+ * failed" at the end. 2 or more ranks.
+ *
+ * The window is MPI_Win_create'd over malloc()ed memory, not
+ * MPI_Win_allocate'd: with every rank on one node (the test VM),
+ * MPI_Win_allocate gives osc rdma a shared-memory segment and it then
+ * reads and writes the peers' windows with the CPU, so the network (the
+ * provider under test) would carry no one-sided traffic at all. With
+ * MPI_Win_create only a rank's own window is local; every other rank's is
+ * reached through the btl.
  *
  *   mpirun -np 4 mpi_osc
  */
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define N 1024 /* elements of each rank's window */
+
+/* Open MPI up to 4.1.4 hands a compare_and_swap on a rank's own window
+ * (osc rdma's "local base" peer, which has no registration handle) to the
+ * btl anyway, and btl ofi dereferences the NULL handle: fixed in 4.1.5 by
+ * "RDMA osc: perform CAS in shared memory if possible" (open-mpi/ompi
+ * 0512c135a7, from 02dd877d8a on main). With those versions the
+ * compare_and_swap checks target other ranks only. -DCAS_ON_SELF_BROKEN=0
+ * builds the test that reproduces the crash. */
+#ifndef CAS_ON_SELF_BROKEN
+#if defined(OPEN_MPI) && OPEN_MPI &&                                           \
+	(OMPI_MAJOR_VERSION < 4 ||                                             \
+	 (OMPI_MAJOR_VERSION == 4 &&                                           \
+	  (OMPI_MINOR_VERSION == 0 ||                                          \
+	   (OMPI_MINOR_VERSION == 1 && OMPI_RELEASE_VERSION < 5))))
+#define CAS_ON_SELF_BROKEN 1
+#else
+#define CAS_ON_SELF_BROKEN 0
+#endif
+#endif
 
 static int rank, size, passed, failed;
 
@@ -155,18 +184,22 @@ static void fetch_and_op(MPI_Win win, int64_t *base)
 	agree("fetch_and_op: 100 tickets per rank, each once", ok);
 }
 
-/* compare_and_swap: a lock word at rank 0 taken and released by every
- * rank in turn guards a plain counter that each increments. */
+/* compare_and_swap: a lock word at rank 0 taken and released in turn by
+ * the contending ranks guards a plain counter that each increments (get,
+ * add, put: only the lock makes the total exact). Rank 0 contends too
+ * where the MPI library can take a compare_and_swap on its own window. */
 static void compare_and_swap(MPI_Win win, int64_t *base)
 {
-	int64_t unlocked = 0, mine = rank + 1, old, one = 1, cur;
+	int64_t unlocked = 0, mine = rank + 1, old, cur;
+	bool contends = !CAS_ON_SELF_BROKEN || rank != 0;
+	int contenders = CAS_ON_SELF_BROKEN ? size - 1 : size;
 	int ok = 1;
 
 	base[0] = 0; /* the lock */
 	base[1] = 0; /* the counter it guards */
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Win_lock_all(0, win);
-	for (int k = 0; k < 20; k++) {
+	for (int k = 0; k < 20 && contends; k++) {
 		do {
 			MPI_Compare_and_swap(&mine, &unlocked, &old,
 					     MPI_INT64_T, 0, 0, win);
@@ -174,7 +207,7 @@ static void compare_and_swap(MPI_Win win, int64_t *base)
 		} while (old != 0);
 		MPI_Get(&cur, 1, MPI_INT64_T, 0, 1, 1, MPI_INT64_T, win);
 		MPI_Win_flush(0, win);
-		cur += one;
+		cur += 1;
 		MPI_Put(&cur, 1, MPI_INT64_T, 0, 1, 1, MPI_INT64_T, win);
 		MPI_Win_flush(0, win);
 		MPI_Compare_and_swap(&unlocked, &mine, &old, MPI_INT64_T, 0, 0,
@@ -185,8 +218,142 @@ static void compare_and_swap(MPI_Win win, int64_t *base)
 	MPI_Win_unlock_all(win);
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (!rank)
-		ok &= base[0] == 0 && base[1] == 20 * size;
+		ok &= base[0] == 0 && base[1] == 20 * contenders;
 	agree("compare_and_swap: a spin lock guarding a counter", ok);
+}
+
+/* compare_and_swap in a ring: each rank swaps its mark into its slot at
+ * the next rank where the slot holds 0 (it does: old value 0), then tries
+ * again expecting 0 (it fails: old value is the mark, nothing written),
+ * then swaps it back to 0. Every result and the window are checked. */
+static void compare_and_swap_ring(MPI_Win win, int64_t *base)
+{
+	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+	int64_t zero = 0, mark = value(rank, 7), other = -1, old = -2;
+	int ok = 1;
+
+	memset(base, 0, N * sizeof(*base));
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock(MPI_LOCK_SHARED, next, 0, win);
+	MPI_Compare_and_swap(&mark, &zero, &old, MPI_INT64_T, next, rank,
+			     win);
+	MPI_Win_flush(next, win);
+	ok &= old == 0;
+	MPI_Compare_and_swap(&other, &zero, &old, MPI_INT64_T, next, rank,
+			     win);
+	MPI_Win_flush(next, win);
+	ok &= old == mark;
+	MPI_Win_unlock(next, win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	ok &= base[prev] == value(prev, 7); /* the failed swap wrote nothing */
+	for (int i = 0; i < size; i++)
+		ok &= i == prev || base[i] == 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock(MPI_LOCK_SHARED, next, 0, win);
+	MPI_Compare_and_swap(&zero, &mark, &old, MPI_INT64_T, next, rank,
+			     win);
+	MPI_Win_unlock(next, win);
+	ok &= old == mark;
+	MPI_Barrier(MPI_COMM_WORLD);
+	ok &= base[prev] == 0;
+	agree("compare_and_swap to the next rank: hit, miss, swap back", ok);
+}
+
+/* Fence epochs: in epoch e every rank puts e*1000+rank into its slot at
+ * every rank, and accumulates e into a sum at rank 0; after each fence
+ * every slot holds this epoch's value. */
+static void fence_epochs(MPI_Win win, int64_t *base)
+{
+	int ok = 1;
+
+	memset(base, 0, N * sizeof(*base));
+	MPI_Win_fence(0, win);
+	for (int64_t e = 1; e <= 5; e++) {
+		int64_t v = e * 1000 + rank;
+
+		for (int t = 0; t < size; t++)
+			MPI_Put(&v, 1, MPI_INT64_T, t, rank, 1, MPI_INT64_T,
+				win);
+		MPI_Accumulate(&e, 1, MPI_INT64_T, 0, N - 1, 1, MPI_INT64_T,
+			       MPI_SUM, win);
+		MPI_Win_fence(0, win);
+		for (int i = 0; i < size; i++)
+			ok &= base[i] == e * 1000 + i;
+		MPI_Win_fence(0, win); /* reads done before the next puts */
+	}
+	if (!rank)
+		ok &= base[N - 1] == (int64_t)size * 15;
+	agree("5 fence epochs: puts to every rank and an accumulate", ok);
+}
+
+/* Exclusive locks: every rank, 20 times, locks rank 0 and then the next
+ * rank exclusively and increments a plain counter there with a get and a
+ * put; only the exclusion makes the totals exact. */
+static void lock_exclusive(MPI_Win win, int64_t *base)
+{
+	int targets[2] = {0, (rank + 1) % size};
+	int ok = 1;
+
+	memset(base, 0, N * sizeof(*base));
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int k = 0; k < 20; k++) {
+		for (int j = 0; j < 2; j++) {
+			int64_t cur = -1;
+			int t = targets[j];
+
+			MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win);
+			MPI_Get(&cur, 1, MPI_INT64_T, t, 2 + j, 1, MPI_INT64_T,
+				win);
+			MPI_Win_flush(t, win);
+			cur++;
+			MPI_Put(&cur, 1, MPI_INT64_T, t, 2 + j, 1, MPI_INT64_T,
+				win);
+			MPI_Win_unlock(t, win);
+		}
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	ok &= base[3] == 20; /* from the previous rank */
+	if (!rank)
+		ok &= base[2] == 20 * size;
+	agree("exclusive locks: get-increment-put counters exact", ok);
+}
+
+/* Shared locks: every rank reads every rank's window at once under
+ * shared locks, and lock_all: every rank writes its slot at every rank,
+ * flush_all, unlock_all; the data are checked. */
+static void lock_shared_and_all(MPI_Win win, int64_t *base)
+{
+	int64_t *back = calloc((size_t)size * 16, sizeof(*back));
+	int64_t mine = value(rank, 3);
+	int ok = 1;
+
+	for (int i = 0; i < 16; i++)
+		base[i] = value(rank, i);
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int t = 0; t < size; t++) {
+		MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win);
+		MPI_Get(&back[t * 16], 16, MPI_INT64_T, t, 0, 16, MPI_INT64_T,
+			win);
+		MPI_Win_unlock(t, win);
+	}
+	for (int t = 0; t < size; t++)
+		for (int i = 0; i < 16; i++)
+			ok &= back[t * 16 + i] == value(t, i);
+	agree("shared locks: every rank reads every window", ok);
+
+	ok = 1;
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, win);
+	for (int t = 0; t < size; t++)
+		MPI_Put(&mine, 1, MPI_INT64_T, t, 32 + rank, 1, MPI_INT64_T,
+			win);
+	MPI_Win_flush_all(win);
+	MPI_Win_unlock_all(win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (int i = 0; i < size; i++)
+		ok &= base[32 + i] == value(i, 3);
+	agree("lock_all: puts to every rank, flush_all, unlock_all", ok);
+	free(back);
 }
 
 /* Post/start/complete/wait: even ranks expose, odd ranks put into the
@@ -221,6 +388,42 @@ static void pscw(MPI_Win win, int64_t *base)
 	agree("put under post/start/complete/wait", ok);
 }
 
+/* PSCW, one to many: rank 0 posts to all others, each of which starts on
+ * rank 0 alone, puts its block and accumulates into a sum; rank 0 waits
+ * and checks every block and the sum. */
+static void pscw_all_to_one(MPI_Win win, int64_t *base)
+{
+	MPI_Group world, group;
+	int ok = 1, zero = 0;
+	int64_t src[16], one = 1;
+
+	memset(base, 0, N * sizeof(*base));
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Comm_group(MPI_COMM_WORLD, &world);
+	if (!rank) {
+		MPI_Group_excl(world, 1, &zero, &group);
+		MPI_Win_post(group, 0, win);
+		MPI_Win_wait(win);
+		for (int r = 1; r < size; r++)
+			for (int i = 0; i < 16; i++)
+				ok &= base[r * 16 + i] == value(r, i);
+		ok &= base[N - 1] == size - 1;
+	} else {
+		MPI_Group_incl(world, 1, &zero, &group);
+		for (int i = 0; i < 16; i++)
+			src[i] = value(rank, i);
+		MPI_Win_start(group, 0, win);
+		MPI_Put(src, 16, MPI_INT64_T, 0, rank * 16, 16, MPI_INT64_T,
+			win);
+		MPI_Accumulate(&one, 1, MPI_INT64_T, 0, N - 1, 1, MPI_INT64_T,
+			       MPI_SUM, win);
+		MPI_Win_complete(win);
+	}
+	MPI_Group_free(&group);
+	MPI_Group_free(&world);
+	agree("post/start/complete/wait: every rank into rank 0", ok);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Win win;
@@ -229,14 +432,32 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	MPI_Win_allocate(N * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL,
-			 MPI_COMM_WORLD, &base, &win);
+	if (size < 2 || size > 32) {
+		if (!rank)
+			printf("FAIL: mpi: needs 2 to 32 ranks, not %d\n",
+			       size);
+		MPI_Finalize();
+		return 1;
+	}
+	if (!rank && CAS_ON_SELF_BROKEN)
+		printf("note: mpi: this MPI library crashes on a "
+		       "compare_and_swap to the caller's own window (Open MPI "
+		       "< 4.1.5): rank 0 does not contend for its own lock\n");
+	base = calloc(N, sizeof(*base));
+	MPI_Win_create(base, N * sizeof(int64_t), sizeof(int64_t),
+		       MPI_INFO_NULL, MPI_COMM_WORLD, &win);
 	put_get_fence(win, base);
+	fence_epochs(win, base);
 	accumulate_lock(win, base);
 	fetch_and_op(win, base);
 	compare_and_swap(win, base);
+	compare_and_swap_ring(win, base);
+	lock_exclusive(win, base);
+	lock_shared_and_all(win, base);
 	pscw(win, base);
+	pscw_all_to_one(win, base);
 	MPI_Win_free(&win);
+	free(base);
 	if (!rank)
 		printf("mpi: %d passed, %d failed\n", passed, failed);
 	MPI_Finalize();

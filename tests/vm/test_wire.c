@@ -183,7 +183,10 @@ Test(wire, malformed_connection_messages_are_dropped)
 	good.src = gep(&a)->name;
 	fi_getname(&b.ep->fid, &good.dst, &len);
 	bad = good;
-	bad.version = 3;
+	bad.version = GDRFAB_WIRE_VERSION + 1;
+	gdrfab_conn_handle_cm(gep(&b)->proto, &bad, sizeof(bad));
+	bad = good;
+	bad.version = GDRFAB_WIRE_VERSION - 1; /* a peer without atomics */
 	gdrfab_conn_handle_cm(gep(&b)->proto, &bad, sizeof(bad));
 	bad = good;
 	bad.type = 9;

@@ -32,7 +32,11 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "the wire format is little-endian");
 
-#define GDRFAB_WIRE_VERSION 2
+/* Carried by every connection and data-path message; a peer of another
+ * version is refused at connection time. 3: the ATOMIC and ATOMIC_RESP
+ * messages (a version-2 peer would drop them as unknown types and the
+ * initiator's atomics would never complete). */
+#define GDRFAB_WIRE_VERSION 3
 
 /* ---- messages on RC queue pairs ---- */
 enum gdrfab_pkt_type {
