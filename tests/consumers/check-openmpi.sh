@@ -2,7 +2,7 @@
 # Inside the VM, from the build directory: the MPI programs in $1 under
 # mpirun: mpi_osc (one-sided) with pml ob1, btl ofi on gdrfab and osc rdma;
 # mpi_p2p with Open MPI's pml cm and mtl ofi, the mtl told to take gdrfab,
-# on 2 and 4 ranks; then the same over verbs;ofi_rxm, the baseline.
+# on 2 and 4 ranks; then mpi_p2p over verbs;ofi_rxm, the baseline.
 # GDRFAB_MPI_CHECKS=osc (or p2p) runs one of the two programs. Each
 # run's own PASS/FAIL lines are shown; prints "openmpi: N passed, M failed"
 # (one check per run: it passes when the program's checks all pass).
@@ -42,15 +42,12 @@ run_osc() {
 	return $rc
 }
 only=${GDRFAB_MPI_CHECKS:-all}
-# The one-sided checks have not yet passed in the VM: they run with
-# GDRFAB_MPI_OSC=1 or GDRFAB_MPI_CHECKS=osc until they have.
-if [ "$only" = all ] && [ "${GDRFAB_MPI_OSC:-0}" != 1 ]; then
-	echo "note: $suite: mpi_osc not run (opt in with GDRFAB_MPI_OSC=1)"
-elif [ "$only" != p2p ]; then
+# The one-sided checks run over gdrfab only: Debian's Open MPI 4.1.4 btl
+# ofi makes no module from verbs;ofi_rxm on rxe (its component initialises,
+# and mpirun reports "BTLs attempted: self"), so there is no baseline here.
+if [ "$only" != p2p ]; then
 	check "mpi_osc over btl ofi and osc rdma on gdrfab, 2 ranks" run_osc gdrfab 2 "$bin/mpi_osc"
 	check "mpi_osc over btl ofi and osc rdma on gdrfab, 4 ranks" run_osc gdrfab 4 "$bin/mpi_osc"
-	check "mpi_osc over btl ofi and osc rdma on verbs;ofi_rxm, 2 ranks" run_osc "verbs;ofi_rxm" 2 "$bin/mpi_osc"
-	check "mpi_osc over btl ofi and osc rdma on verbs;ofi_rxm, 4 ranks" run_osc "verbs;ofi_rxm" 4 "$bin/mpi_osc"
 fi
 if [ "$only" != osc ]; then
 	check "mpi_p2p over gdrfab, 2 ranks (0 B to 64 MiB)" run gdrfab 2 "$bin/mpi_p2p"

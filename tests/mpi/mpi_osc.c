@@ -46,6 +46,19 @@
 #endif
 #endif
 
+/* Open MPI 4.x's btl ofi maps only ADD and SWAP to libfabric's atomics
+ * (opal/mca/btl/ofi/btl_ofi_atomics.c, to_fi_op, which aborts on any
+ * other op), while its osc rdma hands it MPI_MAX on a 64-bit integer as
+ * an atomic all the same: the job aborts whatever the provider. With those
+ * versions the max accumulate is left out. */
+#ifndef BTL_MAX_BROKEN
+#if defined(OPEN_MPI) && OPEN_MPI && OMPI_MAJOR_VERSION < 5
+#define BTL_MAX_BROKEN 1
+#else
+#define BTL_MAX_BROKEN 0
+#endif
+#endif
+
 static int rank, size, passed, failed;
 
 static void agree(const char *what, int ok)
@@ -128,8 +141,9 @@ static void accumulate_lock(MPI_Win win, int64_t *base)
 		}
 		MPI_Barrier(MPI_COMM_WORLD);
 		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
-		MPI_Accumulate(&m, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T,
-			       MPI_MAX, win);
+		if (!BTL_MAX_BROKEN)
+			MPI_Accumulate(&m, 1, MPI_INT64_T, 0, 0, 1,
+				       MPI_INT64_T, MPI_MAX, win);
 		MPI_Accumulate(&d, 1, MPI_DOUBLE, 0, 1, 1, MPI_DOUBLE,
 			       MPI_SUM, win);
 		MPI_Win_unlock(0, win);
@@ -139,10 +153,17 @@ static void accumulate_lock(MPI_Win win, int64_t *base)
 			double got;
 
 			memcpy(&got, &base[1], sizeof(got));
-			ok = base[0] == (int64_t)(size - 1) * 7 &&
+			ok = base[0] == (BTL_MAX_BROKEN ? 0 : (size - 1) * 7) &&
 			     got == 0.25 * size * (size + 1);
 		}
-		agree("accumulate (MPI_MAX int64, MPI_SUM double)", ok);
+		if (BTL_MAX_BROKEN && !rank)
+			printf("note: mpi: this MPI library's btl ofi aborts on "
+			       "MPI_MAX as an atomic (Open MPI 4.x): the max "
+			       "accumulate is left out\n");
+		agree(BTL_MAX_BROKEN ? "accumulate (MPI_SUM double)"
+				     : "accumulate (MPI_MAX int64, MPI_SUM "
+				       "double)",
+		      ok);
 	}
 	free(src);
 }
