@@ -28,14 +28,15 @@ wait_listen() {
 counts() {
 	awk '
 	/^summary:/ { total = $2 }
-	/^cfn=/ {
-		s = $0; sub(/^cfn=/, "", s)
+	/^c?fn=/ { # names are given once, "(id) name", then "(id)" alone
+		s = $0; sub(/^c?fn=/, "", s)
 		if (match(s, /^\([0-9]+\) /)) {
 			id = substr(s, 1, RLENGTH - 1); name = substr(s, RLENGTH + 1)
 			names[id] = name
 		} else if (s ~ /^\([0-9]+\)$/) name = names[s]
 		else name = s
-		cur = name; next
+		if ($0 ~ /^cfn=/) cur = name
+		next
 	}
 	/^calls=/ { split($0, a, /[= ]/); if (cur == "read_some") calls += a[2]; cur = "" }
 	END { print total + 0, calls + 0 }' "$1"
