@@ -80,9 +80,9 @@ for size in $sizes; do
 	measure "verbs;ofi_rxm" "verbs;ofi_rxm" "$size"
 done
 
-# Work per round trip: I - (C - waits*RT) * e, where e = dI/dC between the
-# runs alone and with a slow peer, waits = the side's ex_wait calls per
-# round trip (each needs one poll that finds something).
+# Work per round trip: I - (C - 2*RT) * e, where e = dI/dC between the
+# runs alone and with a slow peer: each side finds two completions per
+# round trip (its send's and its receive's), usually in two polls.
 awk -v rt="$rt" '
 {
 	k = $1 " " $2 " " $4
@@ -95,9 +95,8 @@ END {
 	for (j = 1; j <= n; j++) {
 		k = order[j]
 		split(k, f, " ")
-		waits = f[3] == "server" ? 2 : 1
 		e = (c2[k] != c1[k]) ? (i2[k] - i1[k]) / (c2[k] - c1[k]) : 0
-		w = (i1[k] - (c1[k] - waits * rt) * e) / rt
+		w = (i1[k] - (c1[k] - 2 * rt) * e) / rt
 		work[k] = w
 		printf "%-14s %6s %-6s %10.0f %8.1f %10.0f %10.0f\n", f[1], f[2], f[3], i1[k] / rt, c1[k] / rt, e, w
 	}
