@@ -4,6 +4,9 @@ set -u
 sizes=$1
 iters=${GDRFAB_INSTR_ITERS:-200}
 rt=$((iters + iters / 10 + 1)) # gdrfab_pingpong adds iters/10+1 warm-up trips
+# A second, longer run per side, to take setup out (0: none).
+long=${GDRFAB_INSTR_LONG:-$((iters * 3))}
+[ "$long" = 0 ] && long=
 export FI_PROVIDER_PATH=$PWD/.libs
 # An earlier build to measure beside this one (see measure below).
 [ -d instr-before ] && : "${GDRFAB_INSTR_BEFORE:=$PWD/instr-before}"
@@ -46,6 +49,7 @@ counts() {
 run() {
 	local prov=$1 size=$2 tag=$3 sp=$4 cp=$5
 	local sf="$out/cg.$tag.server" cf="$out/cg.$tag.client"
+	rm -f "$sf" "$cf"
 	# shellcheck disable=SC2086
 	taskset -c 0 ${sp:+$sp --callgrind-out-file=$sf} ./examples/gdrfab_pingpong \
 		-p "$prov" -m tagged -d rxe0 -s "$size" -i "$iters" >/dev/null 2>"$out/err.$tag.server" &
@@ -68,6 +72,13 @@ measure() {
 	run "$prov" "$size" "$label.$size.alone" "$cg" ""
 	run "$prov" "$size" "$label.$size.alone" "" "$cg"
 	run "$prov" "$size" "$label.$size.both" "$cg" "$cg"
+	# Each side alone again with $long iterations; the
+	# difference to the first takes out setup (rxm connects on its
+	# first send, which counts inside ex_post).
+	if [ -n "$long" ]; then
+		iters=$long run "$prov" "$size" "$label.$size.long" "$cg" ""
+		iters=$long run "$prov" "$size" "$label.$size.long" "" "$cg"
+	fi
 }
 
 # GDRFAB_INSTR_BEFORE: a directory holding another libgdrfab-fi.so (an
@@ -77,16 +88,19 @@ for size in $sizes; do
 	if [ -n "${GDRFAB_INSTR_BEFORE:-}" ]; then
 		FI_PROVIDER_PATH=$GDRFAB_INSTR_BEFORE measure gdrfab gdrfab-before "$size"
 	fi
-	measure "verbs;ofi_rxm" "verbs;ofi_rxm" "$size"
+	# GDRFAB_INSTR_BASELINE=0: gdrfab alone (comparing two builds).
+	[ "${GDRFAB_INSTR_BASELINE:-1}" = 0 ] || measure "verbs;ofi_rxm" "verbs;ofi_rxm" "$size"
 done
 
 # Work per round trip: I - (C - 2*RT) * e, where e = dI/dC between the
 # runs alone and with a slow peer: each side finds two completions per
 # round trip (its send's and its receive's), usually in two polls.
-awk -v rt="$rt" '
+awk -v rt="$rt" -v long="${long:-0}" '
 {
 	k = $1 " " $2 " " $4
-	if ($3 ~ /alone$/) { i1[k] = $5; c1[k] = $6 } else { i2[k] = $5; c2[k] = $6 }
+	if ($3 ~ /alone$/) { i1[k] = $5; c1[k] = $6 }
+	else if ($3 ~ /long$/) { i3[k] = $5; c3[k] = $6 }
+	else { i2[k] = $5; c2[k] = $6 }
 	if (!(k in seen)) { seen[k] = 1; order[++n] = k }
 }
 END {
@@ -97,6 +111,10 @@ END {
 		split(k, f, " ")
 		e = (c2[k] != c1[k]) ? (i2[k] - i1[k]) / (c2[k] - c1[k]) : 0
 		w = (i1[k] - (c1[k] - 2 * rt) * e) / rt
+		if (k in i3) { # setup taken out: the longer run minus the first
+			rl = long + int(long / 10) + 1
+			w = ((i3[k] - i1[k]) - (c3[k] - c1[k] - 2 * (rl - rt)) * e) / (rl - rt)
+		}
 		work[k] = w
 		printf "%-14s %6s %-6s %10.0f %8.1f %10.0f %10.0f\n", f[1], f[2], f[3], i1[k] / rt, c1[k] / rt, e, w
 	}

@@ -12,8 +12,13 @@
 # removed. Each side is measured twice, its peer running natively and its
 # peer under callgrind too (more empty polls); the difference gives the
 # cost of one empty poll, and "work" is what remains once every poll that
-# could not have found a completion is taken out. The callgrind files stay
-# in build/instr-per-msg/ for callgrind_annotate --inclusive=yes.
+# could not have found a completion is taken out. verbs;ofi_rxm connects
+# on its first send, inside what is counted: each side is measured
+# alone once more with 3x the iterations (GDRFAB_INSTR_LONG; 0: not),
+# and the difference between the two leaves setup out. GDRFAB_INSTR_BEFORE=DIR measures the
+# libgdrfab-fi.so in DIR beside this build's; GDRFAB_INSTR_BASELINE=0
+# leaves rxm out. The callgrind files stay in build/instr-per-msg/ for
+# callgrind_annotate --inclusive=yes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
