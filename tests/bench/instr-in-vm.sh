@@ -48,8 +48,10 @@ counts() {
 # run PROV SIZE TAG SERVER-PREFIX CLIENT-PREFIX
 run() {
 	local prov=$1 size=$2 tag=$3 sp=$4 cp=$5
-	local sf="$out/cg.$tag.server" cf="$out/cg.$tag.client"
-	rm -f "$sf" "$cf"
+	local sf="$out/cg.$tag.server" cf="$out/cg.$tag.client" side
+	# Only the sides measured now: the other may be an earlier run's.
+	[ -z "$sp" ] || rm -f "$sf"
+	[ -z "$cp" ] || rm -f "$cf"
 	# shellcheck disable=SC2086
 	taskset -c 0 ${sp:+$sp --callgrind-out-file=$sf} ./examples/gdrfab_pingpong \
 		-p "$prov" -m tagged -d rxe0 -s "$size" -i "$iters" >/dev/null 2>"$out/err.$tag.server" &
@@ -58,7 +60,7 @@ run() {
 	timeout 1200 taskset -c 1 ${cp:+$cp --callgrind-out-file=$cf} ./examples/gdrfab_pingpong \
 		-p "$prov" -m tagged -d rxe1 -s "$size" -i "$iters" 192.0.2.1 >/dev/null 2>"$out/err.$tag.client"
 	wait
-	for side in server client; do
+	for side in ${sp:+server} ${cp:+client}; do
 		f="$out/cg.$tag.$side"
 		[ -s "$f" ] && echo "${tag%%.*} $size $tag $side $(counts "$f")" >>"$out/counts.txt"
 	done
