@@ -69,7 +69,7 @@ Test(mr_cache, gpu_registrations_cover_whole_64k_pages_and_are_shared)
 	gdrfab_reg_put(&cache, b);
 	cr_assert_eq(deregs, 0, "lazy: kept after the last user");
 	cr_assert_eq(get(0x7f0000000100, 8, &m), a);
-	cr_assert_eq(cache.hits, 2);
+	cr_assert_eq(gdrfab_mr_cache_hits(&cache), 2);
 	gdrfab_reg_put(&cache, a);
 	gdrfab_mr_cache_fini(&cache);
 	cr_assert_eq(deregs, 1);

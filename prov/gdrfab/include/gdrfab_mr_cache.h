@@ -19,6 +19,14 @@
  * The cache makes no CUDA call: the caller classifies the address first,
  * and the registration backend (which may call CUDA, for dma-buf) runs
  * with the cache lock released.
+ *
+ * A GPU hit is the data path's cost, so each thread remembers its last
+ * hit and finds it again without the lock: it takes a reference only if
+ * the entry still has one (a destroyed entry has none), then checks that
+ * the entry is still cached and still the same registration of the same
+ * buffer ID. Entries are never freed while their cache lives (a destroyed
+ * one waits on a spare list for the next registration), so a thread's
+ * stale pointer always points at some gdrfab_reg.
  */
 #ifndef GDRFAB_MR_CACHE_H
 #define GDRFAB_MR_CACHE_H
@@ -45,9 +53,13 @@ struct gdrfab_reg {
 	int access; /* IBV_ACCESS_* */
 	struct gdrfab_cuda_ptr mem;
 	struct gdrfab_memmon_watch *watch; /* host memory the monitor watches */
-	_Atomic unsigned refs;	/* users, and the cache while cached */
-	bool cached;		/* in the cache's list */
-	struct gdrfab_list lru; /* most recently used first */
+	_Atomic unsigned refs; /* users, and the cache while cached */
+	_Atomic bool cached;   /* in the cache's list */
+	/* Hit without the lock since eviction last looked: a second chance
+	 * (such hits do not move the entry to the list's head). */
+	_Atomic bool recent;
+	struct gdrfab_list lru;	  /* most recently used first */
+	struct gdrfab_reg *spare; /* next on the cache's spare list */
 };
 
 /* How registrations are made and undone: the domain's verbs calls (or a
@@ -70,11 +82,22 @@ struct gdrfab_mr_cache {
 	/* Unlinked by the monitor, which must not deregister: destroyed by
 	 * the next application call (chained through lru.next). */
 	struct gdrfab_reg *deferred;
+	/* Destroyed entries, reused by the next registration, freed at fini
+	 * (threads' last hits may still point at them); closed: fini ran,
+	 * so a late last put frees. */
+	struct gdrfab_reg *spares;
+	_Atomic bool closed;
+	/* Names this cache among all that ever lived at its address, for
+	 * the threads' last hits. */
+	uint64_t serial;
 	/* Host memory is cached (a monitor watches it), and how. */
 	bool host;
 	struct gdrfab_memmon_sub sub;
 	/* Statistics (for tests and the benchmark). */
 	uint64_t hits, misses, evictions, stale;
+	/* Hits without the lock: counted with a plain increment (no locked
+	 * instruction), so two threads hitting at once may count one. */
+	_Atomic uint64_t fast_hits;
 	uint64_t host_hits, host_misses, host_invalidated, host_uncached;
 };
 
@@ -90,6 +113,8 @@ void gdrfab_mr_cache_fini(struct gdrfab_mr_cache *cache);
 int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
 		   int access, const struct gdrfab_cuda_ptr *mem,
 		   struct gdrfab_reg **out);
+/* GPU hits so far, with and without the lock. */
+uint64_t gdrfab_mr_cache_hits(struct gdrfab_mr_cache *cache);
 /* Done with a registration: kept if cached, else deregistered. */
 void gdrfab_reg_put(struct gdrfab_mr_cache *cache, struct gdrfab_reg *reg);
 

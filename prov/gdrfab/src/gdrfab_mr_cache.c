@@ -7,12 +7,31 @@
  * A cached registration holds one reference of its own besides its users'.
  * Whoever drops the last one destroys it: a user's put needs no lock (the
  * count is atomic, and only unlinking under the lock drops the cache's).
+ * Each thread's last GPU hit is found again without the lock (see
+ * fast_hit and gdrfab_mr_cache.h).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "gdrfab.h"
 #include "gdrfab_mr_cache.h"
+
+/* Serials start at 1: a thread that never hit has 0. */
+static _Atomic uint64_t next_serial = 1;
+
+/* The calling thread's last GPU hit: which cache (its address and serial,
+ * since another cache may live at that address later), the entry, and
+ * what it was looked up as. r is only read through a successful
+ * reference (refs was not 0), then checked against this copy. */
+static _Thread_local struct {
+	const struct gdrfab_mr_cache *cache;
+	uint64_t serial;
+	struct gdrfab_reg *r;
+	uintptr_t start;
+	size_t len;
+	uint64_t buffer_id;
+	int access;
+} last_hit;
 
 void gdrfab_mr_cache_init(struct gdrfab_mr_cache *cache,
 			  const struct gdrfab_reg_backend *backend,
@@ -23,6 +42,7 @@ void gdrfab_mr_cache_init(struct gdrfab_mr_cache *cache,
 		.enabled = enabled,
 		.max_size = max_size,
 		.max_count = max_count,
+		.serial = atomic_fetch_add(&next_serial, 1),
 	};
 	pthread_mutex_init(&cache->lock, NULL);
 	gdrfab_list_init(&cache->lru);
@@ -39,6 +59,22 @@ static bool unlink_entry(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 	return atomic_fetch_sub(&r->refs, 1) == 1;
 }
 
+/* r's memory goes to the spare list, not to free(): a thread's last hit
+ * may still point at it (its refs, 0 from now on, turns that away). */
+static void recycle(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
+{
+	if (!atomic_load(&cache->closed)) {
+		pthread_mutex_lock(&cache->lock);
+		if (!atomic_load(&cache->closed)) {
+			r->spare = cache->spares;
+			cache->spares = r;
+			r = NULL;
+		}
+		pthread_mutex_unlock(&cache->lock);
+	}
+	free(r); /* after fini: no thread may use the cache any more */
+}
+
 static void destroy(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 {
 	cache->backend.dereg(cache->backend.ctx, r);
@@ -46,7 +82,26 @@ static void destroy(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 		gdrfab_memmon_unwatch(r->watch);
 		free(r->watch);
 	}
-	free(r);
+	recycle(cache, r);
+}
+
+/* A spare entry or a new one, refs 0 (unreachable by any thread's last
+ * hit until make_reg publishes it), NULL without memory. */
+static struct gdrfab_reg *alloc_reg(struct gdrfab_mr_cache *cache)
+{
+	struct gdrfab_reg *r;
+
+	pthread_mutex_lock(&cache->lock);
+	r = cache->spares;
+	if (r)
+		cache->spares = r->spare;
+	pthread_mutex_unlock(&cache->lock);
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (r)
+			atomic_init(&r->refs, 0);
+	}
+	return r;
 }
 
 /* Unlinks unused entries (LRU end first) until the cache is within its
@@ -67,10 +122,17 @@ static struct gdrfab_reg *evict_locked(struct gdrfab_mr_cache *cache,
 		if (!force && cache->count + 1 <= cache->max_count &&
 		    cache->size + extra <= cache->max_size)
 			break;
-		/* Users' references only come under this lock: an entry
-		 * held by the cache alone stays so. */
+		/* An entry held by the cache alone may gain a user without
+		 * the lock (a thread's last hit), but unlink_entry's count
+		 * tells: the loser of that race destroys it. */
 		if (atomic_load(&r->refs) > 1)
 			continue;
+		if (!force && atomic_exchange(&r->recent, false)) {
+			/* Hit since: to the head, as a locked hit does. */
+			gdrfab_list_remove(&r->lru);
+			gdrfab_list_push_head(&cache->lru, &r->lru);
+			continue;
+		}
 		if (unlink_entry(cache, r)) {
 			r->lru.next = (struct gdrfab_list *)victims;
 			victims = r;
@@ -155,18 +217,24 @@ static int make_reg(struct gdrfab_mr_cache *cache, uintptr_t start, size_t len,
 		    int access, const struct gdrfab_cuda_ptr *mem,
 		    struct gdrfab_reg **out)
 {
-	struct gdrfab_reg *r = calloc(1, sizeof(*r));
+	static const struct gdrfab_cuda_ptr none;
+	struct gdrfab_reg *r = alloc_reg(cache);
 	int ret;
 
 	if (!r)
 		return -FI_ENOMEM;
+	/* Field by field, refs (0) untouched: a thread's last hit may be
+	 * reading it. */
+	r->mr = NULL;
+	r->watch = NULL;
 	r->start = start;
 	r->len = len;
 	r->access = access;
 	r->dmabuf_fd = -1;
-	atomic_init(&r->refs, 1);
-	if (mem)
-		r->mem = *mem;
+	r->mem = mem ? *mem : none;
+	atomic_store(&r->cached, false);
+	atomic_store(&r->recent, false);
+	r->spare = NULL;
 	gdrfab_list_init(&r->lru);
 	ret = cache->backend.reg(cache->backend.ctx, r);
 	if (ret && is_cuda(mem) && (ret == -FI_ENOSPC || ret == -FI_ENOMEM)) {
@@ -185,11 +253,74 @@ static int make_reg(struct gdrfab_mr_cache *cache, uintptr_t start, size_t len,
 		}
 	}
 	if (ret) {
-		free(r);
+		recycle(cache, r);
 		return ret;
 	}
+	/* Published: the fields above are seen by whoever takes a
+	 * reference from here on. */
+	atomic_store(&r->refs, 1);
 	*out = r;
 	return 0;
+}
+
+/* Remembers r as the calling thread's last hit in cache. */
+static void remember(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
+{
+	last_hit.cache = cache;
+	last_hit.serial = cache->serial;
+	last_hit.r = r;
+	last_hit.start = r->start;
+	last_hit.len = r->len;
+	last_hit.buffer_id = r->mem.buffer_id;
+	last_hit.access = r->access;
+}
+
+/* The calling thread's last hit, if it holds [a, a + len) of the same
+ * allocation with this access and is still cached: referenced for the
+ * caller. No lock: the reference is taken only while refs is not 0 (an
+ * entry being destroyed or recycled has 0), and what it refers to is
+ * checked after, since the entry may have been recycled meanwhile. */
+static struct gdrfab_reg *fast_hit(struct gdrfab_mr_cache *cache, uintptr_t a,
+				   size_t len, int access,
+				   const struct gdrfab_cuda_ptr *mem)
+{
+	struct gdrfab_reg *r = last_hit.r;
+	unsigned refs;
+
+	if (last_hit.cache != cache || last_hit.serial != cache->serial ||
+	    last_hit.buffer_id != mem->buffer_id || last_hit.access != access ||
+	    a < last_hit.start || a + len > last_hit.start + last_hit.len)
+		return NULL;
+	refs = atomic_load(&r->refs);
+	do {
+		if (!refs)
+			return NULL;
+	} while (!atomic_compare_exchange_weak(&r->refs, &refs, refs + 1));
+	if (!atomic_load(&r->cached) || r->start != last_hit.start ||
+	    r->len != last_hit.len || r->access != access ||
+	    r->mem.kind != mem->kind || r->mem.buffer_id != mem->buffer_id) {
+		gdrfab_reg_put(cache, r);
+		return NULL;
+	}
+	if (!atomic_load_explicit(&r->recent, memory_order_relaxed))
+		atomic_store_explicit(&r->recent, true, memory_order_relaxed);
+	/* A plain increment: a locked one would cost what the lock did. */
+	atomic_store_explicit(
+		&cache->fast_hits,
+		atomic_load_explicit(&cache->fast_hits, memory_order_relaxed) +
+			1,
+		memory_order_relaxed);
+	return r;
+}
+
+uint64_t gdrfab_mr_cache_hits(struct gdrfab_mr_cache *cache)
+{
+	uint64_t h;
+
+	pthread_mutex_lock(&cache->lock);
+	h = cache->hits + atomic_load(&cache->fast_hits);
+	pthread_mutex_unlock(&cache->lock);
+	return h;
 }
 
 /* Links r in, most recently used; returns the evicted, to destroy. */
@@ -224,12 +355,18 @@ int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
 	}
 	if (!is_cuda(mem) || !cache->enabled)
 		return make_reg(cache, start, rlen, access, mem, out);
+	r = fast_hit(cache, a, len, access, mem);
+	if (r) {
+		*out = r;
+		return 0;
+	}
 
 	pthread_mutex_lock(&cache->lock);
 	r = lookup_locked(cache, a, len, access, mem, &stale);
 	if (r) {
 		atomic_fetch_add(&r->refs, 1);
 		cache->hits++;
+		remember(cache, r);
 	} else {
 		cache->misses++;
 	}
@@ -247,6 +384,7 @@ int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
 		return ret;
 	pthread_mutex_lock(&cache->lock);
 	victims = insert_locked(cache, r);
+	remember(cache, r);
 	pthread_mutex_unlock(&cache->lock);
 	destroy_chain(cache, victims);
 	*out = r;
@@ -395,7 +533,19 @@ void gdrfab_mr_cache_fini(struct gdrfab_mr_cache *cache)
 	pthread_mutex_unlock(&cache->lock);
 	destroy_chain(cache, last);
 	reap_deferred(cache);
-	pthread_mutex_destroy(&cache->lock);
+	pthread_mutex_lock(&cache->lock);
+	atomic_store(&cache->closed, true);
+	last = cache->spares;
+	cache->spares = NULL;
+	pthread_mutex_unlock(&cache->lock);
+	while (last) {
+		struct gdrfab_reg *next = last->spare;
+
+		free(last);
+		last = next;
+	}
+	/* The lock stays usable: a held registration's last put may come
+	 * after this (recycle then frees without taking it). */
 }
 
 void gdrfab_mr_cache_stats(struct gdrfab_mr_cache *cache,
@@ -403,7 +553,7 @@ void gdrfab_mr_cache_stats(struct gdrfab_mr_cache *cache,
 {
 	pthread_mutex_lock(&cache->lock);
 	*out = (struct fi_gdrfab_mr_cache_stats){
-		.hits = cache->hits,
+		.hits = cache->hits + atomic_load(&cache->fast_hits),
 		.misses = cache->misses,
 		.evictions = cache->evictions,
 		.stale = cache->stale,

@@ -1,0 +1,132 @@
+#!/bin/bash
+# Runs inside the VM (see instr-per-msg.sh), from the build directory.
+set -u
+sizes=$1
+iters=${GDRFAB_INSTR_ITERS:-200}
+rt=$((iters + iters / 10 + 1)) # gdrfab_pingpong adds iters/10+1 warm-up trips
+# A second, longer run per side, to take setup out (0: none).
+long=${GDRFAB_INSTR_LONG:-$((iters * 3))}
+[ "$long" = 0 ] && long=
+export FI_PROVIDER_PATH=$PWD/.libs
+# An earlier build to measure beside this one (see measure below).
+[ -d instr-before ] && : "${GDRFAB_INSTR_BEFORE:=$PWD/instr-before}"
+export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
+out=$PWD/instr-per-msg
+mkdir -p "$out"
+rm -f "$out"/cg.* "$out"/counts.txt
+cg="valgrind --tool=callgrind --collect-atstart=no --toggle-collect=ex_post
+	--toggle-collect=ex_wait --dump-instr=no"
+
+# The server listens on 47593; valgrind under TCG takes a while to start.
+wait_listen() {
+	for _ in $(seq 600); do
+		ss -ltn | grep -q ":47593 " && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# counts FILE: "TOTAL READ_SOME_CALLS" from a callgrind file: the events
+# summary and the calls into read_some (the example's one CQ poll).
+counts() {
+	awk '
+	/^summary:/ { total = $2 }
+	/^c?fn=/ { # names are given once, "(id) name", then "(id)" alone
+		s = $0; sub(/^c?fn=/, "", s)
+		if (match(s, /^\([0-9]+\) /)) {
+			id = substr(s, 1, RLENGTH - 1); name = substr(s, RLENGTH + 1)
+			names[id] = name
+		} else if (s ~ /^\([0-9]+\)$/) name = names[s]
+		else name = s
+		if ($0 ~ /^cfn=/) cur = name
+		next
+	}
+	/^calls=/ { split($0, a, /[= ]/); if (cur == "read_some") calls += a[2]; cur = "" }
+	END { print total + 0, calls + 0 }' "$1"
+}
+
+# run PROV SIZE TAG SERVER-PREFIX CLIENT-PREFIX
+run() {
+	local prov=$1 size=$2 tag=$3 sp=$4 cp=$5
+	local sf="$out/cg.$tag.server" cf="$out/cg.$tag.client" side
+	# Only the sides measured now: the other may be an earlier run's.
+	[ -z "$sp" ] || rm -f "$sf"
+	[ -z "$cp" ] || rm -f "$cf"
+	# shellcheck disable=SC2086
+	taskset -c 0 ${sp:+$sp --callgrind-out-file=$sf} ./examples/gdrfab_pingpong \
+		-p "$prov" -m tagged -d rxe0 -s "$size" -i "$iters" >/dev/null 2>"$out/err.$tag.server" &
+	wait_listen || { echo "server did not start ($tag)" >&2; kill %1; return 1; }
+	# shellcheck disable=SC2086
+	timeout 1200 taskset -c 1 ${cp:+$cp --callgrind-out-file=$cf} ./examples/gdrfab_pingpong \
+		-p "$prov" -m tagged -d rxe1 -s "$size" -i "$iters" 192.0.2.1 >/dev/null 2>"$out/err.$tag.client"
+	wait
+	for side in ${sp:+server} ${cp:+client}; do
+		f="$out/cg.$tag.$side"
+		[ -s "$f" ] && echo "${tag%%.*} $size $tag $side $(counts "$f")" >>"$out/counts.txt"
+	done
+	return 0
+}
+
+# measure PROV LABEL SIZE: each side alone (its peer native), then both.
+measure() {
+	local prov=$1 label=$2 size=$3
+	echo "measuring $label $size B" >&2
+	run "$prov" "$size" "$label.$size.alone" "$cg" ""
+	run "$prov" "$size" "$label.$size.alone" "" "$cg"
+	run "$prov" "$size" "$label.$size.both" "$cg" "$cg"
+	# Each side alone again with $long iterations; the
+	# difference to the first takes out setup (rxm connects on its
+	# first send, which counts inside ex_post).
+	if [ -n "$long" ]; then
+		iters=$long run "$prov" "$size" "$label.$size.long" "$cg" ""
+		iters=$long run "$prov" "$size" "$label.$size.long" "" "$cg"
+	fi
+}
+
+# GDRFAB_INSTR_BEFORE: a directory holding another libgdrfab-fi.so (an
+# earlier build) to measure beside this one, as "gdrfab-before".
+for size in $sizes; do
+	measure gdrfab gdrfab "$size"
+	if [ -n "${GDRFAB_INSTR_BEFORE:-}" ]; then
+		FI_PROVIDER_PATH=$GDRFAB_INSTR_BEFORE measure gdrfab gdrfab-before "$size"
+	fi
+	# GDRFAB_INSTR_BASELINE=0: gdrfab alone (comparing two builds).
+	[ "${GDRFAB_INSTR_BASELINE:-1}" = 0 ] || measure "verbs;ofi_rxm" "verbs;ofi_rxm" "$size"
+done
+
+# Work per round trip: I - (C - 2*RT) * e, where e = dI/dC between the
+# runs alone and with a slow peer: each side finds two completions per
+# round trip (its send's and its receive's), usually in two polls.
+awk -v rt="$rt" -v long="${long:-0}" '
+{
+	k = $1 " " $2 " " $4
+	if ($3 ~ /alone$/) { i1[k] = $5; c1[k] = $6 }
+	else if ($3 ~ /long$/) { i3[k] = $5; c3[k] = $6 }
+	else { i2[k] = $5; c2[k] = $6 }
+	if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+}
+END {
+	printf "# instructions per round trip (one send and one receive per side), tagged, %d round trips per run\n", rt
+	printf "%-14s %6s %-6s %10s %8s %10s %10s\n", "provider", "bytes", "side", "counted", "polls", "per_poll", "work"
+	for (j = 1; j <= n; j++) {
+		k = order[j]
+		split(k, f, " ")
+		e = (c2[k] != c1[k]) ? (i2[k] - i1[k]) / (c2[k] - c1[k]) : 0
+		w = (i1[k] - (c1[k] - 2 * rt) * e) / rt
+		if (k in i3) { # setup taken out: the longer run minus the first
+			rl = long + int(long / 10) + 1
+			w = ((i3[k] - i1[k]) - (c3[k] - c1[k] - 2 * (rl - rt)) * e) / (rl - rt)
+		}
+		work[k] = w
+		printf "%-14s %6s %-6s %10.0f %8.1f %10.0f %10.0f\n", f[1], f[2], f[3], i1[k] / rt, c1[k] / rt, e, w
+	}
+	print "# gdrfab / verbs;ofi_rxm, work per round trip"
+	for (j = 1; j <= n; j++) {
+		k = order[j]
+		split(k, f, " ")
+		if (f[1] !~ /^gdrfab/) continue
+		b = "verbs;ofi_rxm " f[2] " " f[3]
+		if (work[b] > 0) printf "ratio %-14s %6s %-6s %.2f\n", f[1], f[2], f[3], work[k] / work[b]
+	}
+}' "$out/counts.txt"
+echo "callgrind files: $out (callgrind_annotate --inclusive=yes FILE)"

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Instructions per message, gdrfab against verbs;ofi_rxm: a benchmark, not
+# a test. Boots the soft-RoCE VM once and runs gdrfab_pingpong (tagged) over
+# each provider with one side under valgrind's callgrind, counting only
+# inside the example's ex_post and ex_wait (posting and progress; setup is
+# not counted). Timing under TCG is too noisy to guide work; instruction
+# counts are not.
+#
+#   tests/bench/instr-per-msg.sh [SIZES]          (default "8 4096")
+#
+# A side that waits for its peer polls an empty CQ: those polls are
+# removed. Each side is measured twice, its peer running natively and its
+# peer under callgrind too (more empty polls); the difference gives the
+# cost of one empty poll, and "work" is what remains once every poll that
+# could not have found a completion is taken out. verbs;ofi_rxm connects
+# on its first send, inside what is counted: each side is measured
+# alone once more with 3x the iterations (GDRFAB_INSTR_LONG; 0: not),
+# and the difference between the two leaves setup out. GDRFAB_INSTR_BEFORE=DIR measures the
+# libgdrfab-fi.so in DIR beside this build's; GDRFAB_INSTR_BASELINE=0
+# leaves rxm out. The callgrind files stay in build/instr-per-msg/ for
+# callgrind_annotate --inclusive=yes.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+command -v valgrind >/dev/null || {
+	echo "SKIP: valgrind is not installed (apt-get install valgrind)" >&2
+	exit 77
+}
+[ -x "$top/build/examples/gdrfab_pingpong" ] || "$top/scripts/build.sh"
+cd "$top/build"
+exec "$top/tests/vm/vm-run" --timeout 3000 -- bash "$here/instr-in-vm.sh" "${1:-8 4096}"
