@@ -3,9 +3,12 @@
 # per size the median of the rounds for gdrfab and verbs;ofi_rxm and
 # gdrfab's ratio, plus the median of each round's own ratio (a round ran
 # both providers within minutes, so it follows drift within a boot). The
-# "proto" column says which of gdrfab's protocols the size takes by
-# default: inline (the header and data fit the RC QP's 256 inline bytes),
-# eager up to -v eager=BYTES (FI_GDRFAB_EAGER_MAX), rendezvous above.
+# "proto" column says which of gdrfab's paths the size takes under Open
+# MPI's mtl ofi, which sends with fi_tinject up to the provider's
+# inject_size (ompi mtl_ofi.h, ompi_mtl_ofi_send_generic): "inject" up to
+# -v eager=BYTES (FI_GDRFAB_EAGER_MAX, gdrfab's inject_size), an eager
+# message copied into a bounce buffer (an inject is never sent inline
+# from the caller's buffer), "rndv" above, read by the receiver.
 #   awk -v eager=8192 -f osu-summarize.awk osu-raw.txt
 function median(s,   n, v, i, j, t) {
 	n = split(s, v, " ")
@@ -31,9 +34,7 @@ function round_ratio(kind, size,   r, a, b, s) {
 	return s == "" ? "-" : sprintf("%.2f", median(s))
 }
 function proto(size) {
-	if (size + 40 <= 256)
-		return "inline"
-	return size <= eager ? "eager" : "rndv"
+	return size <= eager ? "inject" : "rndv"
 }
 {
 	key = $1 "|" $2 "|" $4
