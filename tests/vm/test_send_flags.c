@@ -74,13 +74,15 @@ static void expect_both(void *dst, size_t len, unsigned seed, void *sctx,
 }
 
 /* FI_INJECT: the buffer is overwritten right after the call returns,
- * before any progress, at sizes up to inject_size (the last one eager);
- * the receiver sees the data as it was, and the completion still comes.
- * One byte more is -FI_EMSGSIZE. */
+ * before any progress, at sizes up to inject_size; the receiver sees the
+ * data as it was, and the completion still comes. The first send waits
+ * for the connection to be made (the pair is new), so a send that read
+ * the caller's buffer when posted, not when called, would carry the
+ * overwritten bytes. One byte more than inject_size is -FI_EMSGSIZE. */
 static void inject_copies_at_once(bool tagged)
 {
 	size_t max = p[0].d.info->tx_attr->inject_size;
-	size_t sizes[] = {0, 1, 100, max};
+	size_t sizes[] = {100, 0, 1, max};
 	uint8_t *src = dp_alloc(max + 1), *dst = dp_alloc(max + 1);
 	int sctx, rctx;
 
