@@ -225,10 +225,10 @@ Test(hmem_nocuda, eager_across_host_and_gpu_iovecs)
 		fi_tsend(p[0].ep, src, len, fi_mr_desc(smr), p[0].peer[1], 9,
 			 NULL));
 	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_eq(e.len, len);
 	dp_expect(p[0].txcq, &e, NULL, p, 2);
 	gpu_forbid(0);
 	cr_assert_eq(gpu_stats().forbidden_calls, before);
-	cr_assert_eq(e.len, len);
 	memcpy(whole, host, half);
 	gpu_read(whole + half, gpu, len - half);
 	cr_assert(dp_check(whole, len, 3));
@@ -263,9 +263,9 @@ Test(hmem_nocuda, writedata_into_gpu_flushed_by_read)
 			     p[0].peer[1], (uintptr_t)dst, fi_mr_key(dmr),
 			     NULL));
 	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_eq(e.data, 0xabcd);
 	dp_expect(p[0].txcq, &e, NULL, p, 2);
 	gpu_forbid(0);
-	cr_assert_eq(e.data, 0xabcd);
 	cr_assert_eq(gpu_stats().forbidden_calls, before.forbidden_calls);
 	cr_assert_eq(gpu_stats().flushes, before.flushes,
 		     "no cuFlushGPUDirectRDMAWrites");
