@@ -526,7 +526,7 @@ void gdrfab_unexp_free(struct gdrfab_unexp *u)
 	gdrfab_conn_put(u->conn);
 	if (u->held) {
 		if (!proto->closing)
-			repost(proto, u->held);
+			gdrfab_rxbuf_repost(proto, u->held);
 	} else {
 		free(u->payload);
 	}
