@@ -5,7 +5,11 @@
 # CUDA (libcudart's entry points into the stand-in libcuda.so.1), and moves
 # host buffers through its net API with its sendrecv protocol. Its rdma
 # protocol cannot start here, which is shown, not counted: it groups NICs
-# by their PCI address (nccl_ofi_topo.cpp), and rxe has none. Prints
+# by their PCI address (nccl_ofi_topo.cpp), and rxe has none. Then the
+# same with GDR: over peermem (the stand-in's GPU memory made registrable
+# by rxe), gdrfab accepts the plugin's FI_OPT_CUDA_API_PERMITTED=false,
+# and the plugin must keep GPUDirect on (NCCL_PTR_CUDA in its properties,
+# no "disabling GDR" line). Prints
 # "aws-ofi-nccl: N passed, M failed".
 set -u
 lf=$1 plugin=$2
@@ -41,4 +45,21 @@ check "the plugin's sendrecv protocol over gdrfab: init, listen/connect/accept, 
 echo "aws-ofi-nccl's rdma protocol (not counted; rxe NICs have no PCI address):"
 OFI_NCCL_PROTOCOL=RDMA timeout 120 "$plugin/nccl_net_driver" "$plugin/lib/libnccl-net-ofi.so" 2>&1 |
 	grep -E "PCI attributes|topo creation|FAIL|PASS" | sed 's/^/    /'
+
+# drive_gdr PROTOCOL: as drive, on a peermem domain, GPUDirect kept on.
+drive_gdr() {
+	local rc=0
+	FI_GDRFAB_CUDA_REG=peermem GDRFAB_STANDIN_CPU_VISIBLE=1 \
+		NCCL_NET_DRIVER_EXPECT_GDR=1 drive "$1" || rc=1
+	if grep -q "disabling GDR" "$out"; then
+		echo "    the plugin turned GDR off"
+		rc=1
+	fi
+	return $rc
+}
+check "the plugin's sendrecv protocol with GDR (peermem): FI_OPT_CUDA_API_PERMITTED=false accepted, NCCL_PTR_CUDA reported, 0 B - 4 MiB" drive_gdr SENDRECV
+echo "aws-ofi-nccl's rdma protocol with GDR (not counted; rxe NICs have no PCI address):"
+FI_GDRFAB_CUDA_REG=peermem GDRFAB_STANDIN_CPU_VISIBLE=1 OFI_NCCL_PROTOCOL=RDMA \
+	timeout 120 "$plugin/nccl_net_driver" "$plugin/lib/libnccl-net-ofi.so" 2>&1 |
+	grep -E "GDR|PCI attributes|topo creation|FAIL|PASS" | sed 's/^/    /'
 totals

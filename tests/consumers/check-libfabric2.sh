@@ -72,6 +72,19 @@ replay() {
 	return $rc
 }
 check "aws-ofi-nccl sendrecv replay under API 2.6, CUDA stand-in" replay
+# The same over peermem-style GPU memory, where gdrfab accepts
+# FI_OPT_CUDA_API_PERMITTED=false (suite nccl_gdr: the stand-in counts any
+# CUDA call gdrfab makes); under the 1.17 runtime it skips, the plugin's
+# option being compiled out.
+replay_gdr() {
+	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs \
+		./tests/vm/gdrfab_hmem_tests --color=never --filter "nccl_gdr/*" >"$out" 2>&1
+	local rc=$?
+	grep -q "Synthesis: Tested: 1 | Passing: 1" "$out" || rc=1
+	[ $rc = 0 ] || cat "$out"
+	return $rc
+}
+check "aws-ofi-nccl sendrecv replay with GDR under API 2.6, no CUDA call" replay_gdr
 # Its rdma protocol replayed (tests/vm/test_nccl_rdma_replay.c): it asks
 # API 1.18 with no fallback, so only a 1.18+ core runs it as the plugin
 # does: control messages by RDMA write into the sender's mailbox,

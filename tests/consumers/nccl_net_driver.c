@@ -9,6 +9,9 @@
  * process: the receiver on device 0, the sender on the last device.
  * Built by tests/consumers/run-aws-ofi-nccl.sh against the net API
  * headers that come with the plugin (not part of gdrfab).
+ * NCCL_NET_DRIVER_EXPECT_GDR=1: every device must also report
+ * NCCL_PTR_CUDA, which the plugin does only once the provider accepted
+ * FI_OPT_CUDA_API_PERMITTED=false (its GDR_SUPPORTED).
  *   nccl_net_driver PLUGIN.so
  * Prints a line per check and "nccl-net: N passed, M failed".
  */
@@ -109,6 +112,8 @@ int main(int argc, char **argv)
 	void *smh = NULL, *rmh = NULL;
 	uint8_t *sbuf, *rbuf;
 	int ndev = 0, sdevno, ret;
+	const char *gdr = getenv("NCCL_NET_DRIVER_EXPECT_GDR");
+	bool expect_gdr = gdr && *gdr == '1';
 	double end;
 
 	if (argc != 2) {
@@ -137,7 +142,8 @@ int main(int argc, char **argv)
 
 		ret = net->getProperties(d, &p);
 		check(ret == ncclSuccess && (p.ptrSupport & NCCL_PTR_HOST) &&
-			      p.maxComms > 0 && p.maxRecvs >= 1,
+			      p.maxComms > 0 && p.maxRecvs >= 1 &&
+			      (!expect_gdr || (p.ptrSupport & NCCL_PTR_CUDA)),
 		      "getProperties(%d): %s, %s, ptrSupport %#x, %d Mbps, "
 		      "maxComms %d, maxRecvs %d, regIsGlobal %d",
 		      d, ret ? "?" : p.name, ret ? "?" : p.pciPath,

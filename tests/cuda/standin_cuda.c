@@ -27,6 +27,7 @@ enum {
 	HOST_NOT_REGISTERED = 713,
 	INVALID_HANDLE = 400,
 	NOT_SUPPORTED = 801,
+	NOT_PERMITTED = 800,
 };
 
 #define GPU_PAGE   (64UL * 1024)
@@ -56,6 +57,39 @@ static int env_int(const char *name, int def)
 	const char *v = getenv(name);
 
 	return v && *v ? atoi(v) : def;
+}
+
+/* Forbidden calls (standin_forbid, GDRFAB_STANDIN_FORBID): -1 until the
+ * variable is read, then 0 (none), 1 (data movement: copies, events,
+ * streams, flushes fail with CUDA_ERROR_NOT_PERMITTED), 2 (every call
+ * counted as well; data movement still fails). */
+static int forbid_mode = -1;
+
+EXPORT void standin_forbid(int mode)
+{
+	__atomic_store_n(&forbid_mode, mode, __ATOMIC_SEQ_CST);
+}
+
+/* Counts and reports a call made while forbidden; true when it must
+ * fail (moves_data: a copy, event, stream or flush call). */
+static bool forbidden(const char *fn, bool moves_data)
+{
+	int mode = __atomic_load_n(&forbid_mode, __ATOMIC_SEQ_CST);
+
+	if (mode < 0) {
+		const char *v = getenv("GDRFAB_STANDIN_FORBID");
+
+		mode = v ? atoi(v) : 0;
+		__atomic_store_n(&forbid_mode, mode, __ATOMIC_SEQ_CST);
+	}
+	if (!mode || (mode == 1 && !moves_data))
+		return false;
+	__atomic_fetch_add(&stats.forbidden_calls, 1, __ATOMIC_SEQ_CST);
+	fprintf(stderr,
+		"standin libcuda: %s called while CUDA calls are forbidden "
+		"(GDRFAB_STANDIN_FORBID / standin_forbid)%s\n",
+		fn, moves_data ? ": failing it" : "");
+	return moves_data;
 }
 
 EXPORT void standin_stats(struct standin_stats *out)
@@ -91,6 +125,7 @@ static uint8_t *cpu_view(uintptr_t p, size_t len)
 
 EXPORT CUresult cuInit(unsigned flags)
 {
+	forbidden(__func__, false);
 	(void)flags;
 	if (env_int("GDRFAB_STANDIN_INIT_FAIL", 0))
 		return NO_DEVICE;
@@ -101,12 +136,14 @@ EXPORT CUresult cuInit(unsigned flags)
 
 EXPORT CUresult cuDriverGetVersion(int *v)
 {
+	forbidden(__func__, false);
 	*v = 13000;
 	return OK;
 }
 
 EXPORT CUresult cuDeviceGetCount(int *n)
 {
+	forbidden(__func__, false);
 	if (!inited)
 		return NOT_INITIALIZED;
 	*n = devices;
@@ -115,6 +152,7 @@ EXPORT CUresult cuDeviceGetCount(int *n)
 
 EXPORT CUresult cuDeviceGet(int *dev, int ordinal)
 {
+	forbidden(__func__, false);
 	if (ordinal < 0 || ordinal >= devices)
 		return INVALID_VALUE;
 	*dev = ordinal;
@@ -123,6 +161,7 @@ EXPORT CUresult cuDeviceGet(int *dev, int ordinal)
 
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 {
+	forbidden(__func__, false);
 	if (dev < 0 || dev >= devices)
 		return INVALID_VALUE;
 	switch (attr) {
@@ -143,12 +182,14 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 
 EXPORT CUresult cuDeviceGetPCIBusId(char *id, int len, int dev)
 {
+	forbidden(__func__, false);
 	snprintf(id, (size_t)len, "0000:%02X:00.0", 0x80 + dev);
 	return OK;
 }
 
 EXPORT CUresult cuGetErrorString(CUresult err, const char **s)
 {
+	forbidden(__func__, false);
 	*s = err == NOT_SUPPORTED ? "operation not supported (stand-in)"
 				  : "stand-in error";
 	return OK;
@@ -156,6 +197,7 @@ EXPORT CUresult cuGetErrorString(CUresult err, const char **s)
 
 EXPORT CUresult cuGetErrorName(CUresult err, const char **s)
 {
+	forbidden(__func__, false);
 	*s = err == OK		    ? "CUDA_SUCCESS"
 	     : err == NOT_SUPPORTED ? "CUDA_ERROR_NOT_SUPPORTED"
 				    : "CUDA_ERROR_STANDIN";
@@ -164,12 +206,14 @@ EXPORT CUresult cuGetErrorName(CUresult err, const char **s)
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
+	forbidden(__func__, false);
 	*ctx = (void *)(uintptr_t)(0x1000 + dev);
 	return OK;
 }
 
 EXPORT CUresult cuCtxPushCurrent_v2(void *ctx)
 {
+	forbidden(__func__, false);
 	(void)ctx;
 	ctx_depth++;
 	return OK;
@@ -177,6 +221,7 @@ EXPORT CUresult cuCtxPushCurrent_v2(void *ctx)
 
 EXPORT CUresult cuCtxPopCurrent_v2(void **ctx)
 {
+	forbidden(__func__, false);
 	if (!ctx_depth)
 		return INVALID_CONTEXT;
 	ctx_depth--;
@@ -189,6 +234,7 @@ EXPORT CUresult cuCtxPopCurrent_v2(void **ctx)
  * current before calling into libfabric. */
 EXPORT CUresult cuCtxGetCurrent(void **ctx)
 {
+	forbidden(__func__, false);
 	int app = env_int("GDRFAB_STANDIN_CURRENT_DEV", -1);
 
 	*ctx = ctx_depth  ? (void *)0x1000
@@ -199,6 +245,7 @@ EXPORT CUresult cuCtxGetCurrent(void **ctx)
 
 EXPORT CUresult cuCtxGetDevice(int *dev)
 {
+	forbidden(__func__, false);
 	int app = env_int("GDRFAB_STANDIN_CURRENT_DEV", -1);
 
 	if (!ctx_depth && app < 0)
@@ -239,6 +286,8 @@ EXPORT void standin_fail_copies(unsigned n)
 
 EXPORT CUresult cuStreamCreate(void **s, unsigned flags)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	struct stream *st = calloc(1, sizeof(*st));
 
 	(void)flags;
@@ -280,6 +329,8 @@ static void run_step(struct stream *st)
 
 EXPORT CUresult cuStreamSynchronize(void *s)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	struct stream *st = s;
 
 	pthread_mutex_lock(&lock);
@@ -299,6 +350,8 @@ static void push_step(struct stream *st, struct step *t)
 
 EXPORT CUresult cuEventCreate(void **ev, unsigned flags)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	(void)flags;
 	*ev = calloc(1, sizeof(struct event));
 	return *ev ? OK : 2;
@@ -306,6 +359,8 @@ EXPORT CUresult cuEventCreate(void **ev, unsigned flags)
 
 EXPORT CUresult cuEventRecord(void *ev, void *s)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	struct event *e = ev;
 	struct step *t;
 
@@ -345,6 +400,8 @@ static struct stream *stream_of(struct event *e)
 
 EXPORT CUresult cuEventQuery(void *ev)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	struct event *e = ev;
 	struct stream *st;
 	CUresult ret = OK;
@@ -369,6 +426,8 @@ EXPORT CUresult cuEventQuery(void *ev)
 
 EXPORT CUresult cuEventDestroy_v2(void *ev)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	struct event *e = ev;
 
 	if (!e)
@@ -450,17 +509,20 @@ done:
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t size)
 {
+	forbidden(__func__, false);
 	return alloc_mem(out, size, false);
 }
 
 EXPORT CUresult cuMemAllocManaged(CUdeviceptr *out, size_t size, unsigned flags)
 {
+	forbidden(__func__, false);
 	(void)flags;
 	return alloc_mem(out, size, true);
 }
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
+	forbidden(__func__, false);
 	struct alloc *a;
 
 	pthread_mutex_lock(&lock);
@@ -499,6 +561,7 @@ static CUresult track_host(void *p, size_t size)
 
 EXPORT CUresult cuMemAllocHost_v2(void **p, size_t size)
 {
+	forbidden(__func__, false);
 	*p = aligned_alloc(4096, (size + 4095) & ~4095UL);
 	return *p ? track_host(*p, size) : 2;
 }
@@ -506,6 +569,7 @@ EXPORT CUresult cuMemAllocHost_v2(void **p, size_t size)
 /* The slot is cleared, not kept for reuse: its pages were the C heap's. */
 EXPORT CUresult cuMemFreeHost(void *p)
 {
+	forbidden(__func__, false);
 	struct alloc *a;
 
 	pthread_mutex_lock(&lock);
@@ -522,6 +586,7 @@ EXPORT CUresult cuMemFreeHost(void *p)
 
 EXPORT CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned flags)
 {
+	forbidden(__func__, false);
 	CUresult ret;
 
 	(void)flags;
@@ -542,6 +607,7 @@ EXPORT CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned flags)
 
 EXPORT CUresult cuMemHostUnregister(void *p)
 {
+	forbidden(__func__, false);
 	struct alloc *a;
 	CUresult ret = OK;
 
@@ -560,6 +626,7 @@ EXPORT CUresult cuMemHostUnregister(void *p)
 EXPORT CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data,
 				       CUdeviceptr p)
 {
+	forbidden(__func__, false);
 	struct alloc *a;
 
 	pthread_mutex_lock(&lock);
@@ -594,6 +661,7 @@ EXPORT CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data,
 
 EXPORT CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p)
 {
+	forbidden(__func__, false);
 	struct alloc *a;
 	CUresult ret = OK;
 
@@ -614,6 +682,7 @@ EXPORT CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p)
 EXPORT CUresult cuPointerSetAttribute(const void *value, int attr,
 				      CUdeviceptr p)
 {
+	forbidden(__func__, false);
 	struct alloc *a;
 	CUresult ret = OK;
 
@@ -714,34 +783,45 @@ static CUresult copy_async(uintptr_t dst, uintptr_t src, size_t len,
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t len,
 				     void *stream)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	return copy_async((uintptr_t)dst, src, len, true, stream);
 }
 
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src,
 				     size_t len, void *stream)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	return copy_async(dst, (uintptr_t)src, len, false, stream);
 }
 
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t len)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	return copy((uintptr_t)dst, src, len, true);
 }
 
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t len)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	return copy(dst, (uintptr_t)src, len, false);
 }
 
 /* Unified addressing: the kind of each side is known from its address. */
 EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t len)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	return copy(dst, src, len, false);
 }
 
 EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size,
 					CUdeviceptr p)
 {
+	forbidden(__func__, false);
 	struct alloc *a;
 
 	pthread_mutex_lock(&lock);
@@ -758,6 +838,8 @@ EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size,
 
 EXPORT CUresult cuFlushGPUDirectRDMAWrites(int target, int scope)
 {
+	if (forbidden(__func__, true))
+		return NOT_PERMITTED;
 	(void)target, (void)scope;
 	if (!env_int("GDRFAB_STANDIN_FLUSH", 1))
 		return NOT_SUPPORTED;
@@ -771,6 +853,7 @@ EXPORT CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr p,
 					      size_t size, int type,
 					      unsigned long long flags)
 {
+	forbidden(__func__, false);
 	(void)handle, (void)p, (void)size, (void)type, (void)flags;
 	return NOT_SUPPORTED;
 }

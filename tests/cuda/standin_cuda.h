@@ -14,6 +14,13 @@
  *   GDRFAB_STANDIN_FLUSH     cuFlushGPUDirectRDMAWrites supported (1)
  *   GDRFAB_STANDIN_CPU_VISIBLE  device memory readable by the CPU (and so
  *                            registrable by rxe, standing in for peermem)
+ *   GDRFAB_STANDIN_FORBID    1: copies, events, streams and GPUDirect
+ *                            flushes fail (CUDA_ERROR_NOT_PERMITTED) with
+ *                            a line on stderr, counted in forbidden_calls;
+ *                            2: every other call is counted (and served)
+ *                            too. standin_forbid(mode) sets it at run time,
+ *                            so a test forbids only while the provider
+ *                            moves data.
  *
  * Asynchronous copies are deferred as the driver defers them: each stream
  * is a queue that runs in order, one step (a copy, or an event reaching
@@ -31,18 +38,23 @@
 #include <stdint.h>
 
 struct standin_stats {
-	uint64_t sync_memops;	 /* cuPointerSetAttribute(SYNC_MEMOPS) calls */
-	uint64_t flushes;	 /* cuFlushGPUDirectRDMAWrites calls */
-	uint64_t copies_to_host; /* device -> host copies */
-	uint64_t copies_to_dev;	 /* host -> device copies */
-	uint64_t ptr_queries;	 /* cuPointerGetAttributes calls */
-	uint64_t async_copies;	 /* cuMemcpy*Async enqueued */
-	uint64_t not_ready;	 /* cuEventQuery answered NOT_READY */
-	uint64_t stream_syncs;	 /* cuStreamSynchronize calls */
-	uint64_t host_regs;	 /* cuMemHostRegister calls that pinned */
-	uint64_t host_unregs;	 /* cuMemHostUnregister calls that unpinned */
-	uint64_t failed_copies;	 /* copies refused (injected) */
+	uint64_t sync_memops;	  /* cuPointerSetAttribute(SYNC_MEMOPS) calls */
+	uint64_t flushes;	  /* cuFlushGPUDirectRDMAWrites calls */
+	uint64_t copies_to_host;  /* device -> host copies */
+	uint64_t copies_to_dev;	  /* host -> device copies */
+	uint64_t ptr_queries;	  /* cuPointerGetAttributes calls */
+	uint64_t async_copies;	  /* cuMemcpy*Async enqueued */
+	uint64_t not_ready;	  /* cuEventQuery answered NOT_READY */
+	uint64_t stream_syncs;	  /* cuStreamSynchronize calls */
+	uint64_t host_regs;	  /* cuMemHostRegister calls that pinned */
+	uint64_t host_unregs;	  /* cuMemHostUnregister calls that unpinned */
+	uint64_t failed_copies;	  /* copies refused (injected) */
+	uint64_t forbidden_calls; /* calls made while forbidden */
 };
+
+/* Resolved with dlsym by tests: 0 allows every call, 1 forbids data
+ * movement, 2 counts every call as well (GDRFAB_STANDIN_FORBID). */
+typedef void (*standin_forbid_fn)(int mode);
 
 /* Resolved with dlsym by tests: the n-th asynchronous copy from now (1:
  * the next) fails at enqueue; 0 cancels. */

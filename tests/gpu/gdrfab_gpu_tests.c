@@ -268,13 +268,13 @@ static void test_dmabuf_and_flush(void)
 	if (!ret)
 		close(fd);
 	p_cuMemFree_v2(dev);
-	CHECK(gdrfab_hmem_flush_method(0) ==
+	CHECK(gdrfab_hmem_flush_method(0, true) ==
 		      (d->writes_ordering >= GDRFAB_CUDA_ORDERING_OWNER
 			       ? GDRFAB_FLUSH_NONE
 		       : d->flush_supported ? GDRFAB_FLUSH_CUDA
 					    : GDRFAB_FLUSH_READ),
 	      "flush method from the device's attributes: %d",
-	      (int)gdrfab_hmem_flush_method(0));
+	      (int)gdrfab_hmem_flush_method(0, true));
 	ret = gdrfab_cuda_flush(0);
 	CHECK(d->flush_supported ? ret == 0 : ret != 0,
 	      "cuFlushGPUDirectRDMAWrites: %d", ret);

@@ -108,6 +108,13 @@ unsigned gpu_sync_memops_of(void *dev)
 	return v;
 }
 
+void gpu_forbid(int mode)
+{
+	standin_forbid_fn f = (standin_forbid_fn)sym("standin_forbid");
+
+	f(mode);
+}
+
 void gpu_fail_copies(unsigned n)
 {
 	standin_fail_copies_fn f =

@@ -25,6 +25,10 @@ struct standin_stats gpu_stats(void);
 /* Copies device memory out (cuMemcpyDtoH). */
 void gpu_read(void *host, const void *dev, size_t len);
 unsigned gpu_sync_memops_of(void *dev);
+/* Forbids CUDA calls from now (standin_forbid: 0 none, 1 data movement
+ * fails, 2 every call counted too), for the provider's data path only:
+ * the test's own gpu_* calls come before or after. */
+void gpu_forbid(int mode);
 /* The n-th asynchronous copy from now fails at enqueue (0: none). */
 void gpu_fail_copies(unsigned n);
 

@@ -619,13 +619,34 @@ Test(nccl_rdma, protocol_over_staged_gpu_memory)
 }
 
 /* GPU memory the NIC reaches directly (nvidia-peermem's path, the
- * stand-in's memory made CPU-visible so that rxe can register it). */
+ * stand-in's memory made CPU-visible so that rxe can register it): the
+ * plugin's FI_OPT_CUDA_API_PERMITTED=false is accepted (its GDR path,
+ * support_gdr = GDR_SUPPORTED), and gdrfab then moves the protocol's
+ * GPU data with no CUDA copy, event or flush of its own (the test's own
+ * fills and checks are synchronous copies, counted apart). */
 Test(nccl_rdma, protocol_over_peermem_gpu_memory)
 {
+	struct standin_stats before, after;
+
 	setenv("FI_GDRFAB_CUDA_REG", "peermem", 1);
 	setenv("GDRFAB_STANDIN_CPU_VISIBLE", "1", 1);
 	setup();
+	if (FI_VERSION_GE(api, FI_VERSION(1, 18)))
+		for (int i = 0; i < 2; i++)
+			cr_assert_not(r[i].cuda_refused,
+				      "rank %d: a peermem domain must accept "
+				      "FI_OPT_CUDA_API_PERMITTED=false",
+				      i);
+	before = gpu_stats();
 	replay();
+	after = gpu_stats();
+	if (FI_VERSION_GE(api, FI_VERSION(1, 18))) {
+		cr_assert_eq(after.async_copies, before.async_copies,
+			     "gdrfab copied with CUDA on the GDR path");
+		cr_assert_eq(after.flushes, before.flushes,
+			     "gdrfab flushed with CUDA on the GDR path");
+		cr_assert_eq(after.stream_syncs, before.stream_syncs);
+	}
 }
 
 /* The branch the plugin takes where dma-buf is viable (the GPU reports

@@ -33,6 +33,7 @@ struct rank {
 	uint8_t name[56]; /* the plugin's MAX_EP_ADDR */
 	size_t namelen;
 	fi_addr_t self, peer;
+	bool cuda_refused; /* FI_OPT_CUDA_API_PERMITTED=false refused */
 };
 
 static struct rank r[2];
@@ -103,6 +104,7 @@ static void open_rank(struct rank *k, const char *domain)
 		/* On rxe GPU memory is staged (copied with CUDA): refusing
 		 * is right, and the plugin then runs without GPUDirect. */
 		cr_assert(ret == 0 || ret == -FI_EOPNOTSUPP);
+		k->cuda_refused = ret != 0;
 	}
 	cr_assert_eq(fi_enable(k->ep), 0);
 	k->namelen = sizeof(k->name);
@@ -150,6 +152,17 @@ static void teardown(void)
 
 TestSuite(nccl, .init = setup, .fini = teardown, .timeout = 240);
 
+/* GPU memory the NIC reaches (peermem, the stand-in's memory made
+ * CPU-visible for rxe): the plugin's GDR path. */
+static void setup_gdr(void)
+{
+	setenv("FI_GDRFAB_CUDA_REG", "peermem", 1);
+	setenv("GDRFAB_STANDIN_CPU_VISIBLE", "1", 1);
+	setup();
+}
+
+TestSuite(nccl_gdr, .init = setup_gdr, .fini = teardown, .timeout = 240);
+
 /* nccl_ofi_sendrecv.cpp: sendrecv_mr_buffers_register, with FI_RMA. */
 static struct fid_mr *reg(struct rank *k, void *buf, size_t len,
 			  enum fi_hmem_iface iface, uint64_t access)
@@ -191,7 +204,10 @@ static struct fi_cq_tagged_entry wait_one(struct rank *k)
 	}
 }
 
-Test(nccl, sendrecv_tagged_gpu_buffers_then_flush_read_to_self)
+/* The sendrecv protocol's messages and flush; with gdr, every CUDA call
+ * gdrfab makes while they move is counted by the stand-in (and its
+ * copies, events and streams fail): there must be none. */
+static void sendrecv_and_flush(bool gdr)
 {
 	size_t sizes[] = {0, 4, 8192, 65536, 1 << 20, 4 << 20};
 	size_t max = 4 << 20;
@@ -210,7 +226,12 @@ Test(nccl, sendrecv_tagged_gpu_buffers_then_flush_read_to_self)
 		int sctx, rctx, fctx;
 		ssize_t ret;
 
+		uint64_t calls;
+
 		gpu_fill(src, sizes[i], (unsigned)i + 1);
+		calls = gpu_stats().forbidden_calls;
+		if (gdr)
+			gpu_forbid(2);
 		/* sendrecv_recv: any source, no ignore bits. */
 		do {
 			ret = fi_trecv(r[1].ep, dst, sizes[i], fi_mr_desc(dmr),
@@ -231,6 +252,9 @@ Test(nccl, sendrecv_tagged_gpu_buffers_then_flush_read_to_self)
 		cr_assert_eq(e.len, sizes[i]);
 		e = wait_one(&r[0]);
 		cr_assert_eq(e.op_context, &sctx);
+		gpu_forbid(0);
+		cr_assert_eq(gpu_stats().forbidden_calls, calls,
+			     "CUDA calls while %zu bytes moved", sizes[i]);
 		cr_assert(gpu_check(dst, sizes[i], (unsigned)i + 1),
 			  "%zu bytes in GPU memory", sizes[i]);
 		if (!sizes[i])
@@ -255,4 +279,30 @@ Test(nccl, sendrecv_tagged_gpu_buffers_then_flush_read_to_self)
 	fi_close(&dmr->fid);
 	fi_close(&smr->fid);
 	free(flush_page);
+}
+
+/* rxe's default: staged GPU memory, so the plugin runs without GDR. */
+Test(nccl, sendrecv_tagged_gpu_buffers_then_flush_read_to_self)
+{
+	if (FI_VERSION_GE(r[0].info->fabric_attr->api_version,
+			  FI_VERSION(1, 18)))
+		cr_assert(r[0].cuda_refused && r[1].cuda_refused,
+			  "a staging domain refuses "
+			  "FI_OPT_CUDA_API_PERMITTED=false");
+	sendrecv_and_flush(false);
+}
+
+/* With peermem: the option accepted (support_gdr = GDR_SUPPORTED in
+ * nccl_ofi_ofiutils.cpp), the same calls with no CUDA call by gdrfab. */
+Test(nccl_gdr, sendrecv_without_cuda_calls)
+{
+	if (FI_VERSION_LT(r[0].info->fabric_attr->api_version,
+			  FI_VERSION(1, 18)))
+		cr_skip_test("API %u.%u: the plugin sets "
+			     "FI_OPT_CUDA_API_PERMITTED from 1.18 only",
+			     FI_MAJOR(r[0].info->fabric_attr->api_version),
+			     FI_MINOR(r[0].info->fabric_attr->api_version));
+	cr_assert(!r[0].cuda_refused && !r[1].cuda_refused,
+		  "a peermem domain accepts FI_OPT_CUDA_API_PERMITTED=false");
+	sendrecv_and_flush(true);
 }

@@ -51,6 +51,11 @@ struct gdrfab_hmem_domain {
 	void *rw_addr;
 	uint32_t rw_rkey;
 	const void *rw_owner;
+	/* The loopback PD: a protection domain only endpoints' loopback
+	 * QPs use, so that the keys made for their copies into GPU memory
+	 * are worth nothing on a QP a peer reaches (gdrfab_hmem_loop.c). */
+	pthread_mutex_t loop_lock;
+	struct ibv_pd *loop_pd;
 	/* Staged GPU memory peers may read or write: the NIC cannot reach
 	 * it, so its key names a slot here and the data path serves those
 	 * accesses itself (proto/gdrfab_rma_emu.c). */
@@ -73,19 +78,26 @@ void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain);
 const char *gdrfab_cuda_reg_name(enum gdrfab_cuda_reg path);
 
 /* The flush method for writes into a device's memory, from
- * FI_GDRFAB_CUDA_FLUSH and the device's attributes. */
-enum gdrfab_cuda_flush gdrfab_hmem_flush_method(int device);
+ * FI_GDRFAB_CUDA_FLUSH and the device's attributes; never CUDA's unless
+ * cuda_ok (the endpoint's FI_OPT_CUDA_API_PERMITTED). */
+enum gdrfab_cuda_flush gdrfab_hmem_flush_method(int device, bool cuda_ok);
 /* Makes RDMA writes into [addr, addr+len) of device memory (registered
  * with rkey for remote reading) visible to the GPU. 0 or -FI_EIO. */
 int gdrfab_hmem_flush(struct gdrfab_domain *domain, int device, void *addr,
-		      size_t len, uint32_t rkey);
+		      size_t len, uint32_t rkey, bool cuda_ok);
+/* An RC QP in pd connected to itself on the domain's port (RTS), its
+ * sends completing on cq; NULL (logged) on failure. */
+struct ibv_qp *gdrfab_hmem_loop_qp(struct gdrfab_domain *domain,
+				   struct ibv_pd *pd, struct ibv_cq *cq,
+				   int sq_depth, int max_sge);
 
 /* Tracks GPU memory registered for remote writes (owner is its MR). */
 void gdrfab_hmem_track_remote_write(struct gdrfab_domain *domain,
 				    const void *owner, int device, void *addr,
 				    uint32_t rkey, bool add);
 /* Flushes remote writes into tracked GPU memory, if there is any. */
-void gdrfab_hmem_flush_remote_writes(struct gdrfab_domain *domain);
+void gdrfab_hmem_flush_remote_writes(struct gdrfab_domain *domain,
+				     bool cuda_ok);
 
 struct gdrfab_mr;
 /* Gives a staged MR with remote access its key; 0 or -FI_ENOSPC. */
@@ -101,6 +113,17 @@ struct gdrfab_mr *gdrfab_emu_mr_find(struct gdrfab_domain *domain,
 				     uint64_t len, uint64_t access,
 				     const char **why);
 void gdrfab_emu_mr_fini(struct gdrfab_domain *domain);
+
+/* The domain's loopback PD, made on first call; NULL (logged) on
+ * failure. */
+struct ibv_pd *gdrfab_hmem_loop_pd(struct gdrfab_domain *domain);
+/* The MR's GPU memory registered in the loopback PD for local and remote
+ * read and write, made on first call and kept until the MR closes; NULL
+ * (logged) on failure. No CUDA call: the peermem or dma-buf
+ * registration the MR has already made is repeated in the other PD. */
+struct ibv_mr *gdrfab_hmem_loop_mr(struct gdrfab_mr *mr);
+void gdrfab_hmem_loop_mr_release(struct gdrfab_mr *mr);
+void gdrfab_hmem_loop_fini(struct gdrfab_domain *domain);
 
 /* Whether FI_HMEM can be offered on this machine, and why not. */
 bool gdrfab_hmem_offered(const char **why);

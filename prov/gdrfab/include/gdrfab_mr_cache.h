@@ -47,7 +47,8 @@ struct ibv_mr;
 /* One registration of [start, start + len). */
 struct gdrfab_reg {
 	struct ibv_mr *mr;
-	int dmabuf_fd; /* -1 unless registered from a dma-buf */
+	int dmabuf_fd;	     /* -1 unless registered from a dma-buf */
+	uint64_t dmabuf_off; /* where start lies in dmabuf_fd */
 	uintptr_t start;
 	size_t len;
 	int access; /* IBV_ACCESS_* */

@@ -147,6 +147,10 @@ struct gdrfab_mr {
 	void *base;
 	size_t len;
 	uint64_t emu_key;
+	/* GPU memory registered again in the domain's loopback PD, for
+	 * endpoints without CUDA calls (gdrfab_hmem_loop.c); NULL until
+	 * one needs it. */
+	struct ibv_mr *loop_mr;
 	struct gdrfab_mr *next_key; /* domain->keys' chain (keyed) */
 	bool keyed;
 };

@@ -212,6 +212,8 @@ enum gdrfab_op {
 	GDRFAB_OP_RNDV_READ, /* receiver pulling a rendezvous message */
 	GDRFAB_OP_CTRL,	     /* FIN or NOP: a header from the ctrl area */
 	GDRFAB_OP_RECV,	     /* a posted receive (not on a QP) */
+	GDRFAB_OP_GPU_RX,    /* an eager message's bytes moving into GPU
+			      * memory, asynchronously (gdrfab_gpu_rx.c) */
 };
 
 /* Room in every request for a header and rendezvous segments, inside the
@@ -280,6 +282,9 @@ struct gdrfab_req {
 	bool rndv;	  /* SEND: waits for a FIN (rendezvous, emulated RMA) */
 	bool silent;	  /* fi_inject*: no CQ entry */
 	bool inline_data; /* SEND: header + iov sent inline, no copy */
+	/* SEND: the header from ctrl, the payload gathered by the NIC from
+	 * the application's registered (GPU) buffers, lkeys in lkey[]. */
+	bool gather;
 	bool fin_received;
 	/* Emulated RMA (GDRFAB_PKT_EMU): the initiator's fi_read, which
 	 * copies out of its staging buffer at the FIN; the target's own
@@ -322,6 +327,14 @@ struct gdrfab_req {
 	uint32_t stage_wr_len[GDRFAB_STAGE_OPS];
 	unsigned stage_wr_head, stage_wr_tail;
 	size_t stage_landed;
+	/* GDRFAB_OP_GPU_RX by the loopback QP: the eager bytes' source, a
+	 * receive bounce buffer held until the copy ends or an unexpected
+	 * message's payload (registered in the loopback PD for it), and
+	 * the receive's buffer the completion reports. */
+	struct gdrfab_rxbuf *loop_rxbuf;
+	uint8_t *loop_payload;
+	struct ibv_mr *loop_src_mr;
+	void *loop_buf;
 	struct gdrfab_list stage_entry;	     /* proto->staging */
 	struct gdrfab_list stage_kick_entry; /* proto->stage_kicked */
 	struct gdrfab_list entry; /* pending, rndv_wait, posted lists */
@@ -441,6 +454,12 @@ struct gdrfab_proto {
 	/* Work requests the shared CQ can still take. */
 	int cq_credits;
 	long long last_timer_ms;
+	/* Eager data into GPU memory without CUDA (NULL unless the
+	 * endpoint set FI_OPT_CUDA_API_PERMITTED=false). */
+	struct gdrfab_loop *loop;
+	/* Set by a delivery that keeps the receive bounce buffer (a
+	 * loopback copy reads it): not reposted until that copy ends. */
+	bool rxbuf_held;
 	/* Atomics that arrived while no response could be sent, in order. */
 	struct gdrfab_list atomic_backlog;
 	bool closing; /* no completions while the endpoint closes */
@@ -645,6 +664,61 @@ void gdrfab_stage_pool_fini(struct gdrfab_proto *proto);
  * their GPU (nothing for host memory). */
 int gdrfab_flush_iov(struct gdrfab_proto *proto, const struct iovec *iov,
 		     void **desc, size_t count, size_t len);
+
+/* ---- eager data into GPU memory, asynchronously (gdrfab_gpu_rx.c) ----
+ * An eager message's bytes sit in host memory (a receive bounce buffer, or
+ * an unexpected message's copy) and belong in a receive's GPU buffers. A
+ * step (a request of op GDRFAB_OP_GPU_RX) moves them and completes the
+ * receive when its own completion arrives in progress; nothing waits.
+ * With CUDA permitted, the staging pipeline's asynchronous copies (their
+ * events polled by progress; gdrfab.ko's CPU mapping for small ones);
+ * without (FI_OPT_CUDA_API_PERMITTED=false), an RDMA WRITE over the
+ * endpoint's loopback QP (gdrfab_loop_copy.c). */
+struct gdrfab_gpu_rx_args {
+	struct gdrfab_req *recv;
+	struct gdrfab_conn *conn;
+	struct gdrfab_rxbuf *rxbuf; /* the source's bounce buffer, or NULL */
+	const uint8_t *src;
+	uint8_t **own; /* an unexpected copy the loopback may take over */
+	size_t off, got, size;
+	uint64_t cq_flags, tag, data;
+	bool done; /* the receive leaves its posted list */
+};
+/* Whether the receive's buffers take this path on this endpoint. */
+bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, void **desc,
+			  size_t count);
+/* Starts the step; it completes the receive (cq_flags, tag, data, size;
+ * truncated when got < size) and frees it when done. 0, or -FI_E* when
+ * nothing was started. */
+int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
+			const struct gdrfab_gpu_rx_args *a);
+/* A step's bytes are there (err 0) or not (FI_E*): completes it. */
+void gdrfab_gpu_rx_done(struct gdrfab_proto *proto, struct gdrfab_req *st,
+			int err, int prov_errno);
+/* A new step for the receive, with its completion's fields. */
+struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
+				      const struct gdrfab_gpu_rx_args *a);
+
+/* The loopback engine (gdrfab_loop_copy.c): eager bytes RDMA-written into
+ * GPU memory over a QP of the endpoint connected to itself, in a
+ * protection domain of its own (no peer's QP can use its keys), then one
+ * byte read back (a PCIe read flushes the writes before it). */
+/* Makes the endpoint's loopback QP (idempotent). 0 or -FI_E*. */
+int gdrfab_loop_open(struct gdrfab_proto *proto);
+void gdrfab_loop_close(struct gdrfab_proto *proto);
+/* Whether a buffer's descriptor is GPU memory the NIC reaches. */
+bool gdrfab_loop_gpu_desc(const void *desc);
+/* Posts a step (from gdrfab_gpu_rx_step); 0 or -FI_E* (nothing posted:
+ * the caller frees it). */
+int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
+		      const struct gdrfab_gpu_rx_args *a);
+/* Completes loopback steps whose work completions arrived. */
+void gdrfab_loop_progress(struct gdrfab_proto *proto);
+/* Frees what a loopback step holds (from gdrfab_req_free). */
+void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
+/* Gives a receive bounce buffer back to the SRQ. */
+void gdrfab_rxbuf_repost(struct gdrfab_proto *proto,
+			 struct gdrfab_rxbuf *rxbuf);
 
 /* ---- completions (gdrfab_complete.c) ---- */
 void gdrfab_complete_tx(struct gdrfab_ep *ep, struct gdrfab_req *req);

@@ -44,6 +44,7 @@ static int mr_close(struct fid *fid)
 					       false);
 	if (mr->emu_key)
 		gdrfab_emu_mr_remove(mr->domain, mr->emu_key);
+	gdrfab_hmem_loop_mr_release(mr);
 	/* No atomic of a peer reaches the memory once this returns. */
 	gdrfab_mr_keys_remove(mr->domain, mr);
 	/* GPU registrations stay in the cache (lazy unpinning); host ones

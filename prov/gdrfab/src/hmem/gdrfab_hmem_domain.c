@@ -197,6 +197,7 @@ static int backend_reg(void *ctx, struct gdrfab_reg *r)
 	}
 	if (r->mr) {
 		r->dmabuf_fd = fd;
+		r->dmabuf_off = off;
 		return 0;
 	}
 	err = errno;
@@ -246,6 +247,7 @@ int gdrfab_hmem_domain_init(struct gdrfab_domain *domain)
 
 	pthread_mutex_init(&h->flush_lock, NULL);
 	pthread_mutex_init(&h->emu_lock, NULL);
+	pthread_mutex_init(&h->loop_lock, NULL);
 	gdrfab_mr_cache_init(&h->cache, &be, gdrfab_params.mr_cache_enable,
 			     gdrfab_params.mr_cache_max_size,
 			     gdrfab_params.mr_cache_max_count);
@@ -262,6 +264,7 @@ void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain)
 	gdrfab_host_cache_fini(&h->cache);
 	gdrfab_mr_cache_fini(&h->cache);
 	gdrfab_emu_mr_fini(domain);
+	gdrfab_hmem_loop_fini(domain);
 	if (h->flush_qp)
 		ibv_destroy_qp(h->flush_qp);
 	if (h->flush_cq)

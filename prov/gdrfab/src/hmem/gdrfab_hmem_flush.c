@@ -19,34 +19,58 @@
 
 #define FLUSH_TIMEOUT_NS (2LL * 1000 * 1000 * 1000)
 
-enum gdrfab_cuda_flush gdrfab_hmem_flush_method(int device)
+enum gdrfab_cuda_flush gdrfab_hmem_flush_method(int device, bool cuda_ok)
 {
 	const struct gdrfab_cuda_dev *d = gdrfab_cuda_device(device);
+	enum gdrfab_cuda_flush m;
 
 	if (gdrfab_params.cuda_flush != GDRFAB_FLUSH_AUTO)
-		return (enum gdrfab_cuda_flush)gdrfab_params.cuda_flush;
-	if (!d || d->writes_ordering >= GDRFAB_CUDA_ORDERING_OWNER)
-		return GDRFAB_FLUSH_NONE;
-	return d->flush_supported ? GDRFAB_FLUSH_CUDA : GDRFAB_FLUSH_READ;
+		m = (enum gdrfab_cuda_flush)gdrfab_params.cuda_flush;
+	else if (!d || d->writes_ordering >= GDRFAB_CUDA_ORDERING_OWNER)
+		m = GDRFAB_FLUSH_NONE;
+	else
+		m = d->flush_supported ? GDRFAB_FLUSH_CUDA : GDRFAB_FLUSH_READ;
+	/* An endpoint with FI_OPT_CUDA_API_PERMITTED=false: the READ does
+	 * the same through the NIC, without CUDA. */
+	return m == GDRFAB_FLUSH_CUDA && !cuda_ok ? GDRFAB_FLUSH_READ : m;
+}
+
+struct ibv_qp *gdrfab_hmem_loop_qp(struct gdrfab_domain *domain,
+				   struct ibv_pd *pd, struct ibv_cq *cq,
+				   int sq_depth, int max_sge)
+{
+	struct gdrfab_rc_params p = {
+		.pd = pd,
+		.cq = cq,
+		.port_num = domain->port_num,
+		.gid_index = domain->gid_index,
+		.roce = !domain->port_addr.lid_be,
+		.sq_depth = sq_depth,
+		.max_sge = max_sge,
+		.max_rd_atomic = 1,
+		.max_dest_rd_atomic = 1,
+		.timeout = 14,
+	};
+	struct gdrfab_addr self = domain->port_addr;
+	struct ibv_qp *qp = gdrfab_rc_create(&p, NULL);
+	int err;
+
+	if (!qp)
+		return NULL;
+	err = gdrfab_rc_connect(qp, &p, &self, qp->qp_num, 0, 0, IBV_MTU_1024);
+	if (err) {
+		GDRFAB_WARN(FI_LOG_DOMAIN, "loopback QP to itself: %s\n",
+			    strerror(err));
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
 }
 
 /* The loopback QP the flush READ uses, made on first need. */
 static int flush_qp_setup(struct gdrfab_domain *domain)
 {
 	struct gdrfab_hmem_domain *h = &domain->hmem;
-	struct gdrfab_rc_params p = {
-		.pd = domain->pd,
-		.port_num = domain->port_num,
-		.gid_index = domain->gid_index,
-		.roce = !domain->port_addr.lid_be,
-		.sq_depth = 1,
-		.max_sge = 1,
-		.max_rd_atomic = 1,
-		.max_dest_rd_atomic = 1,
-		.timeout = 14,
-	};
-	struct gdrfab_addr self = domain->port_addr;
-	int err;
 
 	/* Each piece is kept once made: a later attempt after a failure
 	 * makes only what is missing. */
@@ -58,20 +82,9 @@ static int flush_qp_setup(struct gdrfab_domain *domain)
 					 IBV_ACCESS_LOCAL_WRITE);
 	if (!h->flush_cq || !h->flush_mr)
 		return -FI_ENOMEM;
-	p.cq = h->flush_cq;
-	h->flush_qp = gdrfab_rc_create(&p, NULL);
-	if (!h->flush_qp)
-		return -FI_ENOMEM;
-	err = gdrfab_rc_connect(h->flush_qp, &p, &self, h->flush_qp->qp_num, 0,
-				0, IBV_MTU_1024);
-	if (err) {
-		GDRFAB_WARN(FI_LOG_DOMAIN, "flush QP to itself: %s\n",
-			    strerror(err));
-		ibv_destroy_qp(h->flush_qp);
-		h->flush_qp = NULL;
-		return -FI_EIO;
-	}
-	return 0;
+	h->flush_qp =
+		gdrfab_hmem_loop_qp(domain, domain->pd, h->flush_cq, 1, 1);
+	return h->flush_qp ? 0 : -FI_EIO;
 }
 
 static long long now_ns(void)
@@ -132,11 +145,11 @@ out:
 }
 
 int gdrfab_hmem_flush(struct gdrfab_domain *domain, int device, void *addr,
-		      size_t len, uint32_t rkey)
+		      size_t len, uint32_t rkey, bool cuda_ok)
 {
 	if (!len)
 		return 0;
-	switch (gdrfab_hmem_flush_method(device)) {
+	switch (gdrfab_hmem_flush_method(device, cuda_ok)) {
 	case GDRFAB_FLUSH_CUDA: return gdrfab_cuda_flush(device);
 	case GDRFAB_FLUSH_READ: return flush_read(domain, addr, len, rkey);
 	default: return 0;
@@ -164,7 +177,7 @@ void gdrfab_hmem_track_remote_write(struct gdrfab_domain *domain,
 	pthread_mutex_unlock(&h->flush_lock);
 }
 
-void gdrfab_hmem_flush_remote_writes(struct gdrfab_domain *domain)
+void gdrfab_hmem_flush_remote_writes(struct gdrfab_domain *domain, bool cuda_ok)
 {
 	struct gdrfab_hmem_domain *h = &domain->hmem;
 	int device;
@@ -182,6 +195,7 @@ void gdrfab_hmem_flush_remote_writes(struct gdrfab_domain *domain)
 	pthread_mutex_unlock(&h->flush_lock);
 	/* With the newest region closed, a CUDA flush still works (it
 	 * needs no address); a READ has nothing left to read. */
-	if (addr || gdrfab_hmem_flush_method(device) == GDRFAB_FLUSH_CUDA)
-		gdrfab_hmem_flush(domain, device, addr, 1, rkey);
+	if (addr ||
+	    gdrfab_hmem_flush_method(device, cuda_ok) == GDRFAB_FLUSH_CUDA)
+		gdrfab_hmem_flush(domain, device, addr, 1, rkey, cuda_ok);
 }

@@ -10,6 +10,7 @@
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
 
 #ifndef FI_OPT_CUDA_API_PERMITTED
 #define FI_OPT_CUDA_API_PERMITTED 10
@@ -36,9 +37,18 @@ static int set_p2p(struct gdrfab_ep *ep, int mode)
 			return -FI_EOPNOTSUPP;
 		}
 		break;
+	case FI_HMEM_P2P_DISABLED:
+		if (!ep->cuda_api_permitted) {
+			GDRFAB_WARN(FI_LOG_EP_CTRL,
+				    "FI_HMEM_P2P_DISABLED: GPU memory would "
+				    "go through host buffers with CUDA "
+				    "copies, and FI_OPT_CUDA_API_PERMITTED "
+				    "is false on this endpoint\n");
+			return -FI_EOPNOTSUPP;
+		}
+		break;
 	case FI_HMEM_P2P_ENABLED:
-	case FI_HMEM_P2P_PREFERRED:
-	case FI_HMEM_P2P_DISABLED: break;
+	case FI_HMEM_P2P_PREFERRED: break;
 	default:
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
 			    "FI_OPT_FI_HMEM_P2P: unknown value "
@@ -50,22 +60,48 @@ static int set_p2p(struct gdrfab_ep *ep, int mode)
 	return 0;
 }
 
-/* Whether the endpoint's data path may run without calling CUDA: only
- * when it moves no GPU memory at all. Eager messages landing in GPU
- * memory are copied there with cuMemcpy, and the staged path copies
- * everything. */
+/* Whether the endpoint's data path may run without calling CUDA. It can
+ * where the NIC reaches GPU memory (dma-buf or peermem): sends gather GPU
+ * buffers by their registration, eager data lands in GPU memory by a
+ * loopback RDMA WRITE (gdrfab_loop_copy.c), flushes are READs. Where GPU
+ * memory is staged through host buffers, every GPU transfer is a CUDA
+ * copy: refused. */
 static int set_cuda_permitted(struct gdrfab_ep *ep, bool permitted)
 {
+	int ret = 0;
+
 	if (ep->domain->hmem.path == GDRFAB_CUDA_REG_NONE) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "FI_OPT_CUDA_API_PERMITTED: no "
 					    "CUDA in this process\n");
 		return -FI_EINVAL;
 	}
 	if (!permitted && (ep->info->caps & FI_HMEM)) {
-		GDRFAB_INFO(FI_LOG_EP_CTRL,
-			    "FI_OPT_CUDA_API_PERMITTED=false: gdrfab copies "
-			    "eager messages into GPU memory with CUDA\n");
-		return -FI_EOPNOTSUPP;
+		if (!p2p_possible(ep)) {
+			GDRFAB_WARN(
+				FI_LOG_EP_CTRL,
+				"FI_OPT_CUDA_API_PERMITTED=false: this "
+				"domain moves GPU memory through host "
+				"buffers with CUDA copies (%s: no "
+				"GPUDirect)\n",
+				gdrfab_cuda_reg_name(ep->domain->hmem.path));
+			return -FI_EOPNOTSUPP;
+		}
+		if (ep->hmem_p2p == FI_HMEM_P2P_DISABLED) {
+			GDRFAB_WARN(FI_LOG_EP_CTRL,
+				    "FI_OPT_CUDA_API_PERMITTED=false: "
+				    "FI_HMEM_P2P_DISABLED stages this "
+				    "endpoint's GPU memory with CUDA "
+				    "copies\n");
+			return -FI_EOPNOTSUPP;
+		}
+		/* Enabled already: the loopback QP is made now, not on
+		 * the data path. */
+		gdrfab_lock_acquire(&ep->lock);
+		if (ep->proto)
+			ret = gdrfab_loop_open(ep->proto);
+		gdrfab_lock_release(&ep->lock);
+		if (ret)
+			return ret;
 	}
 	ep->cuda_api_permitted = permitted;
 	return 0;

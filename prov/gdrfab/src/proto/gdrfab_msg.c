@@ -114,6 +114,38 @@ static void prepare_inline(struct gdrfab_req *req, const struct iovec *iov,
 	req->inline_data = true;
 }
 
+/* An eager message whose payload the NIC gathers from registered buffers
+ * (req->iov and lkey): the header from the request's control area. From
+ * GPU memory it is either the application's buffers themselves, the NIC
+ * reaching them (no copy, no CUDA call: what an endpoint with
+ * FI_OPT_CUDA_API_PERMITTED=false needs), or a staging buffer the
+ * pipeline fills with asynchronous CUDA copies, the send waiting (in
+ * its turn on the connection, not in this call) until they end. */
+static int prepare_gather(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			  const struct iovec *iov, void **desc, size_t count,
+			  uint16_t flags)
+{
+	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
+	int ret =
+		proto->ep->cuda_api_permitted
+			? gdrfab_stage_setup(proto, req, iov, desc, count, 0,
+					     true)
+			: gdrfab_req_set_local(proto, req, iov, desc, count, 0);
+
+	if (ret)
+		return ret;
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = GDRFAB_WIRE_VERSION;
+	hdr->type = GDRFAB_PKT_EAGER;
+	hdr->flags = flags;
+	hdr->tag = req->tag;
+	hdr->data = req->data;
+	hdr->size = req->len;
+	req->ctrl_len = sizeof(*hdr);
+	req->gather = true;
+	return 0;
+}
+
 void gdrfab_rndv_header(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			uint16_t flags)
 {
@@ -176,6 +208,13 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	    count + 1 <= (size_t)proto->max_sge &&
 	    !gdrfab_iov_has_gpu(desc, count))
 		prepare_inline(req, iov, count, flags);
+	else if (len <= proto->eager_max && !delivery && !copy &&
+		 gdrfab_iov_has_gpu(desc, count) &&
+		 (proto->ep->cuda_api_permitted
+			  ? proto->max_sge >= 2
+			  : !gdrfab_iov_stages(proto->ep, desc, count) &&
+				    count + 1 <= (size_t)proto->max_sge))
+		ret = prepare_gather(proto, req, iov, desc, count, flags);
 	else if (len <= proto->eager_max && !delivery)
 		ret = prepare_eager(proto, req, iov, desc, count, flags);
 	else

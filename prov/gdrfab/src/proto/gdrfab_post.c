@@ -64,6 +64,8 @@ void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		gdrfab_txbuf_free(proto, req->txbuf);
 	if (req->staged || req->gpu_iov_count)
 		gdrfab_stage_free(proto, req);
+	if (req->op == GDRFAB_OP_GPU_RX)
+		gdrfab_loop_req_free(proto, req);
 	if (req->conn)
 		gdrfab_conn_put(req->conn);
 	gdrfab_list_remove(&req->entry);
@@ -264,16 +266,19 @@ static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	}
 	total = sge[0].length;
 	/* The payload straight from the application's buffers: copied by
-	 * the post itself, so it needs no registration. */
-	for (size_t i = 0; req->inline_data && i < req->iov_count; i++) {
+	 * the post itself (inline, no registration needed), or gathered by
+	 * the NIC from their registrations (GPU memory, never read by the
+	 * CPU). */
+	for (size_t i = 0;
+	     (req->inline_data || req->gather) && i < req->iov_count; i++) {
 		if (!req->iov[i].iov_len)
 			continue;
 		sge[wr.num_sge].addr = (uintptr_t)req->iov[i].iov_base;
 		sge[wr.num_sge].length = (uint32_t)req->iov[i].iov_len;
-		sge[wr.num_sge].lkey = 0;
+		sge[wr.num_sge].lkey = req->gather ? req->lkey[i] : 0;
 		total += sge[wr.num_sge++].length;
 	}
-	if (total <= req->conn->max_inline)
+	if (total <= req->conn->max_inline && !req->gather)
 		wr.send_flags = IBV_SEND_INLINE;
 	if (post_wr(req, &wr)) {
 		req->error = FI_EIO;

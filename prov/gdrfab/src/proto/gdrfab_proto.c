@@ -207,6 +207,11 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 		ret = create_buffers(proto);
 	if (!ret)
 		ret = post_receives(proto);
+	/* FI_OPT_CUDA_API_PERMITTED=false set before fi_enable (as
+	 * aws-ofi-nccl does): the loopback QP is made here, not on the
+	 * data path. */
+	if (!ret && !ep->cuda_api_permitted && (ep->info->caps & FI_HMEM))
+		ret = gdrfab_loop_open(proto);
 	if (ret) {
 		gdrfab_proto_destroy(proto);
 		ep->proto = NULL;
@@ -237,6 +242,7 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 	/* Unexpected messages and requests hold connections: free them
 	 * first (requests still in flight hold temporary registrations),
 	 * then every connection, whatever its count. */
+	gdrfab_loop_close(proto); /* its QP reads payloads freed below */
 	gdrfab_recv_flush_all(proto);
 	gdrfab_atomic_backlog_free(proto);
 	while (!gdrfab_list_empty(&proto->live)) {
@@ -296,6 +302,7 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 			break;
 	}
 	gdrfab_stage_progress(proto);
+	gdrfab_loop_progress(proto);
 	if (!gdrfab_list_empty(&proto->atomic_backlog))
 		gdrfab_atomic_backlog_run(proto);
 	now = gdrfab_tick_ms();

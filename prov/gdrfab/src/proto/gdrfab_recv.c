@@ -16,7 +16,7 @@
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
 
-static void repost(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf)
+void gdrfab_rxbuf_repost(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf)
 {
 	struct ibv_sge sge = {.addr = (uintptr_t)rxbuf->data,
 			      .length = (uint32_t)proto->rxbuf_size,
@@ -204,10 +204,62 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 			    const struct gdrfab_rndv_seg *seg,
 			    struct gdrfab_conn *conn);
 
+/* Eager bytes into GPU memory: an asynchronous step (gdrfab_gpu_rx.c)
+ * that completes the receive later, so that no copy is waited for here.
+ * False when the receive takes no such step (the caller delivers). */
+static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			  const struct gdrfab_pkt_hdr *h,
+			  struct gdrfab_conn *conn, struct gdrfab_rxbuf *rxbuf,
+			  const uint8_t *payload, uint8_t **own, size_t off,
+			  size_t got, bool done)
+{
+	struct gdrfab_gpu_rx_args a = {
+		.recv = req,
+		.conn = conn,
+		.rxbuf = rxbuf,
+		.src = payload,
+		.own = own,
+		.off = off,
+		.got = got,
+		.size = h->size,
+		.cq_flags = rx_flags(req, h),
+		.tag = h->tag,
+		.data = h->data,
+		.done = done,
+	};
+	int err;
+
+	if (!got || !conn || (!rxbuf && !own) ||
+	    !gdrfab_gpu_rx_wanted(proto, req->desc, req->iov_count))
+		return false;
+	if (done && (req->op_flags & FI_MULTI_RECV))
+		a.cq_flags |= FI_MULTI_RECV;
+	/* Off the posted list first: the step may finish (and free the
+	 * receive) before it returns. */
+	if (done)
+		gdrfab_list_remove(&req->entry);
+	err = gdrfab_gpu_rx_start(proto, &a);
+	if (err) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "an eager message of %zu bytes into GPU memory: "
+			    "%s\n",
+			    got, fi_strerror(-err));
+		gdrfab_complete_error(proto->ep, true, req->context, a.cq_flags,
+				      0, h->size, buf_at(req, off), h->data,
+				      h->tag, -err, 0);
+		if (done)
+			gdrfab_req_free(proto, req);
+	}
+	return true;
+}
+
+/* Delivers a message into a matched receive. The eager payload is in a
+ * receive bounce buffer (rxbuf) or an unexpected message's copy (*own). */
 static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		    const struct gdrfab_pkt_hdr *h,
 		    const struct gdrfab_rndv_seg *seg, const uint8_t *payload,
-		    struct gdrfab_conn *conn)
+		    struct gdrfab_conn *conn, struct gdrfab_rxbuf *rxbuf,
+		    uint8_t **own)
 {
 	size_t got;
 	bool done;
@@ -227,6 +279,9 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		gdrfab_req_free(proto, req);
 		return;
 	}
+	if (deliver_async(proto, req, h, conn, rxbuf, payload, own, off, got,
+			  done))
+		return;
 	err = scatter(proto, req, off, payload, got);
 	if (err)
 		gdrfab_complete_error(
@@ -471,14 +526,15 @@ void gdrfab_unexp_free(struct gdrfab_unexp *u)
 	gdrfab_conn_put(u->conn);
 	if (u->held) {
 		if (!proto->closing)
-			repost(proto, u->held);
+			gdrfab_rxbuf_repost(proto, u->held);
 	} else {
 		free(u->payload);
 	}
 	free(u);
 }
 
-/* true: the message kept its receive buffer (see add_unexpected). */
+/* true: the message kept its receive buffer (see add_unexpected); a
+ * loopback copy out of it says so in proto->rxbuf_held instead. */
 static bool handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			   const struct gdrfab_pkt_hdr *h,
 			   struct gdrfab_rxbuf *rxbuf)
@@ -495,7 +551,7 @@ static bool handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	if (h->flags & GDRFAB_PKT_EMU) {
 		emu = gdrfab_emu_target_start(proto, conn, h);
 		if (emu)
-			deliver(proto, emu, h, seg, payload, conn);
+			deliver(proto, emu, h, seg, payload, conn, NULL, NULL);
 		return false;
 	}
 
@@ -505,7 +561,7 @@ static bool handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
 		if (matches(proto, req, h, conn)) {
-			deliver(proto, req, h, seg, payload, conn);
+			deliver(proto, req, h, seg, payload, conn, rxbuf, NULL);
 			return false;
 		}
 	}
@@ -523,27 +579,28 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 		if (wc->status != IBV_WC_WR_FLUSH_ERR) {
 			GDRFAB_WARN(FI_LOG_EP_DATA, "receive: %s\n",
 				    ibv_wc_status_str(wc->status));
-			repost(proto, rxbuf);
+			gdrfab_rxbuf_repost(proto, rxbuf);
 		}
 		return;
 	}
 	conn = gdrfab_conn_by_qpn(proto, wc->qp_num);
 	if (!conn || conn->state == GDRFAB_CONN_FAILED) {
-		repost(proto, rxbuf);
+		gdrfab_rxbuf_repost(proto, rxbuf);
 		return;
 	}
 	gdrfab_conn_rx(conn);
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 		/* fi_writedata: the data landed; its CQ data is here, once
 		 * what landed in GPU memory is visible. */
-		gdrfab_hmem_flush_remote_writes(proto->ep->domain);
+		gdrfab_hmem_flush_remote_writes(proto->ep->domain,
+						proto->ep->cuda_api_permitted);
 		if (!proto->closing)
 			gdrfab_complete_rx(
 				proto->ep, NULL,
 				FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
 				wc->byte_len, NULL, ntohl(wc->imm_data), 0,
 				gdrfab_conn_fi_addr(conn));
-		repost(proto, rxbuf);
+		gdrfab_rxbuf_repost(proto, rxbuf);
 		return;
 	}
 	why = check_header(h, wc->byte_len,
@@ -568,10 +625,16 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 	} else if (h->type == GDRFAB_PKT_ATOMIC_RESP) {
 		gdrfab_atomic_resp(proto, conn, h);
 	} else if (h->type != GDRFAB_PKT_NOP) {
+		proto->rxbuf_held = false;
 		if (handle_message(proto, conn, h, rxbuf))
 			return; /* reposted once the message is taken */
+		if (proto->rxbuf_held) {
+			/* A loopback copy reads it: reposted when it ends. */
+			proto->rxbuf_held = false;
+			return;
+		}
 	}
-	repost(proto, rxbuf);
+	gdrfab_rxbuf_repost(proto, rxbuf);
 }
 
 /* ---- posting receives ---- */
@@ -602,8 +665,22 @@ static void take_unexpected(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	gdrfab_list_init(&u->entry);
 	if (u->hdr.type == GDRFAB_PKT_RNDV)
 		start_rndv_read(proto, req, &u->hdr, u->seg, u->conn);
-	else
-		deliver(proto, req, &u->hdr, NULL, u->payload, u->conn);
+	else if (!u->held)
+		deliver(proto, req, &u->hdr, NULL, u->payload, u->conn, NULL,
+			&u->payload);
+	else {
+		/* Its payload is still in its receive buffer (FI_RM_ENABLED
+		 * under memory pressure): an asynchronous copy out of it
+		 * keeps the buffer, reposted when the copy ends. */
+		proto->rxbuf_held = false;
+		deliver(proto, req, &u->hdr, NULL, u->payload, u->conn,
+			u->held, NULL);
+		if (proto->rxbuf_held) {
+			proto->rxbuf_held = false;
+			u->held = NULL;
+			u->payload = NULL;
+		}
+	}
 	gdrfab_unexp_free(u);
 }
 

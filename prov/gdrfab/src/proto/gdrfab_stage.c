@@ -24,10 +24,27 @@ static int buf_device(struct gdrfab_proto *proto, const void *buf, void *desc)
 
 	if (desc)
 		return gdrfab_mr_device(desc);
-	if (!atomic_load(&proto->ep->domain->hmem.cuda_used) ||
+	/* Without CUDA calls, a buffer without a descriptor is host memory
+	 * (FI_MR_HMEM: GPU memory comes with its descriptor). */
+	if (!proto->ep->cuda_api_permitted ||
+	    !atomic_load(&proto->ep->domain->hmem.cuda_used) ||
 	    gdrfab_cuda_classify(buf, &p) || p.kind != GDRFAB_MEM_CUDA_DEVICE)
 		return -1;
 	return p.device;
+}
+
+/* A copy the CPU must make with CUDA not permitted. Even gdrfab.ko's
+ * mapping asks CUDA for the buffer's ID first (its pins must not outlive
+ * the allocation), so there is none: the eager paths move GPU data by
+ * RDMA instead (gdrfab_msg.c's gather, gdrfab_loop_copy.c), and what is
+ * left here (an FI_INJECT send, an atomic on GPU memory) is refused. */
+static int copy_without_cuda(size_t n, bool to_dev)
+{
+	GDRFAB_WARN(FI_LOG_EP_DATA,
+		    "a %zu-byte CPU copy %s GPU memory: CUDA is not permitted "
+		    "on this endpoint (FI_OPT_CUDA_API_PERMITTED=false)\n",
+		    n, to_dev ? "into" : "out of");
+	return -FI_EOPNOTSUPP;
 }
 
 int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
@@ -44,6 +61,8 @@ int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		memcpy(dst, src, n);
 		return 0;
 	}
+	if (!proto->ep->cuda_api_permitted)
+		return copy_without_cuda(n, false);
 	return gdrfab_cuda_copy_to_host(dst, src, n, dev);
 }
 
@@ -61,6 +80,8 @@ int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		memcpy(dst, src, n);
 		return 0;
 	}
+	if (!proto->ep->cuda_api_permitted)
+		return copy_without_cuda(n, true);
 	return gdrfab_cuda_copy_to_device(dst, src, n, dev);
 }
 
@@ -107,6 +128,7 @@ int gdrfab_flush_iov(struct gdrfab_proto *proto, const struct iovec *iov,
 
 		return gdrfab_hmem_flush(domain, mr->mem.device,
 					 iov[last].iov_base, n,
-					 mr->rndv_mr ? mr->rndv_mr->rkey : 0);
+					 mr->rndv_mr ? mr->rndv_mr->rkey : 0,
+					 proto->ep->cuda_api_permitted);
 	}
 }

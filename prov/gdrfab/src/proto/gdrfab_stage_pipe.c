@@ -47,7 +47,8 @@ static void buf_destroy(struct gdrfab_stage_buf *b)
  * host data first is pinned when GPU data first goes through it). */
 static void buf_pin(struct gdrfab_proto *proto, struct gdrfab_stage_buf *b)
 {
-	if (b->pinned || !atomic_load(&proto->ep->domain->hmem.cuda_used))
+	if (b->pinned || !atomic_load(&proto->ep->domain->hmem.cuda_used) ||
+	    !proto->ep->cuda_api_permitted)
 		return;
 	b->pinned = !gdrfab_cuda_host_register(b->mem, b->cap);
 }
@@ -131,7 +132,9 @@ static int iov_device(struct gdrfab_proto *proto, struct gdrfab_req *req,
 
 	if (desc)
 		return gdrfab_mr_device(desc);
-	if (!atomic_load(&proto->ep->domain->hmem.cuda_used) ||
+	/* Without CUDA calls, no descriptor means host memory. */
+	if (!proto->ep->cuda_api_permitted ||
+	    !atomic_load(&proto->ep->domain->hmem.cuda_used) ||
 	    gdrfab_cuda_classify(req->gpu_iov[i].iov_base, &p) ||
 	    p.kind != GDRFAB_MEM_CUDA_DEVICE)
 		return -1;
@@ -236,6 +239,18 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 
 	if (ret)
 		return ret;
+	/* Staging GPU memory copies it with CUDA: not on an endpoint that
+	 * may not call CUDA (an FI_INJECT rendezvous or RMA from GPU memory
+	 * is the only way here; the option is refused where every GPU
+	 * transfer would stage). */
+	if (!proto->ep->cuda_api_permitted && gdrfab_iov_has_gpu(desc, count)) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "staging %zu bytes of GPU memory (FI_INJECT) needs "
+			    "CUDA copies, and FI_OPT_CUDA_API_PERMITTED is "
+			    "false on this endpoint\n",
+			    len);
+		return -FI_EOPNOTSUPP;
+	}
 	/* The application's buffers, to copy back into at the end. */
 	req->staged = true;
 	req->gpu_iov_count = count;
@@ -349,7 +364,9 @@ static void stage_ended(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		 * completion finishes it. */
 		if (req->wr_pending || !req->fully_posted)
 			return;
-		if (req->op == GDRFAB_OP_RNDV_READ)
+		if (req->op == GDRFAB_OP_GPU_RX)
+			gdrfab_gpu_rx_done(proto, req, req->stage_err, 0);
+		else if (req->op == GDRFAB_OP_RNDV_READ)
 			gdrfab_rndv_read_done(proto, req);
 		else
 			gdrfab_req_finish(proto, req);

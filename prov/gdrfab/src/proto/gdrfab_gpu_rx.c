@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Eager messages into GPU memory as an asynchronous step of the receive.
+ * The bytes arrived in host memory (a receive bounce buffer, or an
+ * unexpected message's copy); the receive's buffers are GPU memory. A
+ * synchronous copy there would wait for CUDA under the endpoint's lock;
+ * instead a step (a request of op GDRFAB_OP_GPU_RX) starts the move and
+ * returns, and progress completes the receive when the move's own
+ * completion arrives:
+ * - CUDA permitted: the bytes are copied into one of the staging
+ *   pipeline's pinned buffers (the bounce buffer goes back to the SRQ at
+ *   once) and drained into the GPU by its asynchronous copies, whose
+ *   events progress polls (gdrfab_stage_pipe.c; small pieces go through
+ *   gdrfab.ko's CPU mapping where it is loaded, as before);
+ * - CUDA not permitted (FI_OPT_CUDA_API_PERMITTED=false): an RDMA WRITE
+ *   over the endpoint's loopback QP (gdrfab_loop_copy.c).
+ */
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+#include "gdrfab_strerror.h"
+
+static bool cuda_gpu_desc(const void *desc)
+{
+	const struct gdrfab_mr *mr = desc;
+
+	return mr && gdrfab_mr_desc_live(desc) && mr->iface == FI_HMEM_CUDA;
+}
+
+bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, void **desc, size_t count)
+{
+	bool cuda = proto->ep->cuda_api_permitted;
+
+	for (size_t i = 0; desc && i < count; i++) {
+		if (cuda ? cuda_gpu_desc(desc[i])
+			 : gdrfab_loop_gpu_desc(desc[i]))
+			return true;
+	}
+	return false;
+}
+
+struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
+				      const struct gdrfab_gpu_rx_args *a)
+{
+	/* From the control reserve too: a message that arrived must be
+	 * delivered, as a rendezvous READ is. */
+	struct gdrfab_req *st = gdrfab_req_alloc(proto, true);
+
+	if (!st)
+		return NULL;
+	st->op = GDRFAB_OP_GPU_RX;
+	st->context = a->recv->context;
+	st->cq_flags = a->cq_flags;
+	st->tag = a->tag;
+	st->data = a->data;
+	st->recv_len = a->got;
+	st->ctrl_len = a->size;
+	st->loop_buf = a->recv->iov_count
+			       ? (uint8_t *)a->recv->iov[0].iov_base + a->off
+			       : NULL;
+	return st;
+}
+
+/* The CUDA engine: the receive's part from off (got bytes) as the
+ * pipeline's application buffers, the bytes in its staging buffer, then
+ * drained. */
+static int cuda_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
+		      const struct gdrfab_gpu_rx_args *a)
+{
+	const struct gdrfab_req *recv = a->recv;
+	struct iovec iov[GDRFAB_MAX_IOV];
+	void *desc[GDRFAB_MAX_IOV];
+	size_t skip = a->off, left = a->got, n = 0;
+	int ret;
+
+	for (size_t i = 0; i < recv->iov_count && left; i++) {
+		size_t len = recv->iov[i].iov_len;
+
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		iov[n].iov_base = (uint8_t *)recv->iov[i].iov_base + skip;
+		iov[n].iov_len = GDRFAB_MIN(len - skip, left);
+		desc[n] = recv->desc[i];
+		left -= iov[n].iov_len;
+		skip = 0;
+		n++;
+	}
+	ret = gdrfab_stage_setup(proto, st, iov, desc, n, 0, false);
+	if (ret)
+		return ret;
+	memcpy(st->stage, a->src, a->got);
+	st->fully_posted = true; /* nothing for the NIC: drained when done */
+	if (gdrfab_stage_drain(proto, st, a->got))
+		gdrfab_gpu_rx_done(proto, st, st->stage_err, 0);
+	return 0;
+}
+
+int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
+			const struct gdrfab_gpu_rx_args *a)
+{
+	struct gdrfab_req *st = gdrfab_gpu_rx_step(proto, a);
+	int ret;
+
+	if (!st)
+		return -FI_EAGAIN;
+	/* Owned by the step from here: the receive (freed when done) and
+	 * a reference to the connection (the completion's source). */
+	st->parent = a->done ? a->recv : NULL;
+	st->conn = a->conn;
+	a->conn->refs++;
+	ret = proto->ep->cuda_api_permitted ? cuda_start(proto, st, a)
+					    : gdrfab_loop_start(proto, st, a);
+	if (ret) {
+		st->parent = NULL;
+		gdrfab_req_free(proto, st);
+	}
+	return ret;
+}
+
+void gdrfab_gpu_rx_done(struct gdrfab_proto *proto, struct gdrfab_req *st,
+			int err, int prov_errno)
+{
+	struct gdrfab_ep *ep = proto->ep;
+
+	if (st->loop_rxbuf)
+		gdrfab_rxbuf_repost(proto, st->loop_rxbuf);
+	st->loop_rxbuf = NULL;
+	if (proto->closing) {
+		/* No completions while the endpoint closes. */
+	} else if (err) {
+		gdrfab_complete_error(ep, true, st->context, st->cq_flags, 0,
+				      st->ctrl_len, st->loop_buf, st->data,
+				      st->tag, err, prov_errno);
+	} else if (st->recv_len < st->ctrl_len) {
+		gdrfab_complete_error(ep, true, st->context, st->cq_flags,
+				      st->recv_len, st->ctrl_len - st->recv_len,
+				      st->loop_buf, st->data, st->tag,
+				      FI_ETRUNC, GDRFAB_PERR_TRUNCATED);
+	} else {
+		gdrfab_complete_rx(ep, st->context, st->cq_flags, st->recv_len,
+				   st->loop_buf, st->data, st->tag,
+				   gdrfab_conn_fi_addr(st->conn));
+	}
+	if (st->parent)
+		gdrfab_req_free(proto, st->parent);
+	st->parent = NULL;
+	gdrfab_req_free(proto, st);
+}
