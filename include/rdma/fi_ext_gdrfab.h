@@ -42,4 +42,23 @@ struct fi_gdrfab_mr_cache_ops {
 	int (*stats)(struct fid *domain, struct fi_gdrfab_mr_cache_stats *out);
 };
 
+/* Where a domain's atomics went, for tests and benchmarks:
+ * fi_open_ops(&domain->fid, FI_GDRFAB_ATOMIC_OPS, 0, (void **)&ops, NULL)
+ * gives a struct fi_gdrfab_atomic_ops whose stats() fills them in. */
+#define FI_GDRFAB_ATOMIC_OPS "gdrfab_atomic_v1"
+struct fi_gdrfab_atomic_stats {
+	uint64_t nic;	/* posted as the NIC's FETCH_ADD or CMP_SWP */
+	uint64_t proto; /* sent as messages the target applies */
+	/* NIC atomics that waited for earlier message-borne ones on their
+	 * connection to be answered (FI_ORDER_ATOMIC_*). */
+	uint64_t held;
+	/* The domain's MRs accept NIC atomics, its device being
+	 * IBV_ATOMIC_GLOB (1) or IBV_ATOMIC_HCA under
+	 * FI_GDRFAB_NIC_ATOMICS=unsafe_hca (2); 0: they do not. */
+	int target_mode;
+};
+struct fi_gdrfab_atomic_ops {
+	size_t size;
+	int (*stats)(struct fid *domain, struct fi_gdrfab_atomic_stats *out);
+};
 #endif /* FI_EXT_GDRFAB_H */

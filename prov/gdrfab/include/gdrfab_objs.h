@@ -58,7 +58,12 @@ struct gdrfab_domain {
 	struct gdrfab_hmem_domain hmem;	 /* GPU memory path and MR cache */
 	struct gdrfab_ah_cache ah_cache; /* to peers' UD QPs */
 	struct gdrfab_mr_keys keys;	 /* targets of peers' atomics */
-	atomic_int ref;			 /* open AVs, CQs, counters, MRs, EPs */
+	/* GDRFAB_CM_F_NIC_ATOMIC_* when its host MRs that allow remote
+	 * writes accept NIC atomics (gdrfab_atomic_nic.h), else 0. */
+	uint16_t nic_atomic_flag;
+	/* Where its atomics went (struct fi_gdrfab_atomic_stats). */
+	_Atomic uint64_t atomics_nic, atomics_proto, atomics_held;
+	atomic_int ref; /* open AVs, CQs, counters, MRs, EPs */
 };
 
 /* A completion queue entry before it is formatted for the application. */

@@ -67,6 +67,9 @@ struct gdrfab_params {
 	 * RMA writes, sent) in pieces of this many bytes, so that the
 	 * copies of one piece overlap the network transfer of another. */
 	size_t stage_chunk;
+	/* FI_GDRFAB_NIC_ATOMICS: auto|off|unsafe_hca (enum
+	 * gdrfab_nic_atomics_mode order): which atomics the NIC executes. */
+	int nic_atomics;
 };
 
 extern struct gdrfab_params gdrfab_params;

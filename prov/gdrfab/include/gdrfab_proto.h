@@ -198,6 +198,16 @@ struct gdrfab_conn {
 	struct gdrfab_list pending;
 	/* Rendezvous sends waiting for the receiver's FIN. */
 	struct gdrfab_list rndv_wait;
+	/* Atomics to it may go to the NIC (gdrfab_atomic_nic.h). */
+	bool nic_atomics;
+	/* Message-borne atomics sent and not yet answered; atomics held
+	 * back so that a NIC atomic never overtakes one of those (and
+	 * none overtakes a held one), in order; whether it waits in
+	 * proto->atomic_ready for progress to release them. */
+	unsigned proto_atomics_out;
+	struct gdrfab_list atomic_hold;
+	bool atomic_ready;
+	struct gdrfab_list ready_entry;
 	/* The peer's fi_addr_t, cached against the AV's generation. */
 	fi_addr_t fi_addr;
 	uint64_t av_generation;
@@ -214,6 +224,8 @@ enum gdrfab_op {
 	GDRFAB_OP_RECV,	     /* a posted receive (not on a QP) */
 	GDRFAB_OP_GPU_RX,    /* an eager message's bytes moving into GPU
 			      * memory, asynchronously (gdrfab_gpu_rx.c) */
+	/* An atomic the NIC executes: its result lands in ctrl. */
+	GDRFAB_OP_NIC_ATOMIC,
 };
 
 /* Room in every request for a header and rendezvous segments, inside the
@@ -294,6 +306,12 @@ struct gdrfab_req {
 	/* An atomic: waits for its ATOMIC_RESP, whose fetched values go to
 	 * iov (result buffers, desc their descriptors). */
 	bool atomic;
+	/* A message-borne atomic counted in conn->proto_atomics_out. */
+	bool atomic_counted;
+	/* NIC_ATOMIC: FETCH_ADD's addend or CMP_SWP's swap value, and
+	 * CMP_SWP's compare value (the target is rseg[0]). */
+	uint64_t nic_operand, nic_compare;
+	bool nic_cswap;	  /* CMP_SWP, else FETCH_ADD */
 	uint64_t msg_id;  /* RNDV/FIN cookie */
 	size_t multi_off; /* multi-receive: bytes consumed */
 	/* RNDV_READ: the receive it fills; CTRL: the RMA whose event
@@ -462,6 +480,8 @@ struct gdrfab_proto {
 	bool rxbuf_held;
 	/* Atomics that arrived while no response could be sent, in order. */
 	struct gdrfab_list atomic_backlog;
+	/* Connections whose held atomics may go (conn->atomic_hold). */
+	struct gdrfab_list atomic_ready;
 	bool closing; /* no completions while the endpoint closes */
 };
 
@@ -623,6 +643,26 @@ void gdrfab_atomic_handle(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 /* Initiator: an ATOMIC_RESP arrived. */
 void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			const struct gdrfab_pkt_hdr *h);
+/* Initiator: sends a prepared atomic (either kind) in its turn: held on
+ * its connection while earlier atomics must go first. */
+void gdrfab_atomic_submit(struct gdrfab_req *req);
+/* Initiator: a counted message-borne atomic was answered or ended. */
+void gdrfab_atomic_answered(struct gdrfab_req *req);
+/* Sends the held atomics that may go now (from progress). */
+void gdrfab_atomic_release_run(struct gdrfab_proto *proto);
+
+/* ---- atomics the NIC executes (gdrfab_atomic_nic.c) ---- */
+/* Initiator: fills a request (as gdrfab_atomic_prepare) for the NIC's
+ * FETCH_ADD or CMP_SWP; the caller checked gdrfab_nic_atomic_eligible. */
+int gdrfab_atomic_nic_prepare(struct gdrfab_proto *proto,
+			      struct gdrfab_req *req,
+			      const struct gdrfab_atomic_args *a);
+/* Copies the fetched value into the result buffers (0 or -FI_E*). */
+int gdrfab_atomic_nic_result(struct gdrfab_proto *proto,
+			     struct gdrfab_req *req);
+/* Logs why the NIC failed one. */
+void gdrfab_atomic_nic_failed(struct gdrfab_proto *proto,
+			      struct gdrfab_req *req, const struct ibv_wc *wc);
 /* Answers what waits in the backlog, as far as resources allow. */
 void gdrfab_atomic_backlog_run(struct gdrfab_proto *proto);
 void gdrfab_atomic_backlog_free(struct gdrfab_proto *proto);

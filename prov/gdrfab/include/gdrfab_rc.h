@@ -18,8 +18,9 @@ struct gdrfab_rc_params {
 	/* READs this QP issues at once (at most the peer answers), and
 	 * READs of the peer's it answers at once. */
 	int max_rd_atomic, max_dest_rd_atomic;
-	uint8_t timeout;  /* IB local ACK timeout exponent */
-	void *qp_context; /* names the QP's owner in async events */
+	bool remote_atomic; /* peers' NIC atomics are accepted */
+	uint8_t timeout;    /* IB local ACK timeout exponent */
+	void *qp_context;   /* names the QP's owner in async events */
 };
 
 /* Inline data asked for on RC QPs (small sends skip the bounce copy). */

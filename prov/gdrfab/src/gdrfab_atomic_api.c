@@ -12,6 +12,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
+#include "gdrfab_atomic_nic.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
@@ -104,6 +105,7 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 				       .addr = c->addr,
 				       .key = c->key};
 	struct side src = {0}, cmp = {0}, res = {0};
+	struct gdrfab_nic_atomic_query q;
 	size_t size = gdrfab_atomic_size(c->datatype), count = 0, max;
 	size_t nops = gdrfab_atomic_operands(c->kind, c->op);
 	struct gdrfab_req *req;
@@ -186,6 +188,13 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 	a.res = res.iov;
 	a.res_desc = c->res_desc;
 	a.res_cnt = res.cnt;
+	q.kind = c->kind;
+	q.op = c->op;
+	q.datatype = c->datatype;
+	q.count = count;
+	q.addr = c->addr;
+	q.key = c->key;
+	q.remote_data = c->flags & FI_REMOTE_CQ_DATA;
 	gdrfab_lock_acquire(&ep->lock);
 	ret = gdrfab_req_to_peer(proto, c->dest, &req);
 	if (ret)
@@ -200,11 +209,14 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 	req->silent = c->silent;
 	req->addr = c->dest;
 	req->data = (c->flags & FI_REMOTE_CQ_DATA) ? (uint32_t)c->data : 0;
-	ret = gdrfab_atomic_prepare(proto, req, &a);
+	if (req->conn->nic_atomics && gdrfab_nic_atomic_eligible(&q))
+		ret = gdrfab_atomic_nic_prepare(proto, req, &a);
+	else
+		ret = gdrfab_atomic_prepare(proto, req, &a);
 	if (ret)
 		gdrfab_req_free(proto, req);
 	else
-		gdrfab_req_submit(req);
+		gdrfab_atomic_submit(req);
 out:
 	gdrfab_lock_release(&ep->lock);
 	return ret;

@@ -7,8 +7,10 @@
 
 #include "gdrfab.h"
 #include "gdrfab_async.h"
+#include "gdrfab_atomic_nic.h"
 #include "gdrfab_info.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
 
 bool gdrfab_domain_locks(const struct gdrfab_domain *domain)
@@ -114,10 +116,61 @@ static struct fi_gdrfab_mr_cache_ops cache_ops = {
 	.stats = cache_stats,
 };
 
+/* Whether this domain's MRs accept the NIC's atomics, and so tell peers
+ * (FI_GDRFAB_NIC_ATOMICS, the device's atomic_cap). */
+static void nic_atomics_init(struct gdrfab_domain *domain)
+{
+	enum ibv_atomic_cap cap = domain->dev_attr.atomic_cap;
+	int mode = gdrfab_params.nic_atomics;
+
+	domain->nic_atomic_flag = gdrfab_nic_atomic_cm_flag(mode, cap);
+	if (domain->nic_atomic_flag == GDRFAB_CM_F_NIC_ATOMIC_HCA)
+		GDRFAB_WARN(FI_LOG_DOMAIN,
+			    "%s: FI_GDRFAB_NIC_ATOMICS=unsafe_hca: NIC "
+			    "atomics on an IBV_ATOMIC_HCA device, which are "
+			    "not atomic with respect to message-borne ones on "
+			    "the same location (for tests only)\n",
+			    domain->info->domain_attr->name);
+	else
+		GDRFAB_INFO(FI_LOG_DOMAIN,
+			    "%s: atomic_cap %s: NIC atomics %s\n",
+			    domain->info->domain_attr->name,
+			    cap == IBV_ATOMIC_GLOB  ? "GLOB"
+			    : cap == IBV_ATOMIC_HCA ? "HCA"
+						    : "NONE",
+			    domain->nic_atomic_flag ? "used" : "not used");
+}
+
+static int atomic_stats(struct fid *fid, struct fi_gdrfab_atomic_stats *out)
+{
+	struct gdrfab_domain *domain;
+
+	if (!gdrfab_fid_is(fid, FI_CLASS_DOMAIN) || !out)
+		return -FI_EINVAL;
+	domain = gdrfab_container_of(fid, struct gdrfab_domain, fid.fid);
+	out->nic = atomic_load(&domain->atomics_nic);
+	out->proto = atomic_load(&domain->atomics_proto);
+	out->held = atomic_load(&domain->atomics_held);
+	out->target_mode =
+		domain->nic_atomic_flag == GDRFAB_CM_F_NIC_ATOMIC_GLOB	? 1
+		: domain->nic_atomic_flag == GDRFAB_CM_F_NIC_ATOMIC_HCA ? 2
+									: 0;
+	return 0;
+}
+
+static struct fi_gdrfab_atomic_ops atomic_ops = {
+	.size = sizeof(struct fi_gdrfab_atomic_ops),
+	.stats = atomic_stats,
+};
+
 static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			   void **ops, void *context)
 {
 	(void)context;
+	if (name && !strcmp(name, FI_GDRFAB_ATOMIC_OPS) && ops && !flags) {
+		*ops = &atomic_ops;
+		return 0;
+	}
 	if (name && !strcmp(name, FI_GDRFAB_MR_CACHE_OPS) && ops && !flags) {
 		*ops = &cache_ops;
 		return 0;
@@ -305,6 +358,7 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	}
 	gdrfab_hmem_domain_init(domain);
 	gdrfab_mr_keys_init(domain);
+	nic_atomics_init(domain);
 	domain->fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->fid.fid.context = context;
 	domain->fid.fid.ops = &domain_fi_ops;

@@ -19,10 +19,16 @@
 	 FI_REMOTE_WRITE)
 
 /* What verbs must allow for the libfabric access flags: local writes for
- * receives and RDMA READ targets, remote access as asked. */
-static int verbs_access(uint64_t access)
+ * receives and RDMA READ targets, remote access as asked, and the NIC's
+ * atomics with remote writes where the domain accepts them (host memory
+ * only: atomics on GPU memory are refused, see gdrfab_atomic_nic.h). */
+static int verbs_access(const struct gdrfab_domain *domain, uint64_t access,
+			bool gpu)
 {
 	int flags = 0;
+
+	if ((access & FI_REMOTE_WRITE) && domain->nic_atomic_flag && !gpu)
+		flags |= IBV_ACCESS_REMOTE_ATOMIC;
 
 	if (!access || (access & (FI_RECV | FI_READ)))
 		flags |= IBV_ACCESS_LOCAL_WRITE;
@@ -274,8 +280,8 @@ static int register_region(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 	if (!iov->iov_len || mr->staged)
 		return 0;
 	ret = gdrfab_reg_get(cache, iov->iov_base, iov->iov_len,
-			     verbs_access(attr->access), gpu ? &mr->mem : NULL,
-			     &mr->reg);
+			     verbs_access(domain, attr->access, gpu),
+			     gpu ? &mr->mem : NULL, &mr->reg);
 	if (ret)
 		return ret;
 	mr->ibv_mr = mr->reg->mr;

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "gdrfab.h"
+#include "gdrfab_atomic_nic.h"
 #include "gdrfab_params.h"
 
 struct gdrfab_params gdrfab_params = {
@@ -274,6 +275,15 @@ void gdrfab_params_init(void)
 			"orders them for its owner, else "
 			"cuFlushGPUDirectRDMAWrites, else an RDMA READ), "
 			"cuda, read, or none (default: auto)");
+	fi_param_define(
+		&gdrfab_prov, "NIC_ATOMICS", FI_PARAM_STRING,
+		"Which atomics the NIC executes: auto (8-byte FI_SUM "
+		"and FI_CSWAP when both devices are atomic with "
+		"respect to the CPU, IBV_ATOMIC_GLOB), off (none: "
+		"every atomic by message), or unsafe_hca (IBV_ATOMIC_HCA "
+		"devices too, which loses updates when NIC and "
+		"message-borne atomics meet on one location: for tests "
+		"only) (default: auto)");
 	fi_param_define(&gdrfab_prov, "MR_CACHE_ENABLE", FI_PARAM_BOOL,
 			"Keep GPU registrations, and host memory used without "
 			"a descriptor, after their last use, for reuse "
@@ -347,6 +357,8 @@ void gdrfab_params_init(void)
 	}
 	read_choice("HOST_MR_CACHE", &gdrfab_params.host_mr_cache,
 		    host_mr_cache_names, 0);
+	read_choice("NIC_ATOMICS", &gdrfab_params.nic_atomics,
+		    gdrfab_nic_atomics_names, GDRFAB_NIC_ATOMICS_AUTO);
 	read_bytes("MR_CACHE_MAX_SIZE", &gdrfab_params.mr_cache_max_size);
 	read_size("MR_CACHE_MAX_COUNT", &gdrfab_params.mr_cache_max_count,
 		  GDRFAB_DEFAULT_MR_CACHE_COUNT);

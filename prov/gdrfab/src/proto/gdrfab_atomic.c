@@ -336,6 +336,9 @@ void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		    !req->fully_posted)
 			continue;
 		req->fin_received = true;
+		/* Applied at the target: NIC atomics held behind it may
+		 * go. */
+		gdrfab_atomic_answered(req);
 		if (h->data && !req->error) {
 			req->error = (int)h->data;
 			req->prov_errno = h->data == FI_EACCES

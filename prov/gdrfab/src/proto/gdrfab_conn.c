@@ -26,6 +26,7 @@
 #include <sys/random.h>
 
 #include "gdrfab.h"
+#include "gdrfab_atomic_nic.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
@@ -52,7 +53,19 @@ static void rc_params(struct gdrfab_proto *proto, struct gdrfab_rc_params *p)
 	p->max_sge = proto->max_sge;
 	p->max_rd_atomic = proto->max_rd_atomic;
 	p->max_dest_rd_atomic = proto->max_rd_atomic;
+	p->remote_atomic = domain->nic_atomic_flag != 0;
 	p->timeout = gdrfab_rc_timeout_for_ms(gdrfab_params.peer_timeout_ms);
+}
+
+/* Whether atomics to this peer may go to the NIC: both devices qualify
+ * under FI_GDRFAB_NIC_ATOMICS (the peer said so in cm_flags). */
+static void peer_nic_atomics(struct gdrfab_conn *conn, uint16_t cm_flags)
+{
+	struct gdrfab_domain *domain = conn->proto->ep->domain;
+
+	conn->nic_atomics =
+		gdrfab_nic_atomic_pair(gdrfab_params.nic_atomics,
+				       domain->dev_attr.atomic_cap, cm_flags);
 }
 
 /* ---- RC QP number -> connection (open addressing, linear probing) ---- */
@@ -151,7 +164,8 @@ static void cm_fill(struct gdrfab_proto *proto, struct gdrfab_cm_msg *msg,
 	msg->eager_max = (uint32_t)proto->eager_max;
 	msg->nonce = proto->nonce;
 	msg->ns_port = proto->ep->ns ? proto->ep->ns_service : 0;
-	msg->cm_flags = proto->ep->rma_events ? GDRFAB_CM_F_RMA_EVENTS : 0;
+	msg->cm_flags = (proto->ep->rma_events ? GDRFAB_CM_F_RMA_EVENTS : 0) |
+			proto->ep->domain->nic_atomic_flag;
 	msg->src = proto->ep->name;
 	msg->dst = *dst;
 }
@@ -215,6 +229,8 @@ static struct gdrfab_conn *conn_new(struct gdrfab_proto *proto,
 	conn->refs = 1;
 	gdrfab_list_init(&conn->pending);
 	gdrfab_list_init(&conn->rndv_wait);
+	gdrfab_list_init(&conn->atomic_hold);
+	gdrfab_list_init(&conn->ready_entry);
 	conn->qp = gdrfab_rc_create(&p, &conn->max_inline);
 	if (!conn->qp)
 		goto err;
@@ -265,6 +281,8 @@ static struct gdrfab_conn *conn_new_resolving(struct gdrfab_proto *proto,
 	conn->refs = 1;
 	gdrfab_list_init(&conn->pending);
 	gdrfab_list_init(&conn->rndv_wait);
+	gdrfab_list_init(&conn->atomic_hold);
+	gdrfab_list_init(&conn->ready_entry);
 	if (gdrfab_addrmap_put(&proto->conn_by_name, svc,
 			       (uint64_t)(uintptr_t)conn)) {
 		free(conn);
@@ -344,6 +362,7 @@ struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 		conn->state = GDRFAB_CONN_CONNECTED;
 		conn->last_rx_ms = gdrfab_tick_ms();
 		conn->peer_rma_events = proto->ep->rma_events;
+		peer_nic_atomics(conn, proto->ep->domain->nic_atomic_flag);
 		return conn;
 	}
 	conn->state = GDRFAB_CONN_CONNECTING;
@@ -375,6 +394,12 @@ static void resolve_done(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		req->conn = target;
 		target->refs++;
 		conn->refs--; /* the request's; the table keeps one */
+		if (req->atomic) {
+			/* A NIC atomic after it must wait for its answer
+			 * (gdrfab_atomic_submit). */
+			req->atomic_counted = true;
+			target->proto_atomics_out++;
+		}
 		gdrfab_list_push_tail(&target->pending, &req->entry);
 	}
 	/* Nothing of the application's is lost: retired quietly. */
@@ -540,6 +565,14 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 		gdrfab_list_remove(&req->entry);
 		gdrfab_req_fail(proto, req, err, prov_errno);
 	}
+	gdrfab_list_for_each_safe(&conn->atomic_hold, it, tmp)
+	{
+		struct gdrfab_req *req =
+			gdrfab_list_entry(it, struct gdrfab_req, entry);
+
+		gdrfab_list_remove(&req->entry);
+		gdrfab_req_fail(proto, req, err, prov_errno);
+	}
 	reconnect = peer_qp_failed(prov_errno) && !proto->closing;
 	peer_addr = conn->peer;
 	gdrfab_conn_put(conn);
@@ -601,6 +634,7 @@ static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	}
 	conn->peer_nonce = msg->nonce;
 	conn->peer_rma_events = msg->cm_flags & GDRFAB_CM_F_RMA_EVENTS;
+	peer_nic_atomics(conn, msg->cm_flags);
 	learn_service(proto, msg);
 	set_state(conn, GDRFAB_CONN_ACCEPTING);
 	conn->resend_interval_ms = RESEND_FIRST_MS;
@@ -718,6 +752,7 @@ static void handle_rep(struct gdrfab_proto *proto,
 		}
 		conn->peer_nonce = msg->nonce;
 		conn->peer_rma_events = msg->cm_flags & GDRFAB_CM_F_RMA_EVENTS;
+		peer_nic_atomics(conn, msg->cm_flags);
 		send_cm(conn, GDRFAB_CM_RTU);
 		established(conn);
 	} else if (conn->state == GDRFAB_CONN_CONNECTED &&

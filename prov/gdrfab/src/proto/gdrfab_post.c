@@ -62,6 +62,9 @@ void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	}
 	if (req->txbuf)
 		gdrfab_txbuf_free(proto, req->txbuf);
+	/* A message-borne atomic that ends unanswered (failed) no longer
+	 * holds back the NIC atomics after it. */
+	gdrfab_atomic_answered(req);
 	if (req->staged || req->gpu_iov_count)
 		gdrfab_stage_free(proto, req);
 	if (req->op == GDRFAB_OP_GPU_RX)
@@ -345,6 +348,33 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	return true;
 }
 
+/* An atomic the NIC executes: one work request, whose fetched value
+ * lands in the request's control area (registered for local writes). */
+static bool post_nic_atomic(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)req->ctrl,
+			      .length = sizeof(uint64_t),
+			      .lkey = proto->req_mr->lkey};
+	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1};
+
+	if (!can_post(req))
+		return false;
+	wr.wr.atomic.remote_addr = req->rseg[0].addr;
+	wr.wr.atomic.rkey = req->rseg[0].rkey;
+	if (req->nic_cswap) {
+		wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+		wr.wr.atomic.compare_add = req->nic_compare;
+		wr.wr.atomic.swap = req->nic_operand;
+	} else {
+		wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.compare_add = req->nic_operand;
+	}
+	if (post_wr(req, &wr))
+		req->error = FI_EIO;
+	req->fully_posted = true;
+	return true;
+}
+
 bool gdrfab_req_post(struct gdrfab_req *req)
 {
 	struct gdrfab_proto *proto = req->conn->proto;
@@ -355,6 +385,7 @@ bool gdrfab_req_post(struct gdrfab_req *req)
 	case GDRFAB_OP_WRITE:
 	case GDRFAB_OP_READ:
 	case GDRFAB_OP_RNDV_READ: return post_rdma(proto, req);
+	case GDRFAB_OP_NIC_ATOMIC: return post_nic_atomic(proto, req);
 	default: return true;
 	}
 }
@@ -387,6 +418,8 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			req->error = gdrfab_wc_to_fi(wc->status);
 			req->prov_errno = wc->status;
 		}
+		if (req->op == GDRFAB_OP_NIC_ATOMIC)
+			gdrfab_atomic_nic_failed(proto, req, wc);
 		/* Failing the connection fails the requests queued on it,
 		 * this one among them when it waits in rndv_wait or pending:
 		 * while this work request still counts, it is failed there
@@ -517,6 +550,13 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	    !req->error && !proto->closing && !req->emu_target) {
 		int err = gdrfab_flush_iov(proto, req->iov, req->desc,
 					   req->iov_count, req->len);
+
+		if (err)
+			req->error = -err;
+	}
+	/* A NIC atomic's fetched value, into the result buffers. */
+	if (req->op == GDRFAB_OP_NIC_ATOMIC && !req->error && !proto->closing) {
+		int err = gdrfab_atomic_nic_result(proto, req);
 
 		if (err)
 			req->error = -err;

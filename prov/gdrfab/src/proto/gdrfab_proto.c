@@ -119,7 +119,7 @@ static int create_buffers(struct gdrfab_proto *proto)
 		    0, "transmit buffers");
 	proto->req_mr =
 		reg(proto, proto->reqs, proto->req_cnt * sizeof(*proto->reqs),
-		    0, "requests");
+		    IBV_ACCESS_LOCAL_WRITE, "requests");
 	proto->ud_mr = reg(proto, proto->ud_mem, gdrfab_ud_mem_size(),
 			   IBV_ACCESS_LOCAL_WRITE, "connection messages");
 	if (!proto->rx_mr || !proto->tx_mr || !proto->req_mr || !proto->ud_mr)
@@ -186,6 +186,7 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 	gdrfab_list_init(&proto->staging);
 	gdrfab_list_init(&proto->stage_kicked);
 	gdrfab_list_init(&proto->atomic_backlog);
+	gdrfab_list_init(&proto->atomic_ready);
 	set_limits(proto);
 	if (getrandom(&proto->nonce, sizeof(proto->nonce), 0) !=
 	    sizeof(proto->nonce)) {
@@ -303,6 +304,8 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 	}
 	gdrfab_stage_progress(proto);
 	gdrfab_loop_progress(proto);
+	if (!gdrfab_list_empty(&proto->atomic_ready))
+		gdrfab_atomic_release_run(proto);
 	if (!gdrfab_list_empty(&proto->atomic_backlog))
 		gdrfab_atomic_backlog_run(proto);
 	now = gdrfab_tick_ms();

@@ -36,6 +36,8 @@ struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p,
 	};
 	struct ibv_qp *qp;
 
+	if (p->remote_atomic)
+		attr.qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
 	/* Small sends go inline (no DMA read of the payload); devices that
 	 * cannot inline that much get a QP without. */
 	init.cap.max_inline_data = GDRFAB_RC_INLINE;

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Atomics the NIC executes (gdrfab_atomic_nic.h says which): one 8-byte
+ * element, as an IBV_WR_ATOMIC_FETCH_AND_ADD or IBV_WR_ATOMIC_CMP_AND_SWP
+ * to the target MR's rkey. The operands are copied into the request at the
+ * call (so the application may reuse its buffers at once); the NIC writes
+ * the value the element held into the request's registered control area,
+ * from where it is copied into the result buffers (host or GPU memory)
+ * before the completion. A key or range the target's NIC refuses comes
+ * back as a work completion error: an error completion (FI_EACCES), a log
+ * line here, and the connection is made anew (as for refused RMA).
+ */
+#include <string.h>
+
+#include <rdma/fi_atomic.h>
+
+#include "gdrfab.h"
+#include "gdrfab_atomic.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+#include "gdrfab_strerror.h"
+
+/* Gathers one 8-byte element spread over iovecs (some may be empty). */
+static int gather8(struct gdrfab_proto *proto, uint64_t *out,
+		   const struct iovec *iov, void **desc, size_t cnt)
+{
+	uint8_t *p = (uint8_t *)out;
+	size_t got = 0;
+
+	for (size_t i = 0; i < cnt && got < sizeof(*out); i++) {
+		size_t n = GDRFAB_MIN(iov[i].iov_len, sizeof(*out) - got);
+		int ret;
+
+		if (!n)
+			continue;
+		ret = gdrfab_copy_from_buf(proto, p + got, iov[i].iov_base, n,
+					   desc ? desc[i] : NULL);
+		if (ret)
+			return ret;
+		got += n;
+	}
+	return got == sizeof(*out) ? 0 : -FI_EINVAL;
+}
+
+int gdrfab_atomic_nic_prepare(struct gdrfab_proto *proto,
+			      struct gdrfab_req *req,
+			      const struct gdrfab_atomic_args *a)
+{
+	int ret = gather8(proto, &req->nic_operand, a->src, a->src_desc,
+			  a->src_cnt);
+
+	if (!ret && a->kind == GDRFAB_ATOMIC_COMPARE)
+		ret = gather8(proto, &req->nic_compare, a->cmp, a->cmp_desc,
+			      a->cmp_cnt);
+	if (ret)
+		return ret;
+	req->op = GDRFAB_OP_NIC_ATOMIC;
+	req->rseg[0].addr = a->addr;
+	req->rseg[0].len = sizeof(uint64_t);
+	req->rseg[0].rkey = (uint32_t)a->key;
+	req->rseg_count = 1;
+	req->len = sizeof(uint64_t);
+	req->nic_cswap = a->kind == GDRFAB_ATOMIC_COMPARE;
+	if (a->kind != GDRFAB_ATOMIC_WRITE) {
+		memcpy(req->iov, a->res, a->res_cnt * sizeof(*a->res));
+		for (size_t i = 0; i < a->res_cnt; i++)
+			req->desc[i] = a->res_desc ? a->res_desc[i] : NULL;
+		req->iov_count = a->res_cnt;
+	}
+	return 0;
+}
+
+int gdrfab_atomic_nic_result(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	const uint8_t *p = req->ctrl;
+
+	for (size_t i = 0; i < req->iov_count; i++) {
+		int ret;
+
+		if (!req->iov[i].iov_len)
+			continue;
+		ret = gdrfab_copy_to_buf(proto, req->iov[i].iov_base, p,
+					 req->iov[i].iov_len, req->desc[i]);
+		if (ret)
+			return ret;
+		p += req->iov[i].iov_len;
+	}
+	return 0;
+}
+
+void gdrfab_atomic_nic_failed(struct gdrfab_proto *proto,
+			      struct gdrfab_req *req, const struct ibv_wc *wc)
+{
+	char peer[128];
+
+	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		return; /* the connection failed for another reason */
+	gdrfab_addr_to_str(&req->conn->peer, peer, sizeof(peer));
+	GDRFAB_WARN(FI_LOG_EP_DATA,
+		    "NIC atomic %s at 0x%llx key 0x%x on %s failed: %s "
+		    "(the target's NIC refused the key or range)\n",
+		    req->nic_cswap ? "CMP_SWP" : "FETCH_ADD",
+		    (unsigned long long)req->rseg[0].addr, req->rseg[0].rkey,
+		    peer, ibv_wc_status_str(wc->status));
+	(void)proto;
+}
