@@ -673,8 +673,8 @@ static void take_unexpected(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		 * under memory pressure): an asynchronous copy out of it
 		 * keeps the buffer, reposted when the copy ends. */
 		proto->rxbuf_held = false;
-		deliver(proto, req, &u->hdr, NULL, u->payload, u->conn,
-			u->held, NULL);
+		deliver(proto, req, &u->hdr, NULL, u->payload, u->conn, u->held,
+			NULL);
 		if (proto->rxbuf_held) {
 			proto->rxbuf_held = false;
 			u->held = NULL;
