@@ -152,6 +152,7 @@ static void sum_and_cswap(bool nic)
 	cr_assert_eq(s1.proto - s0.proto, nic ? 0 : 5, "%llu by message",
 		     (unsigned long long)(s1.proto - s0.proto));
 	fi_close(&mr->fid);
+	free(t);
 }
 
 TestSuite(atomic_nic, .init = setup_unsafe, .fini = teardown, .timeout = 120);
@@ -213,6 +214,7 @@ Test(atomic_nic, other_atomics_stay_on_the_protocol)
 	cr_assert_eq(s1.nic, s0.nic);
 	cr_assert_eq(s1.proto - s0.proto, 3);
 	fi_close(&mr->fid);
+	free(t);
 }
 
 #define PER_INITIATOR 1000
@@ -271,6 +273,7 @@ Test(atomic_nic, two_initiators_sum_exactly)
 	free(seen);
 	free(res);
 	fi_close(&mr->fid);
+	free(t);
 }
 
 /* A message-borne MIN and then a NIC SUM on one location, posted back to
@@ -305,6 +308,7 @@ Test(atomic_nic, message_then_nic_applies_in_order)
 	cr_assert_geq(stats(0).held - s0.held, 50,
 		      "each SUM waited for its MIN");
 	fi_close(&mr->fid);
+	free(t);
 }
 
 /* A key or range the target's NIC refuses: an error completion, no hang,
@@ -342,4 +346,5 @@ Test(atomic_nic, refused_keys_end_in_error_completions)
 	}
 	cr_assert_eq(*t, 0, "nothing was added");
 	fi_close(&mr->fid);
+	free(t);
 }

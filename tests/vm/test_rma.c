@@ -278,6 +278,8 @@ Test(rma, an_event_outlives_a_writer_that_closes_at_its_completion)
 	cr_assert(dp_check(remote, 4096, 7));
 	fi_close(&rmr->fid);
 	dp_close(&q[1]);
+	free(local);
+	free(remote);
 }
 
 /* FI_RMA_EVENT: a target whose counter is bound with FI_REMOTE_WRITE and
