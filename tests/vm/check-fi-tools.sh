@@ -11,11 +11,17 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # Under the sanitizers (tests/sanitize/run-sanitized.sh vm), libfabric's
 # tools load a provider built with them: their runtimes go first, for the
-# tools only, never for the shell and grep around them.
+# tools only, never for the shell and grep around them. Wrappers first in
+# PATH, so that env and timeout find them too.
 if [ -n "${GDRFAB_SAN_PRELOAD:-}" ]; then
-	fi_info() { LD_PRELOAD=$GDRFAB_SAN_PRELOAD command fi_info "$@"; }
-	fi_pingpong() { LD_PRELOAD=$GDRFAB_SAN_PRELOAD command fi_pingpong "$@"; }
-	export -f fi_info fi_pingpong
+	wrap=$(mktemp -d)
+	trap 'rm -rf "$out" "$wrap"' EXIT
+	for tool in fi_info fi_pingpong; do
+		printf '#!/bin/sh\nLD_PRELOAD="%s" exec "%s" "$@"\n' \
+			"$GDRFAB_SAN_PRELOAD" "$(command -v "$tool")" >"$wrap/$tool"
+		chmod +x "$wrap/$tool"
+	done
+	PATH=$wrap:$PATH
 fi
 
 fi_info -p gdrfab >"$out" 2>&1
