@@ -65,9 +65,12 @@ step asan-unit ../tests/sanitize/run-sanitized.sh unit
 # VM in both address modes (node/service, and -b: out of band), about 9
 # minutes each under TCG: any gdrfab failure fails the step, except the
 # fabtests defects tests/fabtests/gdrfab-known-fail.txt names with their
-# reasons; a named skip without ../shared/fabtests. The baseline,
-# verbs;ofi_rxm, runs beside it from tests/fabtests/run-fabtests.sh alone.
-step fabtests env GDRFAB_FABTESTS_PROVIDERS=gdrfab \
+# reasons; a named skip without ../shared/fabtests. The tests gdrfab
+# cannot run by design (tests/fabtests/gdrfab-notrun.txt: MSG and DGRAM
+# endpoints, shared contexts, ...) are left out. The baseline,
+# verbs;ofi_rxm, and those tests run from tests/fabtests/run-fabtests.sh
+# alone.
+step fabtests env GDRFAB_FABTESTS_PROVIDERS=gdrfab GDRFAB_FABTESTS_SKIP_NOTRUN=1 \
 	GDRFAB_FABTESTS_MODES="default oob" GDRFAB_FABTESTS_STRICT=1 \
 	../tests/fabtests/run-fabtests.sh
 

@@ -5,10 +5,12 @@
 # from node/service) and with -b (out-of-band address exchange), the two
 # providers alternating so that both see the same boot. Each run's output,
 # runfabtests' YAML, goes to OUTDIR/PROVIDER.MODE.yaml.
-#   check-fabtests.sh FABTESTS_DIR OUTDIR TIMEOUT [SET [MODES [PROVIDERS]]]
+#   check-fabtests.sh FABTESTS_DIR OUTDIR TIMEOUT [SET [MODES [PROVIDERS
+#                     [GDRFAB_EXCLUDES]]]]
+# GDRFAB_EXCLUDES: a runfabtests exclude file (-f) for gdrfab's runs only.
 set -u
 ft=$1 outdir=$2 limit=$3 set=${4:-quick} modes=${5:-default oob}
-provs=${6:-gdrfab verbs;ofi_rxm}
+provs=${6:-gdrfab verbs;ofi_rxm} excludes=${7:-}
 # python3 here may be a pyenv shim, which needs the HOME that vm-run does
 # not pass in; runfabtests only asks python for two errno values.
 export PATH=/usr/bin:$ft/bin:$PATH
@@ -36,6 +38,7 @@ for mode in $modes; do
 	for prov in $provs; do
 		opts=(-vv -t "$set" -T "$limit" -p "$ft/bin")
 		[ "$mode" = oob ] && opts+=(-b)
+		[ "$prov" = gdrfab ] && [ -n "$excludes" ] && opts+=(-f "$excludes")
 		envs=()
 		# rxm sizes its verbs CQs from the universe size; past rxe's
 		# 32767 entries they cannot be created.
