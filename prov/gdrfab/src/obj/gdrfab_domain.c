@@ -13,12 +13,6 @@
 #include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
 
-bool gdrfab_domain_locks(const struct gdrfab_domain *domain)
-{
-	return !domain->info || !domain->info->domain_attr ||
-	       domain->info->domain_attr->threading != FI_THREAD_DOMAIN;
-}
-
 static int domain_close(struct fid *fid)
 {
 	struct gdrfab_domain *domain =
