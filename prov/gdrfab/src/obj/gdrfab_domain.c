@@ -8,6 +8,7 @@
 #include "gdrfab.h"
 #include "gdrfab_async.h"
 #include "gdrfab_atomic_nic.h"
+#include "gdrfab_hmem_domain.h"
 #include "gdrfab_info.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
