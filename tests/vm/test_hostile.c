@@ -148,9 +148,17 @@ static void send_datagram(size_t len)
 				 .send_flags = IBV_SEND_SIGNALED};
 	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
+	const struct gdrfab_ud_port port = {
+		.dev = d->info->domain_attr->name,
+		.ctx = d->ctx,
+		.pd = d->pd,
+		.port_num = d->port_num,
+		.max_qp_wr = d->dev_attr.max_qp_wr,
+		.max_cqe = d->dev_attr.max_cqe,
+	};
 
 	memset(buf, 0xa5, sizeof(buf));
-	cr_assert_eq(gdrfab_ud_create(d, &cq, &qp), 0);
+	cr_assert_eq(gdrfab_ud_create(&port, &cq, &qp), 0);
 	gdrfab_rc_ah_attr(&attr, &p, &to);
 	ah = ibv_create_ah(d->pd, &attr);
 	mr = ibv_reg_mr(d->pd, buf, sizeof(buf), 0);

@@ -12,8 +12,7 @@
 #include <string.h>
 
 #include "gdrfab.h"
-#include "gdrfab_cuda.h"
-#include "gdrfab_info.h"
+#include "gdrfab_cuda_dev.h"
 #include "gdrfab_params.h"
 #include "gdrfab_topo.h"
 

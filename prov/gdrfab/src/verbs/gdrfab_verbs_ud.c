@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "gdrfab.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_ud.h"
 
 static int to_rts(struct ibv_qp *qp, uint8_t port_num)
@@ -50,11 +49,10 @@ bool gdrfab_ud_in_rts(struct ibv_qp *qp)
 	       attr.qp_state == IBV_QPS_RTS;
 }
 
-int gdrfab_ud_create(struct gdrfab_domain *domain, struct ibv_cq **cq,
+int gdrfab_ud_create(const struct gdrfab_ud_port *port, struct ibv_cq **cq,
 		     struct ibv_qp **qp)
 {
-	int depth =
-		GDRFAB_MIN(GDRFAB_UD_QUEUE_DEPTH, domain->dev_attr.max_qp_wr);
+	int depth = GDRFAB_MIN(GDRFAB_UD_QUEUE_DEPTH, port->max_qp_wr);
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_UD,
 		.cap =
@@ -65,12 +63,11 @@ int gdrfab_ud_create(struct gdrfab_domain *domain, struct ibv_cq **cq,
 				.max_recv_sge = 1,
 			},
 	};
-	const char *dev = domain->info->domain_attr->name;
+	const char *dev = port->dev;
 	int err;
 
 	*qp = NULL;
-	*cq = ibv_create_cq(domain->ctx,
-			    GDRFAB_MIN(2 * depth, domain->dev_attr.max_cqe),
+	*cq = ibv_create_cq(port->ctx, GDRFAB_MIN(2 * depth, port->max_cqe),
 			    NULL, NULL, 0);
 	if (!*cq) {
 		err = errno;
@@ -80,14 +77,14 @@ int gdrfab_ud_create(struct gdrfab_domain *domain, struct ibv_cq **cq,
 	}
 	init.send_cq = *cq;
 	init.recv_cq = *cq;
-	*qp = ibv_create_qp(domain->pd, &init);
+	*qp = ibv_create_qp(port->pd, &init);
 	if (!*qp) {
 		err = errno;
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "%s: ibv_create_qp(UD): %s\n", dev,
 			    strerror(err));
 		goto err;
 	}
-	err = to_rts(*qp, domain->port_num);
+	err = to_rts(*qp, port->port_num);
 	if (err) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "%s: UD QP to RTS: %s\n", dev,
 			    strerror(err));

@@ -9,6 +9,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* FI_GDRFAB_NIC_ATOMICS, in the order of its names. */
+enum gdrfab_nic_atomics_mode {
+	GDRFAB_NIC_ATOMICS_AUTO = 0,	   /* when both devices are GLOB */
+	GDRFAB_NIC_ATOMICS_OFF = 1,	   /* never */
+	GDRFAB_NIC_ATOMICS_UNSAFE_HCA = 2, /* HCA too: tests only */
+};
+
+/* The parameter's names, NULL-terminated, in enum order. */
+extern const char *const gdrfab_nic_atomics_names[];
+
 #define GDRFAB_MAX_DEVICE_FILTER 32
 
 struct gdrfab_params {

@@ -11,6 +11,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_api_compat.h"
+#include "gdrfab_hmem_domain.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_quarantine.h"
 

@@ -19,16 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "gdrfab_atomic.h"
-
-/* FI_GDRFAB_NIC_ATOMICS, in the order of its names. */
-enum gdrfab_nic_atomics_mode {
-	GDRFAB_NIC_ATOMICS_AUTO = 0,	   /* when both devices are GLOB */
-	GDRFAB_NIC_ATOMICS_OFF = 1,	   /* never */
-	GDRFAB_NIC_ATOMICS_UNSAFE_HCA = 2, /* HCA too: tests only */
-};
-
-/* The parameter's names, NULL-terminated, in enum order. */
-extern const char *const gdrfab_nic_atomics_names[];
+#include "gdrfab_params.h"
 
 /* Connection-message flags (gdrfab_cm_msg.cm_flags): the sender's host
  * MRs that allow FI_REMOTE_WRITE accept NIC atomics, and its device is

@@ -11,15 +11,23 @@
 
 #include <infiniband/verbs.h>
 
-struct gdrfab_domain;
+/* The port a UD QP is made on: the domain's verbs handles and limits. */
+struct gdrfab_ud_port {
+	const char *dev; /* device name, for log lines */
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	uint8_t port_num;
+	int max_qp_wr;
+	int max_cqe;
+};
 
 /* The Q_Key all gdrfab UD queue pairs use. */
 #define GDRFAB_UD_QKEY	      0x6764723fu
 #define GDRFAB_UD_QUEUE_DEPTH 192
 
-/* Creates a UD QP and its CQ on the domain's port and brings the QP to RTS.
+/* Creates a UD QP and its CQ on the port and brings the QP to RTS.
  * Returns 0 or a negative FI_E* code (logged). */
-int gdrfab_ud_create(struct gdrfab_domain *domain, struct ibv_cq **cq,
+int gdrfab_ud_create(const struct gdrfab_ud_port *port, struct ibv_cq **cq,
 		     struct ibv_qp **qp);
 void gdrfab_ud_destroy(struct ibv_cq *cq, struct ibv_qp *qp);
 /* Brings a QP in any state back to RTS through RESET, keeping its number

@@ -13,6 +13,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
+#include "gdrfab_hmem_domain.h"
 #include "gdrfab_objs.h"
 
 #define SLOT(handle) ((handle)&0xffffu)

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "gdrfab.h"
-#include "gdrfab_cuda.h"
+#include "gdrfab_cuda_dev.h"
 #include "gdrfab_cuda_sym.h"
 
 #define GDRFAB_CUDA_MAX_DEVICES 64

@@ -4,9 +4,6 @@
 
 #include "gdrfab_atomic_nic.h"
 
-const char *const gdrfab_nic_atomics_names[] = {"auto", "off", "unsafe_hca",
-						NULL};
-
 bool gdrfab_nic_atomic_cap_usable(int mode, enum ibv_atomic_cap cap)
 {
 	switch (mode) {

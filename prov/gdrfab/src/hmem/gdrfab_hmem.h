@@ -70,13 +70,6 @@ struct gdrfab_hmem_domain {
 #define GDRFAB_EMU_KEY	   (1ULL << 32)
 #define GDRFAB_EMU_MAX_MRS 65536
 
-/* Chooses the domain's path (FI_GDRFAB_CUDA_REG; auto tries dma-buf, then
- * peermem, then staged) and sets up its cache. Always 0: without CUDA
- * the path is NONE. */
-int gdrfab_hmem_domain_init(struct gdrfab_domain *domain);
-void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain);
-const char *gdrfab_cuda_reg_name(enum gdrfab_cuda_reg path);
-
 /* The flush method for writes into a device's memory, from
  * FI_GDRFAB_CUDA_FLUSH and the device's attributes; never CUDA's unless
  * cuda_ok (the endpoint's FI_OPT_CUDA_API_PERMITTED). */
@@ -100,20 +93,6 @@ void gdrfab_hmem_flush_remote_writes(struct gdrfab_domain *domain,
 				     bool cuda_ok);
 
 struct gdrfab_mr;
-/* Gives a staged MR with remote access its key; 0 or -FI_ENOSPC. */
-int gdrfab_emu_mr_add(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
-		      uint64_t *key);
-void gdrfab_emu_mr_remove(struct gdrfab_domain *domain, uint64_t key);
-/* The MR behind the low 32 bits of a key, if it allows `access`
- * (FI_REMOTE_READ or FI_REMOTE_WRITE) to [addr, addr+len); else NULL and
- * *why says what is wrong. Closing an MR while peers still access it is
- * the application's error, as with any RMA target. */
-struct gdrfab_mr *gdrfab_emu_mr_find(struct gdrfab_domain *domain,
-				     uint32_t handle, uint64_t addr,
-				     uint64_t len, uint64_t access,
-				     const char **why);
-void gdrfab_emu_mr_fini(struct gdrfab_domain *domain);
-
 /* The domain's loopback PD, made on first call; NULL (logged) on
  * failure. */
 struct ibv_pd *gdrfab_hmem_loop_pd(struct gdrfab_domain *domain);
@@ -124,8 +103,5 @@ struct ibv_pd *gdrfab_hmem_loop_pd(struct gdrfab_domain *domain);
 struct ibv_mr *gdrfab_hmem_loop_mr(struct gdrfab_mr *mr);
 void gdrfab_hmem_loop_mr_release(struct gdrfab_mr *mr);
 void gdrfab_hmem_loop_fini(struct gdrfab_domain *domain);
-
-/* Whether FI_HMEM can be offered on this machine, and why not. */
-bool gdrfab_hmem_offered(const char **why);
 
 #endif /* GDRFAB_HMEM_H */

@@ -44,7 +44,7 @@ static void format_entry(void *dst, enum fi_cq_format format,
 
 static void progress_eps(struct gdrfab_cq *cq)
 {
-	gdrfab_eplist_progress(&cq->eps);
+	gdrfab_eplist_progress(&cq->eps, gdrfab_ep_progress);
 }
 
 static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,

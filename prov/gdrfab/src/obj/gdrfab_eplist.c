@@ -4,7 +4,6 @@
 
 #include "gdrfab.h"
 #include "gdrfab_eplist.h"
-#include "gdrfab_objs.h"
 
 void gdrfab_eplist_init(struct gdrfab_eplist *l, bool locked)
 {
@@ -60,12 +59,13 @@ int gdrfab_eplist_del(struct gdrfab_eplist *l, struct gdrfab_ep *ep)
 	return found;
 }
 
-void gdrfab_eplist_progress(struct gdrfab_eplist *l)
+void gdrfab_eplist_progress(struct gdrfab_eplist *l,
+			    void (*progress)(struct gdrfab_ep *ep))
 {
 	if (l->locked)
 		pthread_rwlock_rdlock(&l->lock);
 	for (size_t i = 0; i < l->cnt; i++)
-		gdrfab_ep_progress(l->eps[i]);
+		progress(l->eps[i]);
 	if (l->locked)
 		pthread_rwlock_unlock(&l->lock);
 }

@@ -27,6 +27,9 @@ void gdrfab_eplist_fini(struct gdrfab_eplist *l);
 int gdrfab_eplist_add(struct gdrfab_eplist *l, struct gdrfab_ep *ep);
 /* Removes it: 1 when it was there, else 0. */
 int gdrfab_eplist_del(struct gdrfab_eplist *l, struct gdrfab_ep *ep);
-void gdrfab_eplist_progress(struct gdrfab_eplist *l);
+/* Calls progress on each endpoint: the owner (CQ, counter) hands down the
+ * endpoint's progress, so that the list calls nothing of the endpoint. */
+void gdrfab_eplist_progress(struct gdrfab_eplist *l,
+			    void (*progress)(struct gdrfab_ep *ep));
 
 #endif /* GDRFAB_EPLIST_H */

@@ -8,16 +8,11 @@
 #include "gdrfab.h"
 #include "gdrfab_async.h"
 #include "gdrfab_atomic_nic.h"
+#include "gdrfab_hmem_domain.h"
 #include "gdrfab_info.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
-
-bool gdrfab_domain_locks(const struct gdrfab_domain *domain)
-{
-	return !domain->info || !domain->info->domain_attr ||
-	       domain->info->domain_attr->threading != FI_THREAD_DOMAIN;
-}
 
 static int domain_close(struct fid *fid)
 {

@@ -14,7 +14,7 @@
 
 static void progress_eps(struct gdrfab_cntr *cntr)
 {
-	gdrfab_eplist_progress(&cntr->eps);
+	gdrfab_eplist_progress(&cntr->eps, gdrfab_ep_progress);
 }
 
 static uint64_t cntr_read(struct fid_cntr *fid)

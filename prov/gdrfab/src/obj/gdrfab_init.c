@@ -3,8 +3,6 @@
  * The provider entry point: libfabric dlopen()s libgdrfab-fi.so and calls
  * fi_prov_ini() once.
  */
-#include <errno.h>
-
 #include "gdrfab.h"
 #include "gdrfab_cuda.h"
 #include "gdrfab_info.h"
@@ -35,63 +33,18 @@ static int gdrfab_fabric(struct fi_fabric_attr *attr,
 	return gdrfab_fabric_open(attr, fabric, context);
 }
 
-uint32_t gdrfab_api_version = GDRFAB_API_MIN;
-
-uint32_t gdrfab_api_for_core(uint32_t core)
-{
-	if (FI_VERSION_LT(core, GDRFAB_API_MIN))
-		return GDRFAB_API_MIN;
-	if (FI_VERSION_LT(GDRFAB_API_MAX, core))
-		return GDRFAB_API_MAX;
-	return core;
-}
-
-struct fi_provider gdrfab_prov = {
-	.version = GDRFAB_PROV_VERSION,
-	.fi_version = GDRFAB_API_MIN,
-	.name = FI_GDRFAB_PROV_NAME,
-	.getinfo = gdrfab_getinfo,
-	.fabric = gdrfab_fabric,
-	.cleanup = gdrfab_cleanup,
-};
-
-int gdrfab_errno_to_fi(int err)
-{
-	switch (err) {
-	case 0: return 0;
-	case ENOMEM: return -FI_ENOMEM;
-	case EINVAL: return -FI_EINVAL;
-	case EACCES:
-	case EPERM: return -FI_EACCES;
-	case EAGAIN: return -FI_EAGAIN;
-	case EBUSY: return -FI_EBUSY;
-	case ENODEV:
-	case ENXIO: return -FI_ENODEV;
-	case ENOSPC: return -FI_ENOSPC;
-	case EFAULT: return -FI_EFAULT;
-	case EOPNOTSUPP: return -FI_EOPNOTSUPP;
-	case ENOSYS: return -FI_ENOSYS;
-	case ETIMEDOUT: return -FI_ETIMEDOUT;
-	case EMFILE: return -FI_EMFILE;
-	default: return -FI_EOTHER;
-	}
-}
-
-bool gdrfab_fid_is(const struct fid *fid, size_t fclass)
-{
-	if (gdrfab_fid_dead(fid)) {
-		gdrfab_dead_call(fid, "opening an object on it");
-		return false;
-	}
-	return fid && fid->fclass == fclass && fid->ops;
-}
-
 FI_EXT_INI
 {
 	/* fi_version() is the loading core's: answer for its API, so that an
 	 * application asking a 2.x core for its own version finds gdrfab. */
 	gdrfab_api_version = gdrfab_api_for_core(fi_version());
 	gdrfab_prov.fi_version = gdrfab_api_version;
+	/* The provider's entry points are the object layer's: set here, so
+	 * that util/, which defines the provider for every layer's logging,
+	 * calls nothing above it. */
+	gdrfab_prov.getinfo = gdrfab_getinfo;
+	gdrfab_prov.fabric = gdrfab_fabric;
+	gdrfab_prov.cleanup = gdrfab_cleanup;
 	gdrfab_params_init();
 	GDRFAB_INFO(FI_LOG_CORE,
 		    "libfabric core %u.%u: answering for API %u.%u\n",

@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gdrfab_cuda.h"
+#include "gdrfab_cuda_dev.h"
 #include "gdrfab_list.h"
 #include "gdrfab_memmon.h"
 

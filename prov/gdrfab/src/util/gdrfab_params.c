@@ -7,8 +7,10 @@
 #include <strings.h>
 
 #include "gdrfab.h"
-#include "gdrfab_atomic_nic.h"
 #include "gdrfab_params.h"
+
+const char *const gdrfab_nic_atomics_names[] = {"auto", "off", "unsafe_hca",
+						NULL};
 
 struct gdrfab_params gdrfab_params = {
 	.gid_index = -1,

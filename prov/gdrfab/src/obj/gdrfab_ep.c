@@ -260,6 +260,15 @@ static int ep_enable_locked(struct gdrfab_ep *ep)
 {
 	bool has_tx = ep->tx_cq || ep->cntrs[GDRFAB_CNTR_SEND];
 	bool has_rx = ep->rx_cq || ep->cntrs[GDRFAB_CNTR_RECV];
+	const struct gdrfab_domain *d = ep->domain;
+	const struct gdrfab_ud_port ud_port = {
+		.dev = d->info->domain_attr->name,
+		.ctx = d->ctx,
+		.pd = d->pd,
+		.port_num = d->port_num,
+		.max_qp_wr = d->dev_attr.max_qp_wr,
+		.max_cqe = d->dev_attr.max_cqe,
+	};
 	int ret;
 
 	if (ep->enabled)
@@ -273,7 +282,7 @@ static int ep_enable_locked(struct gdrfab_ep *ep)
 					    "bound\n");
 		return -FI_ENOCQ;
 	}
-	ret = gdrfab_ud_create(ep->domain, &ep->ud_cq, &ep->ud_qp);
+	ret = gdrfab_ud_create(&ud_port, &ep->ud_cq, &ep->ud_qp);
 	if (ret)
 		return ret;
 	if (!ep->name_set) {
