@@ -394,13 +394,15 @@ struct gdrfab_conn *gdrfab_conn_by_qpn(struct gdrfab_proto *proto,
 void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *msg,
 			   size_t len);
 void gdrfab_conn_timers(struct gdrfab_proto *proto);
-/* Posts what is pending on a connection, as far as slots allow. */
-void gdrfab_conn_kick(struct gdrfab_conn *conn);
 /* The QP failed: fails every request waiting on it and retires it. */
 void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno);
 void gdrfab_conn_put(struct gdrfab_conn *conn);
 fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn);
 void gdrfab_conn_destroy_all(struct gdrfab_proto *proto);
+/* A message arrived from the peer: it is alive, and connected. */
+void gdrfab_conn_rx(struct gdrfab_conn *conn);
+/* Sends a NOP so that a dead peer is noticed by RC retries. */
+void gdrfab_conn_keepalive(struct gdrfab_conn *conn);
 
 /* ---- connection messages on the UD QP (gdrfab_cm_ud.c) ---- */
 int gdrfab_ud_post_recvs(struct gdrfab_proto *proto);
@@ -414,10 +416,10 @@ bool gdrfab_ud_send(struct gdrfab_proto *proto, const struct gdrfab_addr *peer,
 void gdrfab_conn_poll_ud(struct gdrfab_proto *proto);
 /* Resets the UD QP once it is found out of RTS (from the timers). */
 void gdrfab_ud_check(struct gdrfab_proto *proto);
-/* A message arrived from the peer: it is alive, and connected. */
-void gdrfab_conn_rx(struct gdrfab_conn *conn);
-/* Sends a NOP so that a dead peer is noticed by RC retries. */
-void gdrfab_conn_keepalive(struct gdrfab_conn *conn);
+
+/* ---- requests and posting (gdrfab_post.c) ---- */
+/* Posts what is pending on a connection, as far as slots allow. */
+void gdrfab_conn_kick(struct gdrfab_conn *conn);
 /* Tells the peer of the RMA to it that completed (rma_events_owed), as
  * far as control requests last; the rest waits for the timers. */
 void gdrfab_send_rma_events(struct gdrfab_proto *proto,
@@ -426,8 +428,6 @@ void gdrfab_send_rma_events(struct gdrfab_proto *proto,
  * is a FIN's status (0 or FI_E*). */
 void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		      uint8_t type, uint64_t msg_id, uint64_t data);
-
-/* ---- requests and posting (gdrfab_post.c) ---- */
 /* A request for the application (NULL when only the control reserve is
  * left) or for a control message (from the reserve). */
 struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl);

@@ -853,6 +853,19 @@ void gdrfab_conn_rx(struct gdrfab_conn *conn)
 		established(conn);
 }
 
+/* A NOP at most every 100 ms, so that RC retries notice a dead peer. */
+void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
+{
+	long long now = gdrfab_tick_ms();
+
+	if (now - conn->last_keepalive_ms < 100)
+		return;
+	conn->last_keepalive_ms = now;
+	GDRFAB_INFO(FI_LOG_EP_DATA, "keepalive to QP %u: silent for %lld ms\n",
+		    conn->remote_qpn, now - conn->last_rx_ms);
+	gdrfab_send_ctrl(conn->proto, conn, GDRFAB_PKT_NOP, 0, 0);
+}
+
 /* QPs the NIC moved to the error state without a completion saying so
  * (an access it refused as a responder): their connections fail, and the
  * next operation to the peer connects anew. */

@@ -60,6 +60,19 @@ int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
 	return 0;
 }
 
+/* An eager header from the request's tag and data; the caller sets its
+ * size once the payload's length is known. */
+static void eager_header(struct gdrfab_pkt_hdr *hdr,
+			 const struct gdrfab_req *req, uint16_t flags)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = GDRFAB_WIRE_VERSION;
+	hdr->type = GDRFAB_PKT_EAGER;
+	hdr->flags = flags;
+	hdr->tag = req->tag;
+	hdr->data = req->data;
+}
+
 /* Builds an eager message in a bounce buffer. */
 static int prepare_eager(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 const struct iovec *iov, void **desc, size_t count,
@@ -73,12 +86,7 @@ static int prepare_eager(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	if (!req->txbuf)
 		return -FI_EAGAIN;
 	hdr = (void *)req->txbuf->data;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = GDRFAB_PKT_EAGER;
-	hdr->flags = flags;
-	hdr->tag = req->tag;
-	hdr->data = req->data;
+	eager_header(hdr, req, flags);
 	p = (uint8_t *)(hdr + 1);
 	for (size_t i = 0; i < count; i++) {
 		ret = gdrfab_copy_from_buf(proto, p, iov[i].iov_base,
@@ -100,12 +108,7 @@ static void prepare_inline(struct gdrfab_req *req, const struct iovec *iov,
 {
 	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
 
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = GDRFAB_PKT_EAGER;
-	hdr->flags = flags;
-	hdr->tag = req->tag;
-	hdr->data = req->data;
+	eager_header(hdr, req, flags);
 	req->iov_count = count;
 	memcpy(req->iov, iov, count * sizeof(*iov));
 	req->len = gdrfab_iov_len(iov, count);
@@ -134,12 +137,7 @@ static int prepare_gather(struct gdrfab_proto *proto, struct gdrfab_req *req,
 
 	if (ret)
 		return ret;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = GDRFAB_PKT_EAGER;
-	hdr->flags = flags;
-	hdr->tag = req->tag;
-	hdr->data = req->data;
+	eager_header(hdr, req, flags);
 	hdr->size = req->len;
 	req->ctrl_len = sizeof(*hdr);
 	req->gather = true;

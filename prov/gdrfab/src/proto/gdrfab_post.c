@@ -482,6 +482,28 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn)
 	}
 }
 
+/* A control request (from the reserve) on the connection, its header
+ * zeroed but for the version and type: the caller fills the rest and
+ * submits it. NULL when the reserve is empty. */
+static struct gdrfab_req *ctrl_req(struct gdrfab_proto *proto,
+				   struct gdrfab_conn *conn, uint8_t type,
+				   struct gdrfab_pkt_hdr **hdr)
+{
+	struct gdrfab_req *req = gdrfab_req_alloc(proto, true);
+
+	if (!req)
+		return NULL;
+	*hdr = (void *)req->ctrl;
+	memset(*hdr, 0, sizeof(**hdr));
+	(*hdr)->version = GDRFAB_WIRE_VERSION;
+	(*hdr)->type = type;
+	req->op = GDRFAB_OP_CTRL;
+	req->ctrl_len = sizeof(**hdr);
+	req->conn = conn;
+	conn->refs++;
+	return req;
+}
+
 /* An RMA or atomic to a peer that counts what reaches it (FI_RMA_EVENT)
  * tells it with a GDRFAB_PKT_RMA_EVENT before its own completion: the
  * application may exit once it sees the completion, and an event still
@@ -503,22 +525,14 @@ static bool send_event_first(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	    !conn->peer_rma_events || conn->state != GDRFAB_CONN_CONNECTED)
 		return false;
 	req->event_sent = true;
-	ev = gdrfab_req_alloc(proto, true);
+	ev = ctrl_req(proto, conn, GDRFAB_PKT_RMA_EVENT, &hdr);
 	if (!ev) {
 		conn->rma_events_owed[read]++;
 		return false;
 	}
-	hdr = (void *)ev->ctrl;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = GDRFAB_PKT_RMA_EVENT;
 	hdr->data = read ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
 	hdr->size = 1;
-	ev->op = GDRFAB_OP_CTRL;
-	ev->ctrl_len = sizeof(*hdr);
-	ev->conn = conn;
 	ev->parent = req;
-	conn->refs++;
 	gdrfab_req_submit(ev);
 	return true;
 }
@@ -606,8 +620,8 @@ void gdrfab_req_fail(struct gdrfab_proto *proto, struct gdrfab_req *req,
 void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		      uint8_t type, uint64_t msg_id, uint64_t data)
 {
-	struct gdrfab_req *req = gdrfab_req_alloc(proto, true);
 	struct gdrfab_pkt_hdr *hdr;
+	struct gdrfab_req *req = ctrl_req(proto, conn, type, &hdr);
 
 	if (!req) {
 		GDRFAB_WARN(FI_LOG_EP_DATA, "no request left for a control "
@@ -615,16 +629,8 @@ void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 					    "out\n");
 		return;
 	}
-	hdr = (void *)req->ctrl;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = type;
 	hdr->msg_id = msg_id;
 	hdr->data = data;
-	req->op = GDRFAB_OP_CTRL;
-	req->ctrl_len = sizeof(*hdr);
-	req->conn = conn;
-	conn->refs++;
 	gdrfab_req_submit(req);
 }
 
@@ -638,32 +644,12 @@ void gdrfab_send_rma_events(struct gdrfab_proto *proto,
 		if (!conn->rma_events_owed[i] ||
 		    conn->state != GDRFAB_CONN_CONNECTED)
 			continue;
-		req = gdrfab_req_alloc(proto, true);
+		req = ctrl_req(proto, conn, GDRFAB_PKT_RMA_EVENT, &hdr);
 		if (!req)
 			return; /* the timers try again */
-		hdr = (void *)req->ctrl;
-		memset(hdr, 0, sizeof(*hdr));
-		hdr->version = GDRFAB_WIRE_VERSION;
-		hdr->type = GDRFAB_PKT_RMA_EVENT;
 		hdr->data = i ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
 		hdr->size = conn->rma_events_owed[i];
 		conn->rma_events_owed[i] = 0;
-		req->op = GDRFAB_OP_CTRL;
-		req->ctrl_len = sizeof(*hdr);
-		req->conn = conn;
-		conn->refs++;
 		gdrfab_req_submit(req);
 	}
-}
-
-void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
-{
-	long long now = gdrfab_tick_ms();
-
-	if (now - conn->last_keepalive_ms < 100)
-		return;
-	conn->last_keepalive_ms = now;
-	GDRFAB_INFO(FI_LOG_EP_DATA, "keepalive to QP %u: silent for %lld ms\n",
-		    conn->remote_qpn, now - conn->last_rx_ms);
-	gdrfab_send_ctrl(conn->proto, conn, GDRFAB_PKT_NOP, 0, 0);
 }
