@@ -152,6 +152,30 @@ enum gdrfab_stage_state {
 	GDRFAB_STAGE_DRAINED,  /* done: the data is in the application's */
 };
 
+/* What an ended request (or a peer's RMA aimed at this endpoint) tells
+ * the application: one CQ entry and counter update, written only when the
+ * request's finishing runs (gdrfab_finish.c). */
+enum gdrfab_report_kind {
+	GDRFAB_REPORT_NONE,  /* nothing: control, an emulated RMA's target */
+	GDRFAB_REPORT_TX,    /* success of a send, RMA or atomic */
+	GDRFAB_REPORT_RX,    /* success of a receive, remote CQ data */
+	GDRFAB_REPORT_ERROR, /* failure of either side (rx says which) */
+};
+
+struct gdrfab_report {
+	enum gdrfab_report_kind kind;
+	bool rx;     /* ERROR: the receive side's CQ and counter */
+	bool silent; /* TX: fi_inject*: the counter only */
+	void *context;
+	uint64_t flags;	   /* the CQ entry's flags */
+	uint64_t op_flags; /* TX: the application's (FI_COMPLETION) */
+	size_t len, olen;
+	void *buf;
+	uint64_t data, tag;
+	fi_addr_t src;
+	int err, prov_errno; /* ERROR: FI_E* (positive), provider's */
+};
+
 struct gdrfab_req {
 	struct gdrfab_wr_ctx wr;
 	enum gdrfab_op op;
@@ -245,6 +269,12 @@ struct gdrfab_req {
 	struct gdrfab_list stage_kick_entry; /* proto->stage_kicked */
 	struct gdrfab_list entry; /* pending, rndv_wait, posted lists */
 	struct gdrfab_list live;  /* proto->live: freed at close */
+	/* Ended, waiting in proto->finished for gdrfab_req_drain; with
+	 * has_report, what it reports was decided where it ended (receive
+	 * side), else its finishing works it out (transmit side). */
+	bool finish_queued, has_report;
+	struct gdrfab_report report;
+	struct gdrfab_list finish_entry;
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
 };
 
@@ -371,6 +401,8 @@ struct gdrfab_proto {
 	/* Connections whose held atomics may go (conn->atomic_hold). */
 	struct gdrfab_list atomic_ready;
 	bool closing; /* no completions while the endpoint closes */
+	/* Requests that ended, in order, for gdrfab_req_drain. */
+	struct gdrfab_list finished;
 };
 
 #define GDRFAB_CTRL_RESERVE 64
@@ -424,6 +456,12 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn);
  * far as control requests last; the rest waits for the timers. */
 void gdrfab_send_rma_events(struct gdrfab_proto *proto,
 			    struct gdrfab_conn *conn);
+/* A control request (from the reserve) on the connection, its header
+ * zeroed but for the version and type: the caller fills the rest and
+ * submits it. NULL when the reserve is empty. */
+struct gdrfab_req *gdrfab_ctrl_req(struct gdrfab_proto *proto,
+				   struct gdrfab_conn *conn, uint8_t type,
+				   struct gdrfab_pkt_hdr **hdr);
 /* Sends a FIN or NOP on a connection (from the control reserve); data
  * is a FIN's status (0 or FI_E*). */
 void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
@@ -439,7 +477,6 @@ int gdrfab_req_to_peer(struct gdrfab_proto *proto, fi_addr_t peer,
 		       struct gdrfab_req **out);
 struct gdrfab_txbuf *gdrfab_txbuf_alloc(struct gdrfab_proto *proto);
 void gdrfab_txbuf_free(struct gdrfab_proto *proto, struct gdrfab_txbuf *tb);
-void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* Queues a request on its connection and posts what it can. */
 void gdrfab_req_submit(struct gdrfab_req *req);
 /* Posts as much of the request as slots and buffers allow; false when it
@@ -447,10 +484,6 @@ void gdrfab_req_submit(struct gdrfab_req *req);
 bool gdrfab_req_post(struct gdrfab_req *req);
 void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			const struct ibv_wc *wc);
-/* Ends a request: completion or error to the CQ and counters. */
-void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req);
-void gdrfab_req_fail(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		     int err, int prov_errno);
 /* Copies the local iovec and finds (or registers, for a NULL desc) the
  * lkeys; with IBV_ACCESS_REMOTE_READ in access also the rkeys, into rseg. */
 int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -459,6 +492,41 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 size_t gdrfab_iov_len(const struct iovec *iov, size_t count);
 /* Maps a failed work completion to an FI_E* code (positive). */
 int gdrfab_wc_to_fi(enum ibv_wc_status status);
+
+/* ---- the end of a request (gdrfab_finish.c) ----
+ * Completion paths only mark a request ended and queue it; the drain, run
+ * by progress and at the end of each application call into the protocol,
+ * is the one place that reports (CQ entry, counter) and frees. */
+/* Ends a request (once: a second call is ignored); the drain works out
+ * its report. */
+void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req);
+/* Marks the request failed (the first error sticks) and ends it unless
+ * work requests of it are still out (their completion ends it). */
+void gdrfab_req_fail(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		     int err, int prov_errno);
+/* A receive-side report for the request: with last, the request ends
+ * with it; without (a multi-receive buffer that stays posted), it is
+ * written now and the request lives on. */
+void gdrfab_req_report_rx(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			  bool last, uint64_t flags, size_t len, void *buf,
+			  uint64_t data, uint64_t tag, fi_addr_t src);
+void gdrfab_req_report_error(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			     bool last, uint64_t flags, size_t len, size_t olen,
+			     void *buf, uint64_t data, uint64_t tag, int err,
+			     int prov_errno);
+/* Ends the request without a report. */
+void gdrfab_req_end_silent(struct gdrfab_proto *proto, struct gdrfab_req *req);
+/* Reports that belong to no request of ours: a peer's RMA with CQ data,
+ * counted remote accesses (FI_RMA_EVENT). */
+void gdrfab_report_remote_data(struct gdrfab_proto *proto, uint64_t flags,
+			       size_t len, uint64_t data,
+			       struct gdrfab_conn *conn);
+void gdrfab_report_rma_event(struct gdrfab_proto *proto, bool read, uint64_t n);
+/* Finishes the ended requests, in the order they ended. */
+void gdrfab_req_drain(struct gdrfab_proto *proto);
+/* Returns a request to the slab at once: only for one that never started
+ * (the call that made it failed before submitting it) or at close. */
+void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
 
 /* ---- matching and receive side (gdrfab_recv.c) ---- */
 void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
@@ -649,15 +717,9 @@ void gdrfab_rxbuf_repost(struct gdrfab_proto *proto,
 			 struct gdrfab_rxbuf *rxbuf);
 
 /* ---- completions (gdrfab_complete.c) ---- */
-void gdrfab_complete_tx(struct gdrfab_ep *ep, struct gdrfab_req *req);
-void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
-			size_t len, void *buf, uint64_t data, uint64_t tag,
-			fi_addr_t src);
+/* Writes a report to the endpoint's CQ and counters. */
+void gdrfab_complete(struct gdrfab_ep *ep, const struct gdrfab_report *r);
 /* n of a peer's RMA aimed at this endpoint completed (FI_RMA_EVENT). */
 void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n);
-void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
-			   uint64_t flags, size_t len, size_t olen, void *buf,
-			   uint64_t data, uint64_t tag, int err,
-			   int prov_errno);
 
 #endif /* GDRFAB_PROTO_H */

@@ -454,8 +454,10 @@ static ssize_t ep_cancel(fid_t fid, void *context)
 	ssize_t ret = -FI_ENOENT;
 
 	gdrfab_lock_acquire(&ep->lock);
-	if (ep->proto)
+	if (ep->proto) {
 		ret = gdrfab_recv_cancel(ep->proto, context);
+		gdrfab_req_drain(ep->proto);
+	}
 	gdrfab_lock_release(&ep->lock);
 	return ret;
 }

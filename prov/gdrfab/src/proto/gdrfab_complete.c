@@ -35,21 +35,21 @@ static bool wants_entry(uint64_t bind_flags, uint64_t op_flags)
 	       (op_flags & FI_COMPLETION);
 }
 
-void gdrfab_complete_tx(struct gdrfab_ep *ep, struct gdrfab_req *req)
+static void complete_tx(struct gdrfab_ep *ep, const struct gdrfab_report *r)
 {
-	count(tx_cntr(ep, req->cq_flags), false);
-	if (ep->tx_cq && !req->silent &&
-	    wants_entry(ep->tx_cq_flags, req->op_flags)) {
+	count(tx_cntr(ep, r->flags), false);
+	if (ep->tx_cq && !r->silent &&
+	    wants_entry(ep->tx_cq_flags, r->op_flags)) {
 		struct fi_cq_tagged_entry e = {
-			.op_context = req->context,
-			.flags = req->cq_flags & ~(uint64_t)FI_REMOTE_CQ_DATA,
+			.op_context = r->context,
+			.flags = r->flags & ~(uint64_t)FI_REMOTE_CQ_DATA,
 		};
 
 		gdrfab_cq_write(ep->tx_cq, &e, FI_ADDR_NOTAVAIL);
 	}
 }
 
-void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
+static void complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
 			size_t len, void *buf, uint64_t data, uint64_t tag,
 			fi_addr_t src)
 {
@@ -73,7 +73,7 @@ void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
 	}
 }
 
-void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
+static void complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 			   uint64_t flags, size_t len, size_t olen, void *buf,
 			   uint64_t data, uint64_t tag, int err, int prov_errno)
 {
@@ -94,6 +94,22 @@ void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 	e.err = err;
 	e.prov_errno = prov_errno;
 	gdrfab_cq_write_error(cq, &e);
+}
+
+void gdrfab_complete(struct gdrfab_ep *ep, const struct gdrfab_report *r)
+{
+	switch (r->kind) {
+	case GDRFAB_REPORT_NONE: break;
+	case GDRFAB_REPORT_TX: complete_tx(ep, r); break;
+	case GDRFAB_REPORT_RX:
+		complete_rx(ep, r->context, r->flags, r->len, r->buf, r->data,
+			    r->tag, r->src);
+		break;
+	case GDRFAB_REPORT_ERROR:
+		complete_error(ep, r->rx, r->context, r->flags, r->len, r->olen,
+			       r->buf, r->data, r->tag, r->err, r->prov_errno);
+		break;
+	}
 }
 
 void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n)

@@ -272,6 +272,7 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	else
 		gdrfab_req_submit(req);
 out:
+	gdrfab_req_drain(proto);
 	gdrfab_lock_release(&ep->lock);
 	return ret;
 }
@@ -326,6 +327,7 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 	}
 	req->len = gdrfab_iov_len(iov, count);
 	ret = gdrfab_recv_post(proto, req, flags);
+	gdrfab_req_drain(proto);
 	gdrfab_lock_release(&ep->lock);
 	return ret;
 }

@@ -130,6 +130,7 @@ static int create_buffers(struct gdrfab_proto *proto)
 	}
 	for (size_t i = 0; i < proto->req_cnt; i++) {
 		gdrfab_list_init(&proto->reqs[i].live);
+		gdrfab_list_init(&proto->reqs[i].finish_entry);
 		gdrfab_list_push_tail(&proto->free_reqs, &proto->reqs[i].entry);
 	}
 	proto->req_free_cnt = proto->req_cnt;
@@ -183,6 +184,7 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 	gdrfab_list_init(&proto->unexp_tag);
 	gdrfab_list_init(&proto->free_reqs);
 	gdrfab_list_init(&proto->live);
+	gdrfab_list_init(&proto->finished);
 	gdrfab_list_init(&proto->staging);
 	gdrfab_list_init(&proto->stage_kicked);
 	gdrfab_list_init(&proto->atomic_backlog);
@@ -286,6 +288,7 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 	int n;
 
 	gdrfab_conn_poll_ud(proto);
+	gdrfab_req_drain(proto);
 	for (int round = 0; round < POLL_ROUNDS; round++) {
 		n = ibv_poll_cq(proto->cq, POLL_BATCH, wc);
 		if (n <= 0)
@@ -298,12 +301,17 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 				gdrfab_recv_wc(proto, (void *)ctx, &wc[i]);
 			else
 				gdrfab_req_send_wc(proto, (void *)ctx, &wc[i]);
+			/* What the event ended is reported before the next
+			 * event's reports, in the order they happened. */
+			gdrfab_req_drain(proto);
 		}
 		if (n < POLL_BATCH)
 			break;
 	}
 	gdrfab_stage_progress(proto);
+	gdrfab_req_drain(proto);
 	gdrfab_loop_progress(proto);
+	gdrfab_req_drain(proto);
 	if (!gdrfab_list_empty(&proto->atomic_ready))
 		gdrfab_atomic_release_run(proto);
 	if (!gdrfab_list_empty(&proto->atomic_backlog))
@@ -313,4 +321,5 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		proto->last_timer_ms = now;
 		gdrfab_conn_timers(proto);
 	}
+	gdrfab_req_drain(proto);
 }

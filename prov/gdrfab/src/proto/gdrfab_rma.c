@@ -127,6 +127,7 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	req->rseg_count = 1;
 	gdrfab_req_submit(req);
 out:
+	gdrfab_req_drain(proto);
 	gdrfab_lock_release(&ep->lock);
 	return ret;
 }
