@@ -293,6 +293,46 @@ struct gdrfab_unexp {
 };
 
 struct gdrfab_ep;
+struct gdrfab_av;
+struct gdrfab_domain;
+
+/* What the protocol needs from the object layer above it, registered by
+ * the endpoint at gdrfab_proto_create: completions are reported, and the
+ * AV and memory descriptors consulted, through these, never by calling
+ * up. */
+struct gdrfab_proto_ops {
+	/* A report (CQ entry, counter) for the endpoint's application. */
+	void (*report)(struct gdrfab_ep *ep, const struct gdrfab_report *r);
+	/* n of a peer's RMA aimed at this endpoint completed. */
+	void (*rma_event)(struct gdrfab_ep *ep, bool read, uint64_t n);
+	/* The endpoint's AV (gdrfab_objs.h says what each answers). */
+	fi_addr_t (*av_find)(struct gdrfab_av *av,
+			     const struct gdrfab_addr *addr);
+	int (*av_get_addr)(struct gdrfab_av *av, fi_addr_t fi_addr,
+			   struct gdrfab_addr *out);
+	int (*av_peer)(struct gdrfab_av *av, fi_addr_t fi_addr,
+		       struct gdrfab_addr *out, struct gdrfab_addr *inserted);
+	int (*av_service_status)(struct gdrfab_av *av,
+				 const struct gdrfab_addr *svc,
+				 struct gdrfab_addr *name);
+	void (*av_learn)(struct gdrfab_av *av, const struct gdrfab_addr *svc,
+			 const struct gdrfab_addr *name);
+	void (*av_progress)(struct gdrfab_av *av);
+	/* Memory descriptors and keys of the domain. */
+	int (*mr_check_desc)(const struct gdrfab_domain *domain,
+			     const void *desc, const void *buf, size_t len);
+	int (*mr_check_descs)(const struct gdrfab_domain *domain,
+			      const struct iovec *iov, void **desc,
+			      size_t count);
+	bool (*mr_desc_live)(const void *desc);
+	int (*mr_keys_access)(struct gdrfab_domain *domain, uint64_t key,
+			      uint64_t addr, uint64_t len, uint64_t access,
+			      void (*fn)(void *mem, void *arg), void *arg,
+			      const char **why);
+	/* Whether atomics to a peer go to the NIC (the domain's policy). */
+	bool (*nic_atomic_pair)(int mode, enum ibv_atomic_cap local_cap,
+				uint16_t peer_cm_flags);
+};
 
 #define GDRFAB_CONN_CACHE 64 /* entries, a power of two */
 
@@ -315,6 +355,7 @@ struct gdrfab_ep;
 /* Per-endpoint protocol state, made by fi_enable. */
 struct gdrfab_proto {
 	struct gdrfab_ep *ep;
+	const struct gdrfab_proto_ops *ops; /* the object layer's */
 	/* Warnings about what peers send (bad packets, unknown FINs). */
 	struct gdrfab_ratelimit wire_warn;
 	struct ibv_context *ctx;
@@ -408,7 +449,8 @@ struct gdrfab_proto {
 #define GDRFAB_CTRL_RESERVE 64
 
 /* ---- lifecycle (gdrfab_proto.c) ---- */
-int gdrfab_proto_create(struct gdrfab_ep *ep);
+int gdrfab_proto_create(struct gdrfab_ep *ep,
+			const struct gdrfab_proto_ops *ops);
 void gdrfab_proto_destroy(struct gdrfab_proto *proto);
 void gdrfab_proto_progress(struct gdrfab_proto *proto);
 
@@ -629,7 +671,7 @@ int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 			 size_t n, void *desc);
 int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		       size_t n, void *desc);
-bool gdrfab_iov_has_gpu(void **desc, size_t count);
+bool gdrfab_iov_has_gpu(struct gdrfab_proto *proto, void **desc, size_t count);
 /* Whether any of the buffers must go through host memory. */
 bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count);
 /* Points the request's local side at a registered host buffer of the
@@ -703,7 +745,7 @@ struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
 int gdrfab_loop_open(struct gdrfab_proto *proto);
 void gdrfab_loop_close(struct gdrfab_proto *proto);
 /* Whether a buffer's descriptor is GPU memory the NIC reaches. */
-bool gdrfab_loop_gpu_desc(const void *desc);
+bool gdrfab_loop_gpu_desc(struct gdrfab_proto *proto, const void *desc);
 /* Posts a step (from gdrfab_gpu_rx_step); 0 or -FI_E* (nothing posted:
  * the caller frees it). */
 int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
@@ -715,11 +757,5 @@ void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* Gives a receive bounce buffer back to the SRQ. */
 void gdrfab_rxbuf_repost(struct gdrfab_proto *proto,
 			 struct gdrfab_rxbuf *rxbuf);
-
-/* ---- completions (gdrfab_complete.c) ---- */
-/* Writes a report to the endpoint's CQ and counters. */
-void gdrfab_complete(struct gdrfab_ep *ep, const struct gdrfab_report *r);
-/* n of a peer's RMA aimed at this endpoint completed (FI_RMA_EVENT). */
-void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n);
 
 #endif /* GDRFAB_PROTO_H */

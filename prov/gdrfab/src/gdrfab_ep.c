@@ -283,7 +283,7 @@ static int ep_enable_locked(struct gdrfab_ep *ep)
 	ep->name.qpn_be = htonl(ep->ud_qp->qp_num);
 	ret = listen_for_names(ep);
 	if (!ret)
-		ret = gdrfab_proto_create(ep);
+		ret = gdrfab_proto_create(ep, &gdrfab_ep_proto_ops);
 	if (ret) {
 		gdrfab_ud_destroy(ep->ud_cq, ep->ud_qp);
 		ep->ud_cq = NULL;

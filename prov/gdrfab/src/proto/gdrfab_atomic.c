@@ -235,7 +235,7 @@ static void process(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		err = FI_ENOMEM;
 		why = "no bounce buffer for the answer";
 		if (len <= CTRL_ROOM || resp->txbuf)
-			err = gdrfab_mr_keys_access(
+			err = proto->ops->mr_keys_access(
 				proto->ep->domain, w->key, h->tag,
 				(uint64_t)w->count * size, access, apply_cb,
 				&args, &why);

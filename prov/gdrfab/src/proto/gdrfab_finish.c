@@ -89,7 +89,7 @@ static void write_report(struct gdrfab_proto *proto,
 			 const struct gdrfab_report *r)
 {
 	if (!proto->closing && r->kind != GDRFAB_REPORT_NONE)
-		gdrfab_complete(proto->ep, r);
+		proto->ops->report(proto->ep, r);
 }
 
 static void report(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -171,7 +171,7 @@ void gdrfab_report_remote_data(struct gdrfab_proto *proto, uint64_t flags,
 void gdrfab_report_rma_event(struct gdrfab_proto *proto, bool read, uint64_t n)
 {
 	if (!proto->closing)
-		gdrfab_complete_rma_event(proto->ep, read, n);
+		proto->ops->rma_event(proto->ep, read, n);
 }
 
 /* An RMA or atomic to a peer that counts what reaches it (FI_RMA_EVENT)

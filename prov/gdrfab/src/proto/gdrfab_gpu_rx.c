@@ -22,11 +22,12 @@
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
 
-static bool cuda_gpu_desc(const void *desc)
+static bool cuda_gpu_desc(struct gdrfab_proto *proto, const void *desc)
 {
 	const struct gdrfab_mr *mr = desc;
 
-	return mr && gdrfab_mr_desc_live(desc) && mr->iface == FI_HMEM_CUDA;
+	return mr && proto->ops->mr_desc_live(desc) &&
+	       mr->iface == FI_HMEM_CUDA;
 }
 
 bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, void **desc, size_t count)
@@ -34,8 +35,8 @@ bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, void **desc, size_t count)
 	bool cuda = proto->ep->cuda_api_permitted;
 
 	for (size_t i = 0; desc && i < count; i++) {
-		if (cuda ? cuda_gpu_desc(desc[i])
-			 : gdrfab_loop_gpu_desc(desc[i]))
+		if (cuda ? cuda_gpu_desc(proto, desc[i])
+			 : gdrfab_loop_gpu_desc(proto, desc[i]))
 			return true;
 	}
 	return false;

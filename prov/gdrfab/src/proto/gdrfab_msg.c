@@ -204,10 +204,10 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	if (!copy && !delivery &&
 	    len + sizeof(struct gdrfab_pkt_hdr) <= req->conn->max_inline &&
 	    count + 1 <= (size_t)proto->max_sge &&
-	    !gdrfab_iov_has_gpu(desc, count))
+	    !gdrfab_iov_has_gpu(proto, desc, count))
 		prepare_inline(req, iov, count, flags);
 	else if (len <= proto->eager_max && !delivery && !copy &&
-		 gdrfab_iov_has_gpu(desc, count) &&
+		 gdrfab_iov_has_gpu(proto, desc, count) &&
 		 (proto->ep->cuda_api_permitted
 			  ? proto->max_sge >= 2
 			  : !gdrfab_iov_stages(proto->ep, desc, count) &&
@@ -242,7 +242,7 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	int ret = gdrfab_check_iov(ep, iov, count, "send");
 
 	if (!ret) /* every path, inline ones too, reads the buffers */
-		ret = gdrfab_mr_check_descs(ep->domain, iov, desc, count);
+		ret = proto->ops->mr_check_descs(ep->domain, iov, desc, count);
 	if (ret)
 		return ret;
 	len = gdrfab_iov_len(iov, count);
@@ -288,7 +288,7 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 	int ret = gdrfab_check_iov(ep, iov, count, "recv");
 
 	if (!ret) /* every path, inline ones too, reads the buffers */
-		ret = gdrfab_mr_check_descs(ep->domain, iov, desc, count);
+		ret = proto->ops->mr_check_descs(ep->domain, iov, desc, count);
 	if (ret)
 		return ret;
 	if ((flags & FI_MULTI_RECV) && (tagged || count != 1)) {
@@ -305,7 +305,7 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 	}
 	/* A source still being resolved is a source all the same. */
 	if (src != FI_ADDR_UNSPEC && (ep->info->caps & FI_DIRECTED_RECV) &&
-	    gdrfab_av_get_addr(ep->av, src, &peer) == -FI_EINVAL)
+	    proto->ops->av_get_addr(ep->av, src, &peer) == -FI_EINVAL)
 		return -FI_EINVAL;
 	gdrfab_lock_acquire(&ep->lock);
 	req = gdrfab_req_alloc(proto, false);

@@ -83,7 +83,8 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 int access)
 {
 	bool remote = access & IBV_ACCESS_REMOTE_READ;
-	int ret = gdrfab_mr_check_descs(proto->ep->domain, iov, desc, count);
+	int ret =
+		proto->ops->mr_check_descs(proto->ep->domain, iov, desc, count);
 
 	if (ret)
 		return ret;

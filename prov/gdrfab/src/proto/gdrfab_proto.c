@@ -164,7 +164,8 @@ static int post_receives(struct gdrfab_proto *proto)
 	return gdrfab_ud_post_recvs(proto);
 }
 
-int gdrfab_proto_create(struct gdrfab_ep *ep)
+int gdrfab_proto_create(struct gdrfab_ep *ep,
+			const struct gdrfab_proto_ops *ops)
 {
 	struct gdrfab_proto *proto = calloc(1, sizeof(*proto));
 	int ret;
@@ -172,6 +173,7 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 	if (!proto)
 		return -FI_ENOMEM;
 	proto->ep = ep;
+	proto->ops = ops;
 	proto->ctx = ep->domain->ctx;
 	proto->pd = ep->domain->pd;
 	proto->ud_qp = ep->ud_qp;

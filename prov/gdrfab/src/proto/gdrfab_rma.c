@@ -81,7 +81,7 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 			    (unsigned long long)key);
 		return -FI_EINVAL;
 	}
-	ret = gdrfab_mr_check_descs(ep->domain, iov, desc, count);
+	ret = proto->ops->mr_check_descs(ep->domain, iov, desc, count);
 	if (ret)
 		return ret;
 	gdrfab_lock_acquire(&ep->lock);

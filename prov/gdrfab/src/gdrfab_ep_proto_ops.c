@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Completions to the application: CQ entries (honouring
- * FI_SELECTIVE_COMPLETION and FI_INJECT) and counters.
+ * What the endpoint gives its protocol (gdrfab_proto_ops): the protocol's
+ * reports written as the application's CQ entries (honouring
+ * FI_SELECTIVE_COMPLETION and FI_INJECT) and counters, and the AV, MR and
+ * atomics-policy questions it asks, so that it never calls up into the
+ * object layer.
  */
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_atomic_nic.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 
@@ -96,7 +100,7 @@ static void complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 	gdrfab_cq_write_error(cq, &e);
 }
 
-void gdrfab_complete(struct gdrfab_ep *ep, const struct gdrfab_report *r)
+static void ep_report(struct gdrfab_ep *ep, const struct gdrfab_report *r)
 {
 	switch (r->kind) {
 	case GDRFAB_REPORT_NONE: break;
@@ -112,7 +116,7 @@ void gdrfab_complete(struct gdrfab_ep *ep, const struct gdrfab_report *r)
 	}
 }
 
-void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n)
+static void ep_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n)
 {
 	struct gdrfab_cntr *cntr = ep->cntrs[read ? GDRFAB_CNTR_REMOTE_READ
 						  : GDRFAB_CNTR_REMOTE_WRITE];
@@ -120,3 +124,19 @@ void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n)
 	if (cntr)
 		fi_cntr_add(&cntr->fid, n);
 }
+
+const struct gdrfab_proto_ops gdrfab_ep_proto_ops = {
+	.report = ep_report,
+	.rma_event = ep_rma_event,
+	.av_find = gdrfab_av_find,
+	.av_get_addr = gdrfab_av_get_addr,
+	.av_peer = gdrfab_av_peer,
+	.av_service_status = gdrfab_av_service_status,
+	.av_learn = gdrfab_av_learn,
+	.av_progress = gdrfab_av_progress,
+	.mr_check_desc = gdrfab_mr_check_desc,
+	.mr_check_descs = gdrfab_mr_check_descs,
+	.mr_desc_live = gdrfab_mr_desc_live,
+	.mr_keys_access = gdrfab_mr_keys_access,
+	.nic_atomic_pair = gdrfab_nic_atomic_pair,
+};
