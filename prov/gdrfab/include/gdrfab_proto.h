@@ -176,7 +176,15 @@ struct gdrfab_report {
 	int err, prov_errno; /* ERROR: FI_E* (positive), provider's */
 };
 
+/* One operation of the protocol: the application's send, receive, RMA or
+ * atomic, or one of the protocol's own (control message, rendezvous READ,
+ * GPU step). The common part first, then a part per role; the roles'
+ * fields keep their names (anonymous members), and where roles exclude
+ * each other they share room (a union). The small predicates after it
+ * name the tests the code makes on them. gdrfab_finish.c tells the life
+ * of a request. */
 struct gdrfab_req {
+	/* ---- common: every request ---- */
 	struct gdrfab_wr_ctx wr;
 	enum gdrfab_op op;
 	struct gdrfab_conn *conn;
@@ -203,70 +211,13 @@ struct gdrfab_req {
 	int error; /* FI_E* (positive) once failed */
 	int prov_errno;
 	struct gdrfab_txbuf *txbuf;
-	bool rndv;	  /* SEND: waits for a FIN (rendezvous, emulated RMA) */
-	bool silent;	  /* fi_inject*: no CQ entry */
-	bool inline_data; /* SEND: header + iov sent inline, no copy */
-	/* SEND: the header from ctrl, the payload gathered by the NIC from
-	 * the application's registered (GPU) buffers, lkeys in lkey[]. */
-	bool gather;
-	bool fin_received;
-	/* Emulated RMA (GDRFAB_PKT_EMU): the initiator's fi_read, which
-	 * copies out of its staging buffer at the FIN; the target's own
-	 * request, answered with a FIN instead of a completion. */
-	bool emu_read;
-	bool emu_target;
-	/* An atomic: waits for its ATOMIC_RESP, whose fetched values go to
-	 * iov (result buffers, desc their descriptors). */
-	bool atomic;
-	/* A message-borne atomic counted in conn->proto_atomics_out. */
-	bool atomic_counted;
-	/* NIC_ATOMIC: FETCH_ADD's addend or CMP_SWP's swap value, and
-	 * CMP_SWP's compare value (the target is rseg[0]). */
-	uint64_t nic_operand, nic_compare;
-	bool nic_cswap;	  /* CMP_SWP, else FETCH_ADD */
-	uint64_t msg_id;  /* RNDV/FIN cookie */
-	size_t multi_off; /* multi-receive: bytes consumed */
-	/* RNDV_READ: the receive it fills; CTRL: the RMA whose event
-	 * (GDRFAB_PKT_RMA_EVENT) it carries, completed when it is sent. */
-	struct gdrfab_req *parent;
-	bool event_sent; /* RMA: its peer's event is on the wire */
-	size_t recv_len; /* RNDV_READ: bytes that fit */
+	bool silent;	 /* fi_inject*: no CQ entry */
+	uint64_t msg_id; /* RNDV/FIN cookie */
 	size_t ctrl_len; /* bytes of ctrl to send (CTRL, RNDV) */
-	/* GPU memory staged through host memory: the host buffer, and the
-	 * application's buffers it is copied from or into. stage_mr gives
-	 * the lkey (and, when the peer accesses it, the rkey of stage_rmr,
-	 * this request's own registration). */
-	bool staged;
-	uint8_t *stage;
-	struct gdrfab_stage_buf *stage_buf;
-	struct ibv_mr *stage_mr, *stage_rmr;
-	struct iovec gpu_iov[GDRFAB_MAX_IOV];
-	void *gpu_desc[GDRFAB_MAX_IOV];
-	size_t gpu_iov_count;
-	/* The pipeline (gdrfab_stage_pipe.c): bytes to copy, copies issued,
-	 * done (a prefix: a stream runs them in order), and ready to copy
-	 * (all of them when filling; what the NIC wrote when draining);
-	 * the gpu_iov cursor of the next copy. */
-	uint8_t stage_state;
-	bool stage_listed, stage_kick;
-	int stage_err; /* FI_E* (positive) once a copy failed */
-	size_t stage_len, stage_issued, stage_done, stage_ready;
-	size_t stage_idx, stage_ioff;
-	/* A staged RDMA READ's work requests in flight (they end in order):
-	 * each piece copies into the GPU as soon as its bytes landed. */
-	uint32_t stage_wr_len[GDRFAB_STAGE_OPS];
-	unsigned stage_wr_head, stage_wr_tail;
-	size_t stage_landed;
-	/* GDRFAB_OP_GPU_RX by the loopback QP: the eager bytes' source, a
-	 * receive bounce buffer held until the copy ends or an unexpected
-	 * message's payload (registered in the loopback PD for it), and
-	 * the receive's buffer the completion reports. */
-	struct gdrfab_rxbuf *loop_rxbuf;
-	uint8_t *loop_payload;
-	struct ibv_mr *loop_src_mr;
-	void *loop_buf;
-	struct gdrfab_list stage_entry;	     /* proto->staging */
-	struct gdrfab_list stage_kick_entry; /* proto->stage_kicked */
+	/* RNDV_READ, GPU_RX: the receive it fills (freed with it); CTRL:
+	 * the RMA whose event (GDRFAB_PKT_RMA_EVENT) it carries, completed
+	 * when it is sent. */
+	struct gdrfab_req *parent;
 	struct gdrfab_list entry; /* pending, rndv_wait, posted lists */
 	struct gdrfab_list live;  /* proto->live: freed at close */
 	/* Ended, waiting in proto->finished for gdrfab_req_drain; with
@@ -275,8 +226,129 @@ struct gdrfab_req {
 	bool finish_queued, has_report;
 	struct gdrfab_report report;
 	struct gdrfab_list finish_entry;
+
+	/* ---- eager and rendezvous messages (SEND) ---- */
+	struct {
+		bool rndv; /* waits for a FIN (rendezvous, emulated RMA) */
+		bool inline_data; /* header + iov sent inline, no copy */
+		/* The header from ctrl, the payload gathered by the NIC
+		 * from the application's registered (GPU) buffers, lkeys
+		 * in lkey[]. */
+		bool gather;
+		bool fin_received;
+	};
+
+	/* ---- receive side (RECV, RNDV_READ, GPU_RX) ---- */
+	struct {
+		size_t multi_off; /* multi-receive: bytes consumed */
+		size_t recv_len;  /* RNDV_READ, GPU_RX: bytes that fit */
+	};
+
+	/* ---- RMA: emulated (GDRFAB_PKT_EMU) and its events ---- */
+	struct {
+		/* The initiator's fi_read, which copies out of its staging
+		 * buffer at the FIN; the target's own request, answered
+		 * with a FIN instead of a completion. */
+		bool emu_read;
+		bool emu_target;
+		bool event_sent; /* its peer's RMA event is on the wire */
+	};
+
+	/* ---- atomics ---- */
+	struct {
+		/* Waits for its ATOMIC_RESP, whose fetched values go to iov
+		 * (result buffers, desc their descriptors). */
+		bool atomic;
+		/* A message-borne atomic counted in
+		 * conn->proto_atomics_out. */
+		bool atomic_counted;
+	};
+
+	/* ---- roles that exclude each other ---- */
+	union {
+		/* NIC_ATOMIC: FETCH_ADD's addend or CMP_SWP's swap value,
+		 * and CMP_SWP's compare value (the target is rseg[0]). */
+		struct {
+			uint64_t nic_operand, nic_compare;
+			bool nic_cswap; /* CMP_SWP, else FETCH_ADD */
+		};
+		/* GPU_RX by the loopback QP: the eager bytes' source, a
+		 * receive bounce buffer held until the copy ends or an
+		 * unexpected message's payload (registered in the loopback
+		 * PD for it), and the receive's buffer the completion
+		 * reports. */
+		struct {
+			struct gdrfab_rxbuf *loop_rxbuf;
+			uint8_t *loop_payload;
+			struct ibv_mr *loop_src_mr;
+			void *loop_buf;
+		};
+	};
+
+	/* ---- GPU memory staged through host memory ---- */
+	struct {
+		/* The host buffer, and the application's buffers it is
+		 * copied from or into. stage_mr gives the lkey (and, when
+		 * the peer accesses it, the rkey of stage_rmr, this
+		 * request's own registration). */
+		bool staged;
+		uint8_t *stage;
+		struct gdrfab_stage_buf *stage_buf;
+		struct ibv_mr *stage_mr, *stage_rmr;
+		struct iovec gpu_iov[GDRFAB_MAX_IOV];
+		void *gpu_desc[GDRFAB_MAX_IOV];
+		size_t gpu_iov_count;
+		/* The pipeline (gdrfab_stage_pipe.c): bytes to copy, copies
+		 * issued, done (a prefix: a stream runs them in order), and
+		 * ready to copy (all of them when filling; what the NIC
+		 * wrote when draining); the gpu_iov cursor of the next
+		 * copy. */
+		uint8_t stage_state;
+		bool stage_listed, stage_kick;
+		int stage_err; /* FI_E* (positive) once a copy failed */
+		size_t stage_len, stage_issued, stage_done, stage_ready;
+		size_t stage_idx, stage_ioff;
+		/* A staged RDMA READ's work requests in flight (they end
+		 * in order): each piece copies into the GPU as soon as its
+		 * bytes landed. */
+		uint32_t stage_wr_len[GDRFAB_STAGE_OPS];
+		unsigned stage_wr_head, stage_wr_tail;
+		size_t stage_landed;
+		struct gdrfab_list stage_entry;	     /* proto->staging */
+		struct gdrfab_list stage_kick_entry; /* proto->stage_kicked */
+	};
+
+	/* Last (not cleared at allocation): the header and rendezvous
+	 * segments of control messages, in the registered slab. */
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
 };
+
+/* ---- what the code asks of a request ---- */
+/* An fi_read (native or emulated) whose data lands in local buffers. */
+static inline bool gdrfab_req_reads_local(const struct gdrfab_req *req)
+{
+	return req->op == GDRFAB_OP_READ || req->emu_read;
+}
+
+/* An RDMA READ of ours (fi_read or a rendezvous pull) into staging. */
+static inline bool gdrfab_req_staged_read(const struct gdrfab_req *req)
+{
+	return req->staged &&
+	       (req->op == GDRFAB_OP_READ || req->op == GDRFAB_OP_RNDV_READ);
+}
+
+/* A send that, posted without error, waits for its receiver's FIN. */
+static inline bool gdrfab_req_waits_fin(const struct gdrfab_req *req)
+{
+	return req->op == GDRFAB_OP_SEND && req->rndv && !req->error;
+}
+
+/* A step of the protocol that fills a receive (req->parent when it is
+ * the last one for it). */
+static inline bool gdrfab_req_fills_receive(const struct gdrfab_req *req)
+{
+	return req->op == GDRFAB_OP_RNDV_READ || req->op == GDRFAB_OP_GPU_RX;
+}
 
 /* A message that arrived before its receive was posted. */
 struct gdrfab_unexp {

@@ -217,8 +217,8 @@ static bool last_steps(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		return true;
 	/* fi_read into staged GPU memory: copied out of the staging buffer
 	 * first; progress comes back here when the copies end. */
-	if ((req->op == GDRFAB_OP_READ || req->emu_read) && req->staged &&
-	    !req->error && !proto->closing && !req->emu_target) {
+	if (gdrfab_req_reads_local(req) && req->staged && !req->error &&
+	    !proto->closing && !req->emu_target) {
 		if (!gdrfab_stage_drain(proto, req, req->len))
 			return false;
 		if (req->stage_err)
@@ -231,8 +231,8 @@ static bool last_steps(struct gdrfab_proto *proto, struct gdrfab_req *req)
 				       0, req->error ? FI_EIO : 0);
 	/* fi_read into GPU memory: the data must be there, and visible,
 	 * before the completion says so. */
-	if ((req->op == GDRFAB_OP_READ || req->emu_read) && !req->staged &&
-	    !req->error && !proto->closing && !req->emu_target) {
+	if (gdrfab_req_reads_local(req) && !req->staged && !req->error &&
+	    !proto->closing && !req->emu_target) {
 		int err = gdrfab_flush_iov(proto, req->iov, req->desc,
 					   req->iov_count, req->len);
 
@@ -276,13 +276,6 @@ static void tx_report(const struct gdrfab_req *req, struct gdrfab_report *r)
 	}
 }
 
-/* Whether the request's parent is a receive it filled (freed with it), as
- * opposed to the RMA a control request's event belongs to. */
-static bool parent_is_receive(const struct gdrfab_req *req)
-{
-	return req->op == GDRFAB_OP_RNDV_READ || req->op == GDRFAB_OP_GPU_RX;
-}
-
 static void finish_one(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	struct gdrfab_report r;
@@ -295,7 +288,7 @@ static void finish_one(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		tx_report(req, &r);
 	}
 	write_report(proto, &r);
-	if (req->parent && parent_is_receive(req)) {
+	if (req->parent && gdrfab_req_fills_receive(req)) {
 		gdrfab_req_free(proto, req->parent);
 	} else if (req->op == GDRFAB_OP_CTRL && req->parent) {
 		/* The event is sent (or failed with its connection, which

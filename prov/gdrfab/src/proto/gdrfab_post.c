@@ -373,8 +373,7 @@ static void req_settle(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	if (req->wr_pending || (!req->fully_posted && !req->error))
 		return;
-	if (req->op == GDRFAB_OP_SEND && req->rndv && !req->error &&
-	    !req->fin_received)
+	if (gdrfab_req_waits_fin(req) && !req->fin_received)
 		return; /* in conn->rndv_wait until the FIN */
 	if (req->op == GDRFAB_OP_RNDV_READ && !req->error) {
 		gdrfab_rndv_read_done(proto, req);
@@ -411,8 +410,7 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
 	} else {
 		conn->last_rx_ms = gdrfab_tick_ms(); /* acked: alive */
-		if (req->staged && (req->op == GDRFAB_OP_READ ||
-				    req->op == GDRFAB_OP_RNDV_READ))
+		if (gdrfab_req_staged_read(req))
 			gdrfab_stage_landed(proto, req);
 	}
 	req->wr_pending--;
@@ -452,8 +450,7 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn)
 		gdrfab_list_remove(&req->entry);
 		if (req->error && !req->wr_pending) {
 			gdrfab_req_finish(conn->proto, req);
-		} else if (req->op == GDRFAB_OP_SEND && req->rndv &&
-			   !req->error) {
+		} else if (gdrfab_req_waits_fin(req)) {
 			/* Until the receiver's FIN says it read the data. */
 			gdrfab_list_push_tail(&conn->rndv_wait, &req->entry);
 		}
