@@ -15,7 +15,7 @@
 #include <infiniband/verbs.h>
 
 #include "gdrfab_addr.h"
-#include "gdrfab_proto.h"
+#include "gdrfab_wire.h"
 
 struct fuzz {
 	/* Verbs. */

@@ -15,6 +15,7 @@
 
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_wire.h"
 
 struct wep {
 	struct fi_info *info;

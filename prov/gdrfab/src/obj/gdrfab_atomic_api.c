@@ -218,6 +218,7 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 	else
 		gdrfab_atomic_submit(req);
 out:
+	gdrfab_req_drain(proto);
 	gdrfab_lock_release(&ep->lock);
 	return ret;
 }

@@ -292,7 +292,7 @@ static int ep_enable_locked(struct gdrfab_ep *ep)
 	ep->name.qpn_be = htonl(ep->ud_qp->qp_num);
 	ret = listen_for_names(ep);
 	if (!ret)
-		ret = gdrfab_proto_create(ep);
+		ret = gdrfab_proto_create(ep, &gdrfab_ep_proto_ops);
 	if (ret) {
 		gdrfab_ud_destroy(ep->ud_cq, ep->ud_qp);
 		ep->ud_cq = NULL;
@@ -463,8 +463,10 @@ static ssize_t ep_cancel(fid_t fid, void *context)
 	ssize_t ret = -FI_ENOENT;
 
 	gdrfab_lock_acquire(&ep->lock);
-	if (ep->proto)
+	if (ep->proto) {
 		ret = gdrfab_recv_cancel(ep->proto, context);
+		gdrfab_req_drain(ep->proto);
+	}
 	gdrfab_lock_release(&ep->lock);
 	return ret;
 }

@@ -321,6 +321,9 @@ int gdrfab_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			uint64_t flags);
 
 /* Completion producers (the data path) and the endpoint links. */
+/* What the endpoint registers with its protocol (gdrfab_ep_proto_ops.c). */
+struct gdrfab_proto_ops;
+extern const struct gdrfab_proto_ops gdrfab_ep_proto_ops;
 int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
 		    fi_addr_t src);
 int gdrfab_cq_write_error(struct gdrfab_cq *cq,

@@ -235,7 +235,7 @@ static void process(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		err = FI_ENOMEM;
 		why = "no bounce buffer for the answer";
 		if (len <= CTRL_ROOM || resp->txbuf)
-			err = gdrfab_mr_keys_access(
+			err = proto->ops->mr_keys_access(
 				proto->ep->domain, w->key, h->tag,
 				(uint64_t)w->count * size, access, apply_cb,
 				&args, &why);
@@ -255,11 +255,10 @@ static void process(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	else
 		resp->ctrl_len = HDR + len;
 	gdrfab_req_submit(resp);
-	if (!err && (h->flags & GDRFAB_PKT_CQ_DATA) && !proto->closing)
-		gdrfab_complete_rx(
-			proto->ep, NULL,
-			FI_ATOMIC | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, 0,
-			NULL, (uint32_t)h->data, 0, gdrfab_conn_fi_addr(conn));
+	if (!err && (h->flags & GDRFAB_PKT_CQ_DATA))
+		gdrfab_report_remote_data(
+			proto, FI_ATOMIC | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+			0, (uint32_t)h->data, conn);
 }
 
 struct backlog_ent {

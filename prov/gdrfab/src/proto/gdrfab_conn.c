@@ -63,9 +63,9 @@ static void peer_nic_atomics(struct gdrfab_conn *conn, uint16_t cm_flags)
 {
 	struct gdrfab_domain *domain = conn->proto->ep->domain;
 
-	conn->nic_atomics =
-		gdrfab_nic_atomic_pair(gdrfab_params.nic_atomics,
-				       domain->dev_attr.atomic_cap, cm_flags);
+	conn->nic_atomics = conn->proto->ops->nic_atomic_pair(
+		gdrfab_params.nic_atomics, domain->dev_attr.atomic_cap,
+		cm_flags);
 }
 
 /* ---- RC QP number -> connection (open addressing, linear probing) ---- */
@@ -431,7 +431,8 @@ static void resolve_step(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			 long long now)
 {
 	struct gdrfab_addr name;
-	int ret = gdrfab_av_service_status(proto->ep->av, &conn->peer, &name);
+	int ret = proto->ops->av_service_status(proto->ep->av, &conn->peer,
+						&name);
 
 	if (!ret) {
 		resolve_done(proto, conn, &name);
@@ -467,7 +468,7 @@ int gdrfab_conn_for_addr(struct gdrfab_proto *proto, fi_addr_t fi_addr,
 		*out = e->conn;
 		return 0;
 	}
-	ret = gdrfab_av_peer(av, fi_addr, &peer, &svc);
+	ret = proto->ops->av_peer(av, fi_addr, &peer, &svc);
 	if (ret == -FI_EINVAL)
 		return ret;
 	conn = gdrfab_addr_is_service(&svc) ? resolving_conn(proto, &svc)
@@ -502,7 +503,7 @@ fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn)
 	struct gdrfab_av *av = conn->proto->ep->av;
 
 	if (conn->av_generation != av->generation) {
-		conn->fi_addr = gdrfab_av_find(av, &conn->peer);
+		conn->fi_addr = conn->proto->ops->av_find(av, &conn->peer);
 		conn->av_generation = av->generation;
 	}
 	return conn->fi_addr;
@@ -621,7 +622,7 @@ static void learn_service(struct gdrfab_proto *proto,
 	    !gdrfab_addr_ipv4(&msg->src, &ip))
 		return;
 	gdrfab_addr_make_service(&svc, ip, msg->ns_port);
-	gdrfab_av_learn(proto->ep->av, &svc, &msg->src);
+	proto->ops->av_learn(proto->ep->av, &svc, &msg->src);
 }
 
 static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
@@ -853,6 +854,19 @@ void gdrfab_conn_rx(struct gdrfab_conn *conn)
 		established(conn);
 }
 
+/* A NOP at most every 100 ms, so that RC retries notice a dead peer. */
+void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
+{
+	long long now = gdrfab_tick_ms();
+
+	if (now - conn->last_keepalive_ms < 100)
+		return;
+	conn->last_keepalive_ms = now;
+	GDRFAB_INFO(FI_LOG_EP_DATA, "keepalive to QP %u: silent for %lld ms\n",
+		    conn->remote_qpn, now - conn->last_rx_ms);
+	gdrfab_send_ctrl(conn->proto, conn, GDRFAB_PKT_NOP, 0, 0);
+}
+
 /* QPs the NIC moved to the error state without a completion saying so
  * (an access it refused as a responder): their connections fail, and the
  * next operation to the peer connects anew. */
@@ -888,7 +902,7 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 	gdrfab_async_poll(proto->ctx);
 	async_errors(proto);
 	if (proto->ep->av)
-		gdrfab_av_progress(proto->ep->av);
+		proto->ops->av_progress(proto->ep->av);
 	gdrfab_ud_check(proto);
 	gdrfab_list_for_each_safe(&proto->conns, it, tmp)
 	{

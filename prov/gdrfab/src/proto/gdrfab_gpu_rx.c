@@ -22,11 +22,12 @@
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
 
-static bool cuda_gpu_desc(const void *desc)
+static bool cuda_gpu_desc(struct gdrfab_proto *proto, const void *desc)
 {
 	const struct gdrfab_mr *mr = desc;
 
-	return mr && gdrfab_mr_desc_live(desc) && mr->iface == FI_HMEM_CUDA;
+	return mr && proto->ops->mr_desc_live(desc) &&
+	       mr->iface == FI_HMEM_CUDA;
 }
 
 bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, void **desc, size_t count)
@@ -34,8 +35,8 @@ bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, void **desc, size_t count)
 	bool cuda = proto->ep->cuda_api_permitted;
 
 	for (size_t i = 0; desc && i < count; i++) {
-		if (cuda ? cuda_gpu_desc(desc[i])
-			 : gdrfab_loop_gpu_desc(desc[i]))
+		if (cuda ? cuda_gpu_desc(proto, desc[i])
+			 : gdrfab_loop_gpu_desc(proto, desc[i]))
 			return true;
 	}
 	return false;
@@ -124,29 +125,25 @@ int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 void gdrfab_gpu_rx_done(struct gdrfab_proto *proto, struct gdrfab_req *st,
 			int err, int prov_errno)
 {
-	struct gdrfab_ep *ep = proto->ep;
-
 	if (st->loop_rxbuf)
 		gdrfab_rxbuf_repost(proto, st->loop_rxbuf);
 	st->loop_rxbuf = NULL;
+	/* Ending the step frees the receive it filled (st->parent) too. */
 	if (proto->closing) {
 		/* No completions while the endpoint closes. */
+		gdrfab_req_end_silent(proto, st);
 	} else if (err) {
-		gdrfab_complete_error(ep, true, st->context, st->cq_flags, 0,
-				      st->ctrl_len, st->loop_buf, st->data,
-				      st->tag, err, prov_errno);
+		gdrfab_req_report_error(proto, st, true, st->cq_flags, 0,
+					st->ctrl_len, st->loop_buf, st->data,
+					st->tag, err, prov_errno);
 	} else if (st->recv_len < st->ctrl_len) {
-		gdrfab_complete_error(ep, true, st->context, st->cq_flags,
-				      st->recv_len, st->ctrl_len - st->recv_len,
-				      st->loop_buf, st->data, st->tag,
-				      FI_ETRUNC, GDRFAB_PERR_TRUNCATED);
+		gdrfab_req_report_error(
+			proto, st, true, st->cq_flags, st->recv_len,
+			st->ctrl_len - st->recv_len, st->loop_buf, st->data,
+			st->tag, FI_ETRUNC, GDRFAB_PERR_TRUNCATED);
 	} else {
-		gdrfab_complete_rx(ep, st->context, st->cq_flags, st->recv_len,
-				   st->loop_buf, st->data, st->tag,
-				   gdrfab_conn_fi_addr(st->conn));
+		gdrfab_req_report_rx(proto, st, true, st->cq_flags,
+				     st->recv_len, st->loop_buf, st->data,
+				     st->tag, gdrfab_conn_fi_addr(st->conn));
 	}
-	if (st->parent)
-		gdrfab_req_free(proto, st->parent);
-	st->parent = NULL;
-	gdrfab_req_free(proto, st);
 }

@@ -100,12 +100,12 @@ void gdrfab_loop_close(struct gdrfab_proto *proto)
 	proto->loop = NULL;
 }
 
-bool gdrfab_loop_gpu_desc(const void *desc)
+bool gdrfab_loop_gpu_desc(struct gdrfab_proto *proto, const void *desc)
 {
 	const struct gdrfab_mr *mr = desc;
 
-	return mr && gdrfab_mr_desc_live(desc) && mr->iface == FI_HMEM_CUDA &&
-	       !mr->staged && mr->ibv_mr;
+	return mr && proto->ops->mr_desc_live(desc) &&
+	       mr->iface == FI_HMEM_CUDA && !mr->staged && mr->ibv_mr;
 }
 
 void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
@@ -172,6 +172,7 @@ static bool post(struct gdrfab_proto *proto, struct gdrfab_req *st)
 static int plan(struct gdrfab_req *st, const struct gdrfab_gpu_rx_args *a,
 		const uint8_t *src)
 {
+	struct gdrfab_proto *proto = a->conn->proto;
 	const struct gdrfab_req *recv = a->recv;
 	size_t skip = a->off, left = a->got, n = 0;
 
@@ -186,7 +187,7 @@ static int plan(struct gdrfab_req *st, const struct gdrfab_gpu_rx_args *a,
 		}
 		take = GDRFAB_MIN(len - skip, left);
 		dst = (uint8_t *)recv->iov[i].iov_base + skip;
-		if (!gdrfab_loop_gpu_desc(recv->desc[i])) {
+		if (!gdrfab_loop_gpu_desc(proto, recv->desc[i])) {
 			memcpy(dst, src, take);
 		} else {
 			lmr = gdrfab_hmem_loop_mr(recv->desc[i]);

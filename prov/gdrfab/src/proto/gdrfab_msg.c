@@ -60,6 +60,19 @@ int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
 	return 0;
 }
 
+/* An eager header from the request's tag and data; the caller sets its
+ * size once the payload's length is known. */
+static void eager_header(struct gdrfab_pkt_hdr *hdr,
+			 const struct gdrfab_req *req, uint16_t flags)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->version = GDRFAB_WIRE_VERSION;
+	hdr->type = GDRFAB_PKT_EAGER;
+	hdr->flags = flags;
+	hdr->tag = req->tag;
+	hdr->data = req->data;
+}
+
 /* Builds an eager message in a bounce buffer. */
 static int prepare_eager(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 const struct iovec *iov, void **desc, size_t count,
@@ -73,12 +86,7 @@ static int prepare_eager(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	if (!req->txbuf)
 		return -FI_EAGAIN;
 	hdr = (void *)req->txbuf->data;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = GDRFAB_PKT_EAGER;
-	hdr->flags = flags;
-	hdr->tag = req->tag;
-	hdr->data = req->data;
+	eager_header(hdr, req, flags);
 	p = (uint8_t *)(hdr + 1);
 	for (size_t i = 0; i < count; i++) {
 		ret = gdrfab_copy_from_buf(proto, p, iov[i].iov_base,
@@ -100,12 +108,7 @@ static void prepare_inline(struct gdrfab_req *req, const struct iovec *iov,
 {
 	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
 
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = GDRFAB_PKT_EAGER;
-	hdr->flags = flags;
-	hdr->tag = req->tag;
-	hdr->data = req->data;
+	eager_header(hdr, req, flags);
 	req->iov_count = count;
 	memcpy(req->iov, iov, count * sizeof(*iov));
 	req->len = gdrfab_iov_len(iov, count);
@@ -134,12 +137,7 @@ static int prepare_gather(struct gdrfab_proto *proto, struct gdrfab_req *req,
 
 	if (ret)
 		return ret;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = GDRFAB_PKT_EAGER;
-	hdr->flags = flags;
-	hdr->tag = req->tag;
-	hdr->data = req->data;
+	eager_header(hdr, req, flags);
 	hdr->size = req->len;
 	req->ctrl_len = sizeof(*hdr);
 	req->gather = true;
@@ -206,10 +204,10 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	if (!copy && !delivery &&
 	    len + sizeof(struct gdrfab_pkt_hdr) <= req->conn->max_inline &&
 	    count + 1 <= (size_t)proto->max_sge &&
-	    !gdrfab_iov_has_gpu(desc, count))
+	    !gdrfab_iov_has_gpu(proto, desc, count))
 		prepare_inline(req, iov, count, flags);
 	else if (len <= proto->eager_max && !delivery && !copy &&
-		 gdrfab_iov_has_gpu(desc, count) &&
+		 gdrfab_iov_has_gpu(proto, desc, count) &&
 		 (proto->ep->cuda_api_permitted
 			  ? proto->max_sge >= 2
 			  : !gdrfab_iov_stages(proto->ep, desc, count) &&
@@ -244,7 +242,7 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	int ret = gdrfab_check_iov(ep, iov, count, "send");
 
 	if (!ret) /* every path, inline ones too, reads the buffers */
-		ret = gdrfab_mr_check_descs(ep->domain, iov, desc, count);
+		ret = proto->ops->mr_check_descs(ep->domain, iov, desc, count);
 	if (ret)
 		return ret;
 	len = gdrfab_iov_len(iov, count);
@@ -274,6 +272,7 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	else
 		gdrfab_req_submit(req);
 out:
+	gdrfab_req_drain(proto);
 	gdrfab_lock_release(&ep->lock);
 	return ret;
 }
@@ -289,7 +288,7 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 	int ret = gdrfab_check_iov(ep, iov, count, "recv");
 
 	if (!ret) /* every path, inline ones too, reads the buffers */
-		ret = gdrfab_mr_check_descs(ep->domain, iov, desc, count);
+		ret = proto->ops->mr_check_descs(ep->domain, iov, desc, count);
 	if (ret)
 		return ret;
 	if ((flags & FI_MULTI_RECV) && (tagged || count != 1)) {
@@ -306,7 +305,7 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 	}
 	/* A source still being resolved is a source all the same. */
 	if (src != FI_ADDR_UNSPEC && (ep->info->caps & FI_DIRECTED_RECV) &&
-	    gdrfab_av_get_addr(ep->av, src, &peer) == -FI_EINVAL)
+	    proto->ops->av_get_addr(ep->av, src, &peer) == -FI_EINVAL)
 		return -FI_EINVAL;
 	gdrfab_lock_acquire(&ep->lock);
 	req = gdrfab_req_alloc(proto, false);
@@ -328,6 +327,7 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 	}
 	req->len = gdrfab_iov_len(iov, count);
 	ret = gdrfab_recv_post(proto, req, flags);
+	gdrfab_req_drain(proto);
 	gdrfab_lock_release(&ep->lock);
 	return ret;
 }

@@ -31,6 +31,7 @@ struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl)
 	req->wr.kind = GDRFAB_WR_REQ;
 	req->addr = FI_ADDR_UNSPEC;
 	gdrfab_list_init(&req->entry);
+	gdrfab_list_init(&req->finish_entry);
 	gdrfab_list_push_tail(&proto->live, &req->live);
 	return req;
 }
@@ -51,30 +52,6 @@ int gdrfab_req_to_peer(struct gdrfab_proto *proto, fi_addr_t peer,
 	conn->refs++;
 	*out = req;
 	return 0;
-}
-
-void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
-{
-	for (size_t i = 0; i < GDRFAB_MAX_IOV; i++) {
-		if (req->tmp_reg[i])
-			gdrfab_reg_put(&proto->ep->domain->hmem.cache,
-				       req->tmp_reg[i]);
-	}
-	if (req->txbuf)
-		gdrfab_txbuf_free(proto, req->txbuf);
-	/* A message-borne atomic that ends unanswered (failed) no longer
-	 * holds back the NIC atomics after it. */
-	gdrfab_atomic_answered(req);
-	if (req->staged || req->gpu_iov_count)
-		gdrfab_stage_free(proto, req);
-	if (req->op == GDRFAB_OP_GPU_RX)
-		gdrfab_loop_req_free(proto, req);
-	if (req->conn)
-		gdrfab_conn_put(req->conn);
-	gdrfab_list_remove(&req->entry);
-	gdrfab_list_remove(&req->live);
-	gdrfab_list_push_tail(&proto->free_reqs, &req->entry);
-	proto->req_free_cnt++;
 }
 
 struct gdrfab_txbuf *gdrfab_txbuf_alloc(struct gdrfab_proto *proto)
@@ -106,7 +83,8 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 int access)
 {
 	bool remote = access & IBV_ACCESS_REMOTE_READ;
-	int ret = gdrfab_mr_check_descs(proto->ep->domain, iov, desc, count);
+	int ret =
+		proto->ops->mr_check_descs(proto->ep->domain, iov, desc, count);
 
 	if (ret)
 		return ret;
@@ -395,8 +373,7 @@ static void req_settle(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	if (req->wr_pending || (!req->fully_posted && !req->error))
 		return;
-	if (req->op == GDRFAB_OP_SEND && req->rndv && !req->error &&
-	    !req->fin_received)
+	if (gdrfab_req_waits_fin(req) && !req->fin_received)
 		return; /* in conn->rndv_wait until the FIN */
 	if (req->op == GDRFAB_OP_RNDV_READ && !req->error) {
 		gdrfab_rndv_read_done(proto, req);
@@ -433,8 +410,7 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
 	} else {
 		conn->last_rx_ms = gdrfab_tick_ms(); /* acked: alive */
-		if (req->staged && (req->op == GDRFAB_OP_READ ||
-				    req->op == GDRFAB_OP_RNDV_READ))
+		if (gdrfab_req_staged_read(req))
 			gdrfab_stage_landed(proto, req);
 	}
 	req->wr_pending--;
@@ -474,140 +450,37 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn)
 		gdrfab_list_remove(&req->entry);
 		if (req->error && !req->wr_pending) {
 			gdrfab_req_finish(conn->proto, req);
-		} else if (req->op == GDRFAB_OP_SEND && req->rndv &&
-			   !req->error) {
+		} else if (gdrfab_req_waits_fin(req)) {
 			/* Until the receiver's FIN says it read the data. */
 			gdrfab_list_push_tail(&conn->rndv_wait, &req->entry);
 		}
 	}
 }
 
-/* An RMA or atomic to a peer that counts what reaches it (FI_RMA_EVENT)
- * tells it with a GDRFAB_PKT_RMA_EVENT before its own completion: the
- * application may exit once it sees the completion, and an event still
- * waiting to be sent would die with its QP. The RMA completes when the
- * event's send does (the peer's receive queue holds it then). Without a
- * free control request the event is owed to the connection and its timers
- * send it; the RMA completes at once. Returns whether the RMA waits. */
-static bool send_event_first(struct gdrfab_proto *proto, struct gdrfab_req *req)
+struct gdrfab_req *gdrfab_ctrl_req(struct gdrfab_proto *proto,
+				   struct gdrfab_conn *conn, uint8_t type,
+				   struct gdrfab_pkt_hdr **hdr)
 {
-	struct gdrfab_conn *conn = req->conn;
-	bool read = req->cq_flags & FI_READ;
-	struct gdrfab_pkt_hdr *hdr;
-	struct gdrfab_req *ev;
+	struct gdrfab_req *req = gdrfab_req_alloc(proto, true);
 
-	if (req->event_sent || req->error || proto->closing ||
-	    req->emu_target || req->op == GDRFAB_OP_CTRL ||
-	    req->op == GDRFAB_OP_RNDV_READ ||
-	    !(req->cq_flags & (FI_RMA | FI_ATOMIC)) || !conn ||
-	    !conn->peer_rma_events || conn->state != GDRFAB_CONN_CONNECTED)
-		return false;
-	req->event_sent = true;
-	ev = gdrfab_req_alloc(proto, true);
-	if (!ev) {
-		conn->rma_events_owed[read]++;
-		return false;
-	}
-	hdr = (void *)ev->ctrl;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = GDRFAB_PKT_RMA_EVENT;
-	hdr->data = read ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
-	hdr->size = 1;
-	ev->op = GDRFAB_OP_CTRL;
-	ev->ctrl_len = sizeof(*hdr);
-	ev->conn = conn;
-	ev->parent = req;
+	if (!req)
+		return NULL;
+	*hdr = (void *)req->ctrl;
+	memset(*hdr, 0, sizeof(**hdr));
+	(*hdr)->version = GDRFAB_WIRE_VERSION;
+	(*hdr)->type = type;
+	req->op = GDRFAB_OP_CTRL;
+	req->ctrl_len = sizeof(**hdr);
+	req->conn = conn;
 	conn->refs++;
-	gdrfab_req_submit(ev);
-	return true;
-}
-
-void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
-{
-	struct gdrfab_ep *ep = proto->ep;
-
-	/* Back from its event's send: the steps below ran already. */
-	if (req->event_sent)
-		goto complete;
-	/* fi_read into staged GPU memory: copied out of the staging buffer
-	 * first; progress comes back here when the copies end. */
-	if ((req->op == GDRFAB_OP_READ || req->emu_read) && req->staged &&
-	    !req->error && !proto->closing && !req->emu_target) {
-		if (!gdrfab_stage_drain(proto, req, req->len))
-			return;
-		if (req->stage_err)
-			req->error = req->stage_err;
-	}
-	/* The target's side of an emulated RMA: the initiator hears of it
-	 * in a FIN, the target's application not at all. */
-	if (req->emu_target)
-		gdrfab_emu_target_done(proto, req->conn, req->msg_id, false, 0,
-				       0, req->error ? FI_EIO : 0);
-	/* fi_read into GPU memory: the data must be there, and visible,
-	 * before the completion says so. */
-	if ((req->op == GDRFAB_OP_READ || req->emu_read) && !req->staged &&
-	    !req->error && !proto->closing && !req->emu_target) {
-		int err = gdrfab_flush_iov(proto, req->iov, req->desc,
-					   req->iov_count, req->len);
-
-		if (err)
-			req->error = -err;
-	}
-	/* A NIC atomic's fetched value, into the result buffers. */
-	if (req->op == GDRFAB_OP_NIC_ATOMIC && !req->error && !proto->closing) {
-		int err = gdrfab_atomic_nic_result(proto, req);
-
-		if (err)
-			req->error = -err;
-	}
-	if (send_event_first(proto, req))
-		return;
-complete:
-	if (!proto->closing && !req->emu_target) {
-		if (req->error && req->op != GDRFAB_OP_CTRL) {
-			/* A rendezvous READ carries its receive's context,
-			 * flags and tag. */
-			gdrfab_complete_error(
-				ep, req->op == GDRFAB_OP_RNDV_READ,
-				req->context, req->cq_flags, 0, 0, NULL, 0,
-				req->tag, req->error, req->prov_errno);
-		} else if (req->op != GDRFAB_OP_CTRL &&
-			   req->op != GDRFAB_OP_RNDV_READ) {
-			gdrfab_complete_tx(ep, req);
-		}
-	}
-	if (req->op == GDRFAB_OP_RNDV_READ && req->parent) {
-		gdrfab_req_free(proto, req->parent);
-	} else if (req->op == GDRFAB_OP_CTRL && req->parent) {
-		/* The event is sent (or failed with its connection, which
-		 * the RMA's data had reached already): the RMA completes. */
-		struct gdrfab_req *rma = req->parent;
-
-		gdrfab_req_free(proto, req);
-		gdrfab_req_finish(proto, rma);
-		return;
-	}
-	gdrfab_req_free(proto, req);
-}
-
-void gdrfab_req_fail(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		     int err, int prov_errno)
-{
-	if (!req->error) {
-		req->error = err;
-		req->prov_errno = prov_errno;
-	}
-	req->fully_posted = true;
-	if (!req->wr_pending)
-		gdrfab_req_finish(proto, req);
+	return req;
 }
 
 void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		      uint8_t type, uint64_t msg_id, uint64_t data)
 {
-	struct gdrfab_req *req = gdrfab_req_alloc(proto, true);
 	struct gdrfab_pkt_hdr *hdr;
+	struct gdrfab_req *req = gdrfab_ctrl_req(proto, conn, type, &hdr);
 
 	if (!req) {
 		GDRFAB_WARN(FI_LOG_EP_DATA, "no request left for a control "
@@ -615,16 +488,8 @@ void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 					    "out\n");
 		return;
 	}
-	hdr = (void *)req->ctrl;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->version = GDRFAB_WIRE_VERSION;
-	hdr->type = type;
 	hdr->msg_id = msg_id;
 	hdr->data = data;
-	req->op = GDRFAB_OP_CTRL;
-	req->ctrl_len = sizeof(*hdr);
-	req->conn = conn;
-	conn->refs++;
 	gdrfab_req_submit(req);
 }
 
@@ -638,32 +503,12 @@ void gdrfab_send_rma_events(struct gdrfab_proto *proto,
 		if (!conn->rma_events_owed[i] ||
 		    conn->state != GDRFAB_CONN_CONNECTED)
 			continue;
-		req = gdrfab_req_alloc(proto, true);
+		req = gdrfab_ctrl_req(proto, conn, GDRFAB_PKT_RMA_EVENT, &hdr);
 		if (!req)
 			return; /* the timers try again */
-		hdr = (void *)req->ctrl;
-		memset(hdr, 0, sizeof(*hdr));
-		hdr->version = GDRFAB_WIRE_VERSION;
-		hdr->type = GDRFAB_PKT_RMA_EVENT;
 		hdr->data = i ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
 		hdr->size = conn->rma_events_owed[i];
 		conn->rma_events_owed[i] = 0;
-		req->op = GDRFAB_OP_CTRL;
-		req->ctrl_len = sizeof(*hdr);
-		req->conn = conn;
-		conn->refs++;
 		gdrfab_req_submit(req);
 	}
-}
-
-void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
-{
-	long long now = gdrfab_tick_ms();
-
-	if (now - conn->last_keepalive_ms < 100)
-		return;
-	conn->last_keepalive_ms = now;
-	GDRFAB_INFO(FI_LOG_EP_DATA, "keepalive to QP %u: silent for %lld ms\n",
-		    conn->remote_qpn, now - conn->last_rx_ms);
-	gdrfab_send_ctrl(conn->proto, conn, GDRFAB_PKT_NOP, 0, 0);
 }

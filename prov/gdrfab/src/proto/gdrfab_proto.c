@@ -130,6 +130,7 @@ static int create_buffers(struct gdrfab_proto *proto)
 	}
 	for (size_t i = 0; i < proto->req_cnt; i++) {
 		gdrfab_list_init(&proto->reqs[i].live);
+		gdrfab_list_init(&proto->reqs[i].finish_entry);
 		gdrfab_list_push_tail(&proto->free_reqs, &proto->reqs[i].entry);
 	}
 	proto->req_free_cnt = proto->req_cnt;
@@ -163,7 +164,8 @@ static int post_receives(struct gdrfab_proto *proto)
 	return gdrfab_ud_post_recvs(proto);
 }
 
-int gdrfab_proto_create(struct gdrfab_ep *ep)
+int gdrfab_proto_create(struct gdrfab_ep *ep,
+			const struct gdrfab_proto_ops *ops)
 {
 	struct gdrfab_proto *proto = calloc(1, sizeof(*proto));
 	int ret;
@@ -171,6 +173,7 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 	if (!proto)
 		return -FI_ENOMEM;
 	proto->ep = ep;
+	proto->ops = ops;
 	proto->ctx = ep->domain->ctx;
 	proto->pd = ep->domain->pd;
 	proto->ud_qp = ep->ud_qp;
@@ -183,6 +186,7 @@ int gdrfab_proto_create(struct gdrfab_ep *ep)
 	gdrfab_list_init(&proto->unexp_tag);
 	gdrfab_list_init(&proto->free_reqs);
 	gdrfab_list_init(&proto->live);
+	gdrfab_list_init(&proto->finished);
 	gdrfab_list_init(&proto->staging);
 	gdrfab_list_init(&proto->stage_kicked);
 	gdrfab_list_init(&proto->atomic_backlog);
@@ -286,6 +290,7 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 	int n;
 
 	gdrfab_conn_poll_ud(proto);
+	gdrfab_req_drain(proto);
 	for (int round = 0; round < POLL_ROUNDS; round++) {
 		n = ibv_poll_cq(proto->cq, POLL_BATCH, wc);
 		if (n <= 0)
@@ -298,12 +303,17 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 				gdrfab_recv_wc(proto, (void *)ctx, &wc[i]);
 			else
 				gdrfab_req_send_wc(proto, (void *)ctx, &wc[i]);
+			/* What the event ended is reported before the next
+			 * event's reports, in the order they happened. */
+			gdrfab_req_drain(proto);
 		}
 		if (n < POLL_BATCH)
 			break;
 	}
 	gdrfab_stage_progress(proto);
+	gdrfab_req_drain(proto);
 	gdrfab_loop_progress(proto);
+	gdrfab_req_drain(proto);
 	if (!gdrfab_list_empty(&proto->atomic_ready))
 		gdrfab_atomic_release_run(proto);
 	if (!gdrfab_list_empty(&proto->atomic_backlog))
@@ -313,4 +323,5 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		proto->last_timer_ms = now;
 		gdrfab_conn_timers(proto);
 	}
+	gdrfab_req_drain(proto);
 }

@@ -6,9 +6,7 @@
  * READ straight into the posted buffer, and RMA, all over one RC queue pair
  * per peer. Everything here runs under the endpoint's lock.
  *
- * Wire formats are little-endian (the byte order of every platform gdrfab
- * builds for) and are validated field by field on arrival: a peer is never
- * trusted with a length, a count or a cookie.
+ * The messages on the wire are in gdrfab_wire.h.
  */
 #ifndef GDRFAB_PROTO_H
 #define GDRFAB_PROTO_H
@@ -28,117 +26,7 @@
 #include "gdrfab_list.h"
 #include "gdrfab_ratelimit.h"
 #include "gdrfab_signal.h"
-
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-	       "the wire format is little-endian");
-
-/* Carried by every connection and data-path message; a peer of another
- * version is refused at connection time. 3: the ATOMIC and ATOMIC_RESP
- * messages (a version-2 peer would drop them as unknown types and the
- * initiator's atomics would never complete). */
-#define GDRFAB_WIRE_VERSION 3
-
-/* ---- messages on RC queue pairs ---- */
-enum gdrfab_pkt_type {
-	GDRFAB_PKT_EAGER = 1,  /* header + payload */
-	GDRFAB_PKT_RNDV = 2,   /* header + segments the receiver reads */
-	GDRFAB_PKT_FIN = 3,    /* receiver -> sender: rendezvous data read */
-	GDRFAB_PKT_NOP = 4,    /* keepalive: proves the peer still acks */
-	GDRFAB_PKT_ATOMIC = 5, /* an atomic for the target to apply */
-	GDRFAB_PKT_ATOMIC_RESP = 6, /* its status and fetched values */
-	/* Initiator -> target, after RMA completed: "you were the target
-	 * of size writes (data 1) or reads (data 2)", for the target's
-	 * remote access counters (FI_RMA_EVENT). Sent only to peers that
-	 * asked (GDRFAB_CM_F_RMA_EVENTS). */
-	GDRFAB_PKT_RMA_EVENT = 7,
-};
-
-#define GDRFAB_RMA_EVENT_WRITE 1
-#define GDRFAB_RMA_EVENT_READ  2
-
-#define GDRFAB_PKT_TAGGED  0x1 /* tagged message (fi_tsend) */
-#define GDRFAB_PKT_CQ_DATA 0x2 /* data carries remote CQ data */
-/* RMA into or out of the target's staged GPU memory, which its NIC cannot
- * reach (keys with GDRFAB_EMU_KEY): tag is the target address, data the
- * key's low 32 bits << 32 | the CQ data, msg_id the initiator's cookie,
- * answered by a FIN whose data is 0 or the FI_E* error. EMU_WRITE rides on
- * EAGER (payload) or RNDV (the target reads it); EMU_READ on RNDV, whose
- * segments say where the target writes the data. */
-#define GDRFAB_PKT_EMU_WRITE 0x4
-#define GDRFAB_PKT_EMU_READ  0x8
-#define GDRFAB_PKT_EMU	     (GDRFAB_PKT_EMU_WRITE | GDRFAB_PKT_EMU_READ)
-
-struct gdrfab_pkt_hdr {
-	uint8_t version;
-	uint8_t type;
-	uint16_t flags;
-	uint32_t seg_count; /* RNDV: segments that follow the header */
-	uint64_t tag;
-	uint64_t data;
-	uint64_t size;	 /* message length */
-	uint64_t msg_id; /* RNDV and FIN: the sender's cookie */
-};
-
-struct gdrfab_rndv_seg {
-	uint64_t addr;
-	uint64_t len;
-	uint32_t rkey;
-	uint32_t reserved;
-};
-
-/* An ATOMIC message: the header (tag: the target address, data: remote
- * CQ data, size: the bytes after the header, msg_id: the initiator's
- * cookie), then this, then the operands and the compare values (count
- * elements each, as gdrfab_atomic_operands says). Its ATOMIC_RESP carries
- * the status (0 or FI_E*) in data and the fetched values (size bytes). */
-struct gdrfab_atomic_wire {
-	uint64_t key;
-	uint32_t count;
-	uint8_t op;	  /* enum fi_op */
-	uint8_t datatype; /* enum fi_datatype */
-	uint8_t kind;	  /* enum gdrfab_atomic_kind */
-	uint8_t reserved;
-};
-
-/* ---- connection setup on UD queue pairs ---- */
-enum gdrfab_cm_type {
-	GDRFAB_CM_REQ = 1, /* "connect your RC QP to mine" */
-	GDRFAB_CM_REP = 2, /* "done; connect yours to mine" */
-	GDRFAB_CM_RTU = 3, /* "connected: you may send" */
-	GDRFAB_CM_REJ = 4, /* "your settings differ from mine": qpn echoes
-			    * the refused REQ's, reject says which */
-};
-
-/* The sender counts RMA aimed at it (FI_RMA_EVENT): send it
- * GDRFAB_PKT_RMA_EVENT after each RMA to it. */
-#define GDRFAB_CM_F_RMA_EVENTS 0x1
-
-/* Settings both sides of a connection must share (REJ's reject). */
-enum gdrfab_cm_reject {
-	GDRFAB_REJECT_EAGER_MAX = 1, /* FI_GDRFAB_EAGER_MAX */
-};
-
-struct gdrfab_cm_msg {
-	uint8_t version;
-	uint8_t type;
-	uint8_t mtu;	   /* enum ibv_mtu of the sender's port */
-	uint8_t rd_atomic; /* READs the sender's QP answers at once */
-	uint32_t qpn;	   /* the sender's RC QP for this pair */
-	uint32_t psn;
-	uint32_t eager_max; /* eager payload the sender's buffers hold */
-	/* The sender endpoint's secret: a request may replace a live
-	 * connection only with the nonce that connection was made with. */
-	uint64_t nonce;
-	uint16_t reject; /* REJ: enum gdrfab_cm_reject */
-	/* The UDP port the sender's endpoint answers name queries on, at
-	 * the IPv4 address of its GID (0: none): a receiver that holds that
-	 * IP:port in its AV knows its name without asking. */
-	uint16_t ns_port;
-	uint16_t cm_flags; /* GDRFAB_CM_F_* of the sender */
-	uint16_t reserved;
-	struct gdrfab_addr src; /* the sender's endpoint name */
-	struct gdrfab_addr dst; /* the endpoint it means to reach */
-};
+#include "gdrfab_wire.h"
 
 /* ---- what a work request id points at ---- */
 enum gdrfab_wr_kind {
@@ -264,7 +152,39 @@ enum gdrfab_stage_state {
 	GDRFAB_STAGE_DRAINED,  /* done: the data is in the application's */
 };
 
+/* What an ended request (or a peer's RMA aimed at this endpoint) tells
+ * the application: one CQ entry and counter update, written only when the
+ * request's finishing runs (gdrfab_finish.c). */
+enum gdrfab_report_kind {
+	GDRFAB_REPORT_NONE,  /* nothing: control, an emulated RMA's target */
+	GDRFAB_REPORT_TX,    /* success of a send, RMA or atomic */
+	GDRFAB_REPORT_RX,    /* success of a receive, remote CQ data */
+	GDRFAB_REPORT_ERROR, /* failure of either side (rx says which) */
+};
+
+struct gdrfab_report {
+	enum gdrfab_report_kind kind;
+	bool rx;     /* ERROR: the receive side's CQ and counter */
+	bool silent; /* TX: fi_inject*: the counter only */
+	void *context;
+	uint64_t flags;	   /* the CQ entry's flags */
+	uint64_t op_flags; /* TX: the application's (FI_COMPLETION) */
+	size_t len, olen;
+	void *buf;
+	uint64_t data, tag;
+	fi_addr_t src;
+	int err, prov_errno; /* ERROR: FI_E* (positive), provider's */
+};
+
+/* One operation of the protocol: the application's send, receive, RMA or
+ * atomic, or one of the protocol's own (control message, rendezvous READ,
+ * GPU step). The common part first, then a part per role; the roles'
+ * fields keep their names (anonymous members), and where roles exclude
+ * each other they share room (a union). The small predicates after it
+ * name the tests the code makes on them. gdrfab_finish.c tells the life
+ * of a request. */
 struct gdrfab_req {
+	/* ---- common: every request ---- */
 	struct gdrfab_wr_ctx wr;
 	enum gdrfab_op op;
 	struct gdrfab_conn *conn;
@@ -291,74 +211,144 @@ struct gdrfab_req {
 	int error; /* FI_E* (positive) once failed */
 	int prov_errno;
 	struct gdrfab_txbuf *txbuf;
-	bool rndv;	  /* SEND: waits for a FIN (rendezvous, emulated RMA) */
-	bool silent;	  /* fi_inject*: no CQ entry */
-	bool inline_data; /* SEND: header + iov sent inline, no copy */
-	/* SEND: the header from ctrl, the payload gathered by the NIC from
-	 * the application's registered (GPU) buffers, lkeys in lkey[]. */
-	bool gather;
-	bool fin_received;
-	/* Emulated RMA (GDRFAB_PKT_EMU): the initiator's fi_read, which
-	 * copies out of its staging buffer at the FIN; the target's own
-	 * request, answered with a FIN instead of a completion. */
-	bool emu_read;
-	bool emu_target;
-	/* An atomic: waits for its ATOMIC_RESP, whose fetched values go to
-	 * iov (result buffers, desc their descriptors). */
-	bool atomic;
-	/* A message-borne atomic counted in conn->proto_atomics_out. */
-	bool atomic_counted;
-	/* NIC_ATOMIC: FETCH_ADD's addend or CMP_SWP's swap value, and
-	 * CMP_SWP's compare value (the target is rseg[0]). */
-	uint64_t nic_operand, nic_compare;
-	bool nic_cswap;	  /* CMP_SWP, else FETCH_ADD */
-	uint64_t msg_id;  /* RNDV/FIN cookie */
-	size_t multi_off; /* multi-receive: bytes consumed */
-	/* RNDV_READ: the receive it fills; CTRL: the RMA whose event
-	 * (GDRFAB_PKT_RMA_EVENT) it carries, completed when it is sent. */
-	struct gdrfab_req *parent;
-	bool event_sent; /* RMA: its peer's event is on the wire */
-	size_t recv_len; /* RNDV_READ: bytes that fit */
+	bool silent;	 /* fi_inject*: no CQ entry */
+	uint64_t msg_id; /* RNDV/FIN cookie */
 	size_t ctrl_len; /* bytes of ctrl to send (CTRL, RNDV) */
-	/* GPU memory staged through host memory: the host buffer, and the
-	 * application's buffers it is copied from or into. stage_mr gives
-	 * the lkey (and, when the peer accesses it, the rkey of stage_rmr,
-	 * this request's own registration). */
-	bool staged;
-	uint8_t *stage;
-	struct gdrfab_stage_buf *stage_buf;
-	struct ibv_mr *stage_mr, *stage_rmr;
-	struct iovec gpu_iov[GDRFAB_MAX_IOV];
-	void *gpu_desc[GDRFAB_MAX_IOV];
-	size_t gpu_iov_count;
-	/* The pipeline (gdrfab_stage_pipe.c): bytes to copy, copies issued,
-	 * done (a prefix: a stream runs them in order), and ready to copy
-	 * (all of them when filling; what the NIC wrote when draining);
-	 * the gpu_iov cursor of the next copy. */
-	uint8_t stage_state;
-	bool stage_listed, stage_kick;
-	int stage_err; /* FI_E* (positive) once a copy failed */
-	size_t stage_len, stage_issued, stage_done, stage_ready;
-	size_t stage_idx, stage_ioff;
-	/* A staged RDMA READ's work requests in flight (they end in order):
-	 * each piece copies into the GPU as soon as its bytes landed. */
-	uint32_t stage_wr_len[GDRFAB_STAGE_OPS];
-	unsigned stage_wr_head, stage_wr_tail;
-	size_t stage_landed;
-	/* GDRFAB_OP_GPU_RX by the loopback QP: the eager bytes' source, a
-	 * receive bounce buffer held until the copy ends or an unexpected
-	 * message's payload (registered in the loopback PD for it), and
-	 * the receive's buffer the completion reports. */
-	struct gdrfab_rxbuf *loop_rxbuf;
-	uint8_t *loop_payload;
-	struct ibv_mr *loop_src_mr;
-	void *loop_buf;
-	struct gdrfab_list stage_entry;	     /* proto->staging */
-	struct gdrfab_list stage_kick_entry; /* proto->stage_kicked */
+	/* RNDV_READ, GPU_RX: the receive it fills (freed with it); CTRL:
+	 * the RMA whose event (GDRFAB_PKT_RMA_EVENT) it carries, completed
+	 * when it is sent. */
+	struct gdrfab_req *parent;
 	struct gdrfab_list entry; /* pending, rndv_wait, posted lists */
 	struct gdrfab_list live;  /* proto->live: freed at close */
+	/* Ended, waiting in proto->finished for gdrfab_req_drain; with
+	 * has_report, what it reports was decided where it ended (receive
+	 * side), else its finishing works it out (transmit side). */
+	bool finish_queued, has_report;
+	struct gdrfab_report report;
+	struct gdrfab_list finish_entry;
+
+	/* ---- eager and rendezvous messages (SEND) ---- */
+	struct {
+		bool rndv; /* waits for a FIN (rendezvous, emulated RMA) */
+		bool inline_data; /* header + iov sent inline, no copy */
+		/* The header from ctrl, the payload gathered by the NIC
+		 * from the application's registered (GPU) buffers, lkeys
+		 * in lkey[]. */
+		bool gather;
+		bool fin_received;
+	};
+
+	/* ---- receive side (RECV, RNDV_READ, GPU_RX) ---- */
+	struct {
+		size_t multi_off; /* multi-receive: bytes consumed */
+		size_t recv_len;  /* RNDV_READ, GPU_RX: bytes that fit */
+	};
+
+	/* ---- RMA: emulated (GDRFAB_PKT_EMU) and its events ---- */
+	struct {
+		/* The initiator's fi_read, which copies out of its staging
+		 * buffer at the FIN; the target's own request, answered
+		 * with a FIN instead of a completion. */
+		bool emu_read;
+		bool emu_target;
+		bool event_sent; /* its peer's RMA event is on the wire */
+	};
+
+	/* ---- atomics ---- */
+	struct {
+		/* Waits for its ATOMIC_RESP, whose fetched values go to iov
+		 * (result buffers, desc their descriptors). */
+		bool atomic;
+		/* A message-borne atomic counted in
+		 * conn->proto_atomics_out. */
+		bool atomic_counted;
+	};
+
+	/* ---- roles that exclude each other ---- */
+	union {
+		/* NIC_ATOMIC: FETCH_ADD's addend or CMP_SWP's swap value,
+		 * and CMP_SWP's compare value (the target is rseg[0]). */
+		struct {
+			uint64_t nic_operand, nic_compare;
+			bool nic_cswap; /* CMP_SWP, else FETCH_ADD */
+		};
+		/* GPU_RX by the loopback QP: the eager bytes' source, a
+		 * receive bounce buffer held until the copy ends or an
+		 * unexpected message's payload (registered in the loopback
+		 * PD for it), and the receive's buffer the completion
+		 * reports. */
+		struct {
+			struct gdrfab_rxbuf *loop_rxbuf;
+			uint8_t *loop_payload;
+			struct ibv_mr *loop_src_mr;
+			void *loop_buf;
+		};
+	};
+
+	/* ---- GPU memory staged through host memory ---- */
+	struct {
+		/* The host buffer, and the application's buffers it is
+		 * copied from or into. stage_mr gives the lkey (and, when
+		 * the peer accesses it, the rkey of stage_rmr, this
+		 * request's own registration). */
+		bool staged;
+		uint8_t *stage;
+		struct gdrfab_stage_buf *stage_buf;
+		struct ibv_mr *stage_mr, *stage_rmr;
+		struct iovec gpu_iov[GDRFAB_MAX_IOV];
+		void *gpu_desc[GDRFAB_MAX_IOV];
+		size_t gpu_iov_count;
+		/* The pipeline (gdrfab_stage_pipe.c): bytes to copy, copies
+		 * issued, done (a prefix: a stream runs them in order), and
+		 * ready to copy (all of them when filling; what the NIC
+		 * wrote when draining); the gpu_iov cursor of the next
+		 * copy. */
+		uint8_t stage_state;
+		bool stage_listed, stage_kick;
+		int stage_err; /* FI_E* (positive) once a copy failed */
+		size_t stage_len, stage_issued, stage_done, stage_ready;
+		size_t stage_idx, stage_ioff;
+		/* A staged RDMA READ's work requests in flight (they end
+		 * in order): each piece copies into the GPU as soon as its
+		 * bytes landed. */
+		uint32_t stage_wr_len[GDRFAB_STAGE_OPS];
+		unsigned stage_wr_head, stage_wr_tail;
+		size_t stage_landed;
+		struct gdrfab_list stage_entry;	     /* proto->staging */
+		struct gdrfab_list stage_kick_entry; /* proto->stage_kicked */
+	};
+
+	/* Last (not cleared at allocation): the header and rendezvous
+	 * segments of control messages, in the registered slab. */
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
 };
+
+/* ---- what the code asks of a request ---- */
+/* An fi_read (native or emulated) whose data lands in local buffers. */
+static inline bool gdrfab_req_reads_local(const struct gdrfab_req *req)
+{
+	return req->op == GDRFAB_OP_READ || req->emu_read;
+}
+
+/* An RDMA READ of ours (fi_read or a rendezvous pull) into staging. */
+static inline bool gdrfab_req_staged_read(const struct gdrfab_req *req)
+{
+	return req->staged &&
+	       (req->op == GDRFAB_OP_READ || req->op == GDRFAB_OP_RNDV_READ);
+}
+
+/* A send that, posted without error, waits for its receiver's FIN. */
+static inline bool gdrfab_req_waits_fin(const struct gdrfab_req *req)
+{
+	return req->op == GDRFAB_OP_SEND && req->rndv && !req->error;
+}
+
+/* A step of the protocol that fills a receive (req->parent when it is
+ * the last one for it). */
+static inline bool gdrfab_req_fills_receive(const struct gdrfab_req *req)
+{
+	return req->op == GDRFAB_OP_RNDV_READ || req->op == GDRFAB_OP_GPU_RX;
+}
 
 /* A message that arrived before its receive was posted. */
 struct gdrfab_unexp {
@@ -375,6 +365,46 @@ struct gdrfab_unexp {
 };
 
 struct gdrfab_ep;
+struct gdrfab_av;
+struct gdrfab_domain;
+
+/* What the protocol needs from the object layer above it, registered by
+ * the endpoint at gdrfab_proto_create: completions are reported, and the
+ * AV and memory descriptors consulted, through these, never by calling
+ * up. */
+struct gdrfab_proto_ops {
+	/* A report (CQ entry, counter) for the endpoint's application. */
+	void (*report)(struct gdrfab_ep *ep, const struct gdrfab_report *r);
+	/* n of a peer's RMA aimed at this endpoint completed. */
+	void (*rma_event)(struct gdrfab_ep *ep, bool read, uint64_t n);
+	/* The endpoint's AV (gdrfab_objs.h says what each answers). */
+	fi_addr_t (*av_find)(struct gdrfab_av *av,
+			     const struct gdrfab_addr *addr);
+	int (*av_get_addr)(struct gdrfab_av *av, fi_addr_t fi_addr,
+			   struct gdrfab_addr *out);
+	int (*av_peer)(struct gdrfab_av *av, fi_addr_t fi_addr,
+		       struct gdrfab_addr *out, struct gdrfab_addr *inserted);
+	int (*av_service_status)(struct gdrfab_av *av,
+				 const struct gdrfab_addr *svc,
+				 struct gdrfab_addr *name);
+	void (*av_learn)(struct gdrfab_av *av, const struct gdrfab_addr *svc,
+			 const struct gdrfab_addr *name);
+	void (*av_progress)(struct gdrfab_av *av);
+	/* Memory descriptors and keys of the domain. */
+	int (*mr_check_desc)(const struct gdrfab_domain *domain,
+			     const void *desc, const void *buf, size_t len);
+	int (*mr_check_descs)(const struct gdrfab_domain *domain,
+			      const struct iovec *iov, void **desc,
+			      size_t count);
+	bool (*mr_desc_live)(const void *desc);
+	int (*mr_keys_access)(struct gdrfab_domain *domain, uint64_t key,
+			      uint64_t addr, uint64_t len, uint64_t access,
+			      void (*fn)(void *mem, void *arg), void *arg,
+			      const char **why);
+	/* Whether atomics to a peer go to the NIC (the domain's policy). */
+	bool (*nic_atomic_pair)(int mode, enum ibv_atomic_cap local_cap,
+				uint16_t peer_cm_flags);
+};
 
 #define GDRFAB_CONN_CACHE 64 /* entries, a power of two */
 
@@ -397,6 +427,7 @@ struct gdrfab_ep;
 /* Per-endpoint protocol state, made by fi_enable. */
 struct gdrfab_proto {
 	struct gdrfab_ep *ep;
+	const struct gdrfab_proto_ops *ops; /* the object layer's */
 	/* Warnings about what peers send (bad packets, unknown FINs). */
 	struct gdrfab_ratelimit wire_warn;
 	struct ibv_context *ctx;
@@ -483,12 +514,15 @@ struct gdrfab_proto {
 	/* Connections whose held atomics may go (conn->atomic_hold). */
 	struct gdrfab_list atomic_ready;
 	bool closing; /* no completions while the endpoint closes */
+	/* Requests that ended, in order, for gdrfab_req_drain. */
+	struct gdrfab_list finished;
 };
 
 #define GDRFAB_CTRL_RESERVE 64
 
 /* ---- lifecycle (gdrfab_proto.c) ---- */
-int gdrfab_proto_create(struct gdrfab_ep *ep);
+int gdrfab_proto_create(struct gdrfab_ep *ep,
+			const struct gdrfab_proto_ops *ops);
 void gdrfab_proto_destroy(struct gdrfab_proto *proto);
 void gdrfab_proto_progress(struct gdrfab_proto *proto);
 
@@ -506,13 +540,15 @@ struct gdrfab_conn *gdrfab_conn_by_qpn(struct gdrfab_proto *proto,
 void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *msg,
 			   size_t len);
 void gdrfab_conn_timers(struct gdrfab_proto *proto);
-/* Posts what is pending on a connection, as far as slots allow. */
-void gdrfab_conn_kick(struct gdrfab_conn *conn);
 /* The QP failed: fails every request waiting on it and retires it. */
 void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno);
 void gdrfab_conn_put(struct gdrfab_conn *conn);
 fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn);
 void gdrfab_conn_destroy_all(struct gdrfab_proto *proto);
+/* A message arrived from the peer: it is alive, and connected. */
+void gdrfab_conn_rx(struct gdrfab_conn *conn);
+/* Sends a NOP so that a dead peer is noticed by RC retries. */
+void gdrfab_conn_keepalive(struct gdrfab_conn *conn);
 
 /* ---- connection messages on the UD QP (gdrfab_cm_ud.c) ---- */
 int gdrfab_ud_post_recvs(struct gdrfab_proto *proto);
@@ -526,20 +562,24 @@ bool gdrfab_ud_send(struct gdrfab_proto *proto, const struct gdrfab_addr *peer,
 void gdrfab_conn_poll_ud(struct gdrfab_proto *proto);
 /* Resets the UD QP once it is found out of RTS (from the timers). */
 void gdrfab_ud_check(struct gdrfab_proto *proto);
-/* A message arrived from the peer: it is alive, and connected. */
-void gdrfab_conn_rx(struct gdrfab_conn *conn);
-/* Sends a NOP so that a dead peer is noticed by RC retries. */
-void gdrfab_conn_keepalive(struct gdrfab_conn *conn);
+
+/* ---- requests and posting (gdrfab_post.c) ---- */
+/* Posts what is pending on a connection, as far as slots allow. */
+void gdrfab_conn_kick(struct gdrfab_conn *conn);
 /* Tells the peer of the RMA to it that completed (rma_events_owed), as
  * far as control requests last; the rest waits for the timers. */
 void gdrfab_send_rma_events(struct gdrfab_proto *proto,
 			    struct gdrfab_conn *conn);
+/* A control request (from the reserve) on the connection, its header
+ * zeroed but for the version and type: the caller fills the rest and
+ * submits it. NULL when the reserve is empty. */
+struct gdrfab_req *gdrfab_ctrl_req(struct gdrfab_proto *proto,
+				   struct gdrfab_conn *conn, uint8_t type,
+				   struct gdrfab_pkt_hdr **hdr);
 /* Sends a FIN or NOP on a connection (from the control reserve); data
  * is a FIN's status (0 or FI_E*). */
 void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		      uint8_t type, uint64_t msg_id, uint64_t data);
-
-/* ---- requests and posting (gdrfab_post.c) ---- */
 /* A request for the application (NULL when only the control reserve is
  * left) or for a control message (from the reserve). */
 struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl);
@@ -551,7 +591,6 @@ int gdrfab_req_to_peer(struct gdrfab_proto *proto, fi_addr_t peer,
 		       struct gdrfab_req **out);
 struct gdrfab_txbuf *gdrfab_txbuf_alloc(struct gdrfab_proto *proto);
 void gdrfab_txbuf_free(struct gdrfab_proto *proto, struct gdrfab_txbuf *tb);
-void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* Queues a request on its connection and posts what it can. */
 void gdrfab_req_submit(struct gdrfab_req *req);
 /* Posts as much of the request as slots and buffers allow; false when it
@@ -559,10 +598,6 @@ void gdrfab_req_submit(struct gdrfab_req *req);
 bool gdrfab_req_post(struct gdrfab_req *req);
 void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			const struct ibv_wc *wc);
-/* Ends a request: completion or error to the CQ and counters. */
-void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req);
-void gdrfab_req_fail(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		     int err, int prov_errno);
 /* Copies the local iovec and finds (or registers, for a NULL desc) the
  * lkeys; with IBV_ACCESS_REMOTE_READ in access also the rkeys, into rseg. */
 int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -571,6 +606,41 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 size_t gdrfab_iov_len(const struct iovec *iov, size_t count);
 /* Maps a failed work completion to an FI_E* code (positive). */
 int gdrfab_wc_to_fi(enum ibv_wc_status status);
+
+/* ---- the end of a request (gdrfab_finish.c) ----
+ * Completion paths only mark a request ended and queue it; the drain, run
+ * by progress and at the end of each application call into the protocol,
+ * is the one place that reports (CQ entry, counter) and frees. */
+/* Ends a request (once: a second call is ignored); the drain works out
+ * its report. */
+void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req);
+/* Marks the request failed (the first error sticks) and ends it unless
+ * work requests of it are still out (their completion ends it). */
+void gdrfab_req_fail(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		     int err, int prov_errno);
+/* A receive-side report for the request: with last, the request ends
+ * with it; without (a multi-receive buffer that stays posted), it is
+ * written now and the request lives on. */
+void gdrfab_req_report_rx(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			  bool last, uint64_t flags, size_t len, void *buf,
+			  uint64_t data, uint64_t tag, fi_addr_t src);
+void gdrfab_req_report_error(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			     bool last, uint64_t flags, size_t len, size_t olen,
+			     void *buf, uint64_t data, uint64_t tag, int err,
+			     int prov_errno);
+/* Ends the request without a report. */
+void gdrfab_req_end_silent(struct gdrfab_proto *proto, struct gdrfab_req *req);
+/* Reports that belong to no request of ours: a peer's RMA with CQ data,
+ * counted remote accesses (FI_RMA_EVENT). */
+void gdrfab_report_remote_data(struct gdrfab_proto *proto, uint64_t flags,
+			       size_t len, uint64_t data,
+			       struct gdrfab_conn *conn);
+void gdrfab_report_rma_event(struct gdrfab_proto *proto, bool read, uint64_t n);
+/* Finishes the ended requests, in the order they ended. */
+void gdrfab_req_drain(struct gdrfab_proto *proto);
+/* Returns a request to the slab at once: only for one that never started
+ * (the call that made it failed before submitting it) or at close. */
+void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
 
 /* ---- matching and receive side (gdrfab_recv.c) ---- */
 void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
@@ -673,7 +743,7 @@ int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 			 size_t n, void *desc);
 int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		       size_t n, void *desc);
-bool gdrfab_iov_has_gpu(void **desc, size_t count);
+bool gdrfab_iov_has_gpu(struct gdrfab_proto *proto, void **desc, size_t count);
 /* Whether any of the buffers must go through host memory. */
 bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count);
 /* Points the request's local side at a registered host buffer of the
@@ -747,7 +817,7 @@ struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
 int gdrfab_loop_open(struct gdrfab_proto *proto);
 void gdrfab_loop_close(struct gdrfab_proto *proto);
 /* Whether a buffer's descriptor is GPU memory the NIC reaches. */
-bool gdrfab_loop_gpu_desc(const void *desc);
+bool gdrfab_loop_gpu_desc(struct gdrfab_proto *proto, const void *desc);
 /* Posts a step (from gdrfab_gpu_rx_step); 0 or -FI_E* (nothing posted:
  * the caller frees it). */
 int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
@@ -759,17 +829,5 @@ void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* Gives a receive bounce buffer back to the SRQ. */
 void gdrfab_rxbuf_repost(struct gdrfab_proto *proto,
 			 struct gdrfab_rxbuf *rxbuf);
-
-/* ---- completions (gdrfab_complete.c) ---- */
-void gdrfab_complete_tx(struct gdrfab_ep *ep, struct gdrfab_req *req);
-void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
-			size_t len, void *buf, uint64_t data, uint64_t tag,
-			fi_addr_t src);
-/* n of a peer's RMA aimed at this endpoint completed (FI_RMA_EVENT). */
-void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n);
-void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
-			   uint64_t flags, size_t len, size_t olen, void *buf,
-			   uint64_t data, uint64_t tag, int err,
-			   int prov_errno);
 
 #endif /* GDRFAB_PROTO_H */

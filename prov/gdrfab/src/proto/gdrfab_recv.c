@@ -174,12 +174,13 @@ static void finish_recv(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	if (last && (req->op_flags & FI_MULTI_RECV))
 		flags |= FI_MULTI_RECV;
 	if (got < h->size)
-		gdrfab_complete_error(proto->ep, true, req->context, flags, got,
-				      h->size - got, buf_at(req, off), h->data,
-				      h->tag, FI_ETRUNC, GDRFAB_PERR_TRUNCATED);
+		gdrfab_req_report_error(proto, req, last, flags, got,
+					h->size - got, buf_at(req, off),
+					h->data, h->tag, FI_ETRUNC,
+					GDRFAB_PERR_TRUNCATED);
 	else
-		gdrfab_complete_rx(proto->ep, req->context, flags, got,
-				   buf_at(req, off), h->data, h->tag, src);
+		gdrfab_req_report_rx(proto, req, last, flags, got,
+				     buf_at(req, off), h->data, h->tag, src);
 }
 
 /* Takes the space for one message from a receive. Returns the offset;
@@ -244,11 +245,9 @@ static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			    "an eager message of %zu bytes into GPU memory: "
 			    "%s\n",
 			    got, fi_strerror(-err));
-		gdrfab_complete_error(proto->ep, true, req->context, a.cq_flags,
-				      0, h->size, buf_at(req, off), h->data,
-				      h->tag, -err, 0);
-		if (done)
-			gdrfab_req_free(proto, req);
+		gdrfab_req_report_error(proto, req, done, a.cq_flags, 0,
+					h->size, buf_at(req, off), h->data,
+					h->tag, -err, 0);
 	}
 	return true;
 }
@@ -276,7 +275,7 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			proto, conn, h->msg_id, h->flags & GDRFAB_PKT_CQ_DATA,
 			h->data, got,
 			scatter(proto, req, off, payload, got) ? FI_EIO : 0);
-		gdrfab_req_free(proto, req);
+		gdrfab_req_end_silent(proto, req);
 		return;
 	}
 	if (deliver_async(proto, req, h, conn, rxbuf, payload, own, off, got,
@@ -284,13 +283,11 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		return;
 	err = scatter(proto, req, off, payload, got);
 	if (err)
-		gdrfab_complete_error(
-			proto->ep, true, req->context, rx_flags(req, h), 0,
-			h->size, buf_at(req, off), h->data, h->tag, -err, 0);
+		gdrfab_req_report_error(proto, req, done, rx_flags(req, h), 0,
+					h->size, buf_at(req, off), h->data,
+					h->tag, -err, 0);
 	else
 		finish_recv(proto, req, h, conn, off, got, done);
-	if (done)
-		gdrfab_req_free(proto, req);
 }
 
 /* The rendezvous READ request for one message into a receive. */
@@ -313,11 +310,9 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	if (!rd) {
 		GDRFAB_WARN(FI_LOG_EP_DATA, "no request for a rendezvous "
 					    "read\n");
-		gdrfab_complete_error(proto->ep, true, recv->context,
-				      rx_flags(recv, h), 0, h->size, NULL,
-				      h->data, h->tag, FI_ENOMEM, 0);
-		if (done)
-			gdrfab_req_free(proto, recv);
+		gdrfab_req_report_error(proto, recv, done, rx_flags(recv, h), 0,
+					h->size, NULL, h->data, h->tag,
+					FI_ENOMEM, 0);
 		return;
 	}
 	/* The part of the receive's iovec this message lands in. */
@@ -416,26 +411,23 @@ void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd)
 	else
 		gdrfab_send_ctrl(proto, rd->conn, GDRFAB_PKT_FIN, rd->msg_id,
 				 0);
+	/* Ending it frees the receive it filled (rd->parent) too. */
 	if (proto->closing || rd->emu_target) {
 		/* No completions while the endpoint closes, nor for the
 		 * target of an emulated RMA. */
+		gdrfab_req_end_silent(proto, rd);
 	} else if (err) {
-		gdrfab_complete_error(proto->ep, true, rd->context,
-				      rd->cq_flags, 0, h.size, buf, h.data,
-				      h.tag, -err, 0);
+		gdrfab_req_report_error(proto, rd, true, rd->cq_flags, 0,
+					h.size, buf, h.data, h.tag, -err, 0);
 	} else if (rd->recv_len < h.size) {
-		gdrfab_complete_error(proto->ep, true, rd->context,
-				      rd->cq_flags, rd->recv_len,
-				      h.size - rd->recv_len, buf, h.data, h.tag,
-				      FI_ETRUNC, GDRFAB_PERR_TRUNCATED);
+		gdrfab_req_report_error(proto, rd, true, rd->cq_flags,
+					rd->recv_len, h.size - rd->recv_len,
+					buf, h.data, h.tag, FI_ETRUNC,
+					GDRFAB_PERR_TRUNCATED);
 	} else {
-		gdrfab_complete_rx(proto->ep, rd->context, rd->cq_flags,
-				   rd->recv_len, buf, h.data, h.tag, src);
+		gdrfab_req_report_rx(proto, rd, true, rd->cq_flags,
+				     rd->recv_len, buf, h.data, h.tag, src);
 	}
-	if (rd->parent)
-		gdrfab_req_free(proto, rd->parent);
-	rd->parent = NULL;
-	gdrfab_req_free(proto, rd);
 }
 
 static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
@@ -594,12 +586,9 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 		 * what landed in GPU memory is visible. */
 		gdrfab_hmem_flush_remote_writes(proto->ep->domain,
 						proto->ep->cuda_api_permitted);
-		if (!proto->closing)
-			gdrfab_complete_rx(
-				proto->ep, NULL,
-				FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
-				wc->byte_len, NULL, ntohl(wc->imm_data), 0,
-				gdrfab_conn_fi_addr(conn));
+		gdrfab_report_remote_data(
+			proto, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+			wc->byte_len, ntohl(wc->imm_data), conn);
 		gdrfab_rxbuf_repost(proto, rxbuf);
 		return;
 	}
@@ -616,10 +605,8 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 	} else if (h->type == GDRFAB_PKT_FIN) {
 		handle_fin(proto, conn, h);
 	} else if (h->type == GDRFAB_PKT_RMA_EVENT) {
-		if (!proto->closing)
-			gdrfab_complete_rma_event(
-				proto->ep, h->data == GDRFAB_RMA_EVENT_READ,
-				h->size);
+		gdrfab_report_rma_event(proto, h->data == GDRFAB_RMA_EVENT_READ,
+					h->size);
 	} else if (h->type == GDRFAB_PKT_ATOMIC) {
 		gdrfab_atomic_handle(proto, conn, h);
 	} else if (h->type == GDRFAB_PKT_ATOMIC_RESP) {
@@ -691,23 +678,21 @@ static int peek(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	uint64_t cq_flags = req->cq_flags | (req->op_flags & FI_COMPLETION);
 
 	if (!u) {
-		gdrfab_complete_error(proto->ep, true, req->context, cq_flags,
-				      0, 0, NULL, 0, req->tag, FI_ENOMSG, 0);
-		gdrfab_req_free(proto, req);
+		gdrfab_req_report_error(proto, req, true, cq_flags, 0, 0, NULL,
+					0, req->tag, FI_ENOMSG, 0);
 		return 0;
 	}
 	if (u->hdr.flags & GDRFAB_PKT_CQ_DATA)
 		cq_flags |= FI_REMOTE_CQ_DATA;
-	gdrfab_complete_rx(proto->ep, req->context, cq_flags, u->hdr.size, NULL,
-			   u->hdr.data, u->hdr.tag,
-			   gdrfab_conn_fi_addr(u->conn));
+	gdrfab_req_report_rx(proto, req, true, cq_flags, u->hdr.size, NULL,
+			     u->hdr.data, u->hdr.tag,
+			     gdrfab_conn_fi_addr(u->conn));
 	if (flags & FI_CLAIM) {
 		u->claimed = true;
 		((struct fi_context *)req->context)->internal[0] = u;
 	} else if (flags & FI_DISCARD) {
 		gdrfab_unexp_free(u);
 	}
-	gdrfab_req_free(proto, req);
 	return 0;
 }
 
@@ -734,13 +719,12 @@ static int claim(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	}
 	ctx->internal[0] = NULL;
 	if (flags & FI_DISCARD) {
-		gdrfab_complete_rx(proto->ep, req->context,
-				   req->cq_flags |
-					   (req->op_flags & FI_COMPLETION),
-				   0, NULL, u->hdr.data, u->hdr.tag,
-				   gdrfab_conn_fi_addr(u->conn));
+		gdrfab_req_report_rx(proto, req, true,
+				     req->cq_flags |
+					     (req->op_flags & FI_COMPLETION),
+				     0, NULL, u->hdr.data, u->hdr.tag,
+				     gdrfab_conn_fi_addr(u->conn));
 		gdrfab_unexp_free(u);
-		gdrfab_req_free(proto, req);
 		return 0;
 	}
 	take_unexpected(proto, req, u);
@@ -792,12 +776,10 @@ int gdrfab_recv_cancel(struct gdrfab_proto *proto, void *context)
 			if (req->context != context)
 				continue;
 			gdrfab_list_remove(&req->entry);
-			gdrfab_complete_error(proto->ep, true, req->context,
-					      req->cq_flags, 0, 0, NULL, 0,
-					      req->tag, FI_ECANCELED,
-					      GDRFAB_PERR_CANCELED);
-			if (!req->wr_pending)
-				gdrfab_req_free(proto, req);
+			gdrfab_req_report_error(proto, req, !req->wr_pending,
+						req->cq_flags, 0, 0, NULL, 0,
+						req->tag, FI_ECANCELED,
+						GDRFAB_PERR_CANCELED);
 			return 0;
 		}
 	}

@@ -81,7 +81,7 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 			    (unsigned long long)key);
 		return -FI_EINVAL;
 	}
-	ret = gdrfab_mr_check_descs(ep->domain, iov, desc, count);
+	ret = proto->ops->mr_check_descs(ep->domain, iov, desc, count);
 	if (ret)
 		return ret;
 	gdrfab_lock_acquire(&ep->lock);
@@ -127,6 +127,7 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	req->rseg_count = 1;
 	gdrfab_req_submit(req);
 out:
+	gdrfab_req_drain(proto);
 	gdrfab_lock_release(&ep->lock);
 	return ret;
 }

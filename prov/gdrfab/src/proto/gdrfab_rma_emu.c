@@ -151,9 +151,8 @@ void gdrfab_emu_target_done(struct gdrfab_proto *proto,
 			    "%s\n",
 			    fi_strerror(err));
 	gdrfab_send_ctrl(proto, conn, GDRFAB_PKT_FIN, msg_id, (uint64_t)err);
-	if (!err && cq_data && !proto->closing)
-		gdrfab_complete_rx(proto->ep, NULL,
-				   FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
-				   len, NULL, (uint32_t)data, 0,
-				   gdrfab_conn_fi_addr(conn));
+	if (!err && cq_data)
+		gdrfab_report_remote_data(
+			proto, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+			len, (uint32_t)data, conn);
 }

@@ -50,7 +50,7 @@ static int copy_without_cuda(size_t n, bool to_dev)
 int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 			 size_t n, void *desc)
 {
-	int dev = gdrfab_mr_check_desc(proto->ep->domain, desc, src, n);
+	int dev = proto->ops->mr_check_desc(proto->ep->domain, desc, src, n);
 
 	if (dev)
 		return dev;
@@ -69,7 +69,7 @@ int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		       size_t n, void *desc)
 {
-	int dev = gdrfab_mr_check_desc(proto->ep->domain, desc, dst, n);
+	int dev = proto->ops->mr_check_desc(proto->ep->domain, desc, dst, n);
 
 	if (dev)
 		return dev;
@@ -85,13 +85,13 @@ int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 	return gdrfab_cuda_copy_to_device(dst, src, n, dev);
 }
 
-bool gdrfab_iov_has_gpu(void **desc, size_t count)
+bool gdrfab_iov_has_gpu(struct gdrfab_proto *proto, void **desc, size_t count)
 {
 	for (size_t i = 0; desc && i < count; i++) {
 		/* A closed MR's descriptor is answered as GPU memory: the send
 		 * is then not inlined (which would never read it) but copied
 		 * or registered, and those paths refuse it. */
-		if (!gdrfab_mr_desc_live(desc[i]) ||
+		if (!proto->ops->mr_desc_live(desc[i]) ||
 		    gdrfab_mr_device(desc[i]) >= 0)
 			return true;
 	}

@@ -235,7 +235,8 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       int access, bool fill)
 {
 	size_t len = gdrfab_iov_len(iov, count);
-	int ret = gdrfab_mr_check_descs(proto->ep->domain, iov, desc, count);
+	int ret =
+		proto->ops->mr_check_descs(proto->ep->domain, iov, desc, count);
 
 	if (ret)
 		return ret;
@@ -243,7 +244,8 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	 * may not call CUDA (an FI_INJECT rendezvous or RMA from GPU memory
 	 * is the only way here; the option is refused where every GPU
 	 * transfer would stage). */
-	if (!proto->ep->cuda_api_permitted && gdrfab_iov_has_gpu(desc, count)) {
+	if (!proto->ep->cuda_api_permitted &&
+	    gdrfab_iov_has_gpu(proto, desc, count)) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "staging %zu bytes of GPU memory (FI_INJECT) needs "
 			    "CUDA copies, and FI_OPT_CUDA_API_PERMITTED is "

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Completions to the application: CQ entries (honouring
- * FI_SELECTIVE_COMPLETION and FI_INJECT) and counters.
+ * What the endpoint gives its protocol (gdrfab_proto_ops): the protocol's
+ * reports written as the application's CQ entries (honouring
+ * FI_SELECTIVE_COMPLETION and FI_INJECT) and counters, and the AV, MR and
+ * atomics-policy questions it asks, so that it never calls up into the
+ * object layer.
  */
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_atomic_nic.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 
@@ -35,21 +39,21 @@ static bool wants_entry(uint64_t bind_flags, uint64_t op_flags)
 	       (op_flags & FI_COMPLETION);
 }
 
-void gdrfab_complete_tx(struct gdrfab_ep *ep, struct gdrfab_req *req)
+static void complete_tx(struct gdrfab_ep *ep, const struct gdrfab_report *r)
 {
-	count(tx_cntr(ep, req->cq_flags), false);
-	if (ep->tx_cq && !req->silent &&
-	    wants_entry(ep->tx_cq_flags, req->op_flags)) {
+	count(tx_cntr(ep, r->flags), false);
+	if (ep->tx_cq && !r->silent &&
+	    wants_entry(ep->tx_cq_flags, r->op_flags)) {
 		struct fi_cq_tagged_entry e = {
-			.op_context = req->context,
-			.flags = req->cq_flags & ~(uint64_t)FI_REMOTE_CQ_DATA,
+			.op_context = r->context,
+			.flags = r->flags & ~(uint64_t)FI_REMOTE_CQ_DATA,
 		};
 
 		gdrfab_cq_write(ep->tx_cq, &e, FI_ADDR_NOTAVAIL);
 	}
 }
 
-void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
+static void complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
 			size_t len, void *buf, uint64_t data, uint64_t tag,
 			fi_addr_t src)
 {
@@ -73,7 +77,7 @@ void gdrfab_complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
 	}
 }
 
-void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
+static void complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 			   uint64_t flags, size_t len, size_t olen, void *buf,
 			   uint64_t data, uint64_t tag, int err, int prov_errno)
 {
@@ -96,7 +100,23 @@ void gdrfab_complete_error(struct gdrfab_ep *ep, bool rx, void *context,
 	gdrfab_cq_write_error(cq, &e);
 }
 
-void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n)
+static void ep_report(struct gdrfab_ep *ep, const struct gdrfab_report *r)
+{
+	switch (r->kind) {
+	case GDRFAB_REPORT_NONE: break;
+	case GDRFAB_REPORT_TX: complete_tx(ep, r); break;
+	case GDRFAB_REPORT_RX:
+		complete_rx(ep, r->context, r->flags, r->len, r->buf, r->data,
+			    r->tag, r->src);
+		break;
+	case GDRFAB_REPORT_ERROR:
+		complete_error(ep, r->rx, r->context, r->flags, r->len, r->olen,
+			       r->buf, r->data, r->tag, r->err, r->prov_errno);
+		break;
+	}
+}
+
+static void ep_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n)
 {
 	struct gdrfab_cntr *cntr = ep->cntrs[read ? GDRFAB_CNTR_REMOTE_READ
 						  : GDRFAB_CNTR_REMOTE_WRITE];
@@ -104,3 +124,19 @@ void gdrfab_complete_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n)
 	if (cntr)
 		fi_cntr_add(&cntr->fid, n);
 }
+
+const struct gdrfab_proto_ops gdrfab_ep_proto_ops = {
+	.report = ep_report,
+	.rma_event = ep_rma_event,
+	.av_find = gdrfab_av_find,
+	.av_get_addr = gdrfab_av_get_addr,
+	.av_peer = gdrfab_av_peer,
+	.av_service_status = gdrfab_av_service_status,
+	.av_learn = gdrfab_av_learn,
+	.av_progress = gdrfab_av_progress,
+	.mr_check_desc = gdrfab_mr_check_desc,
+	.mr_check_descs = gdrfab_mr_check_descs,
+	.mr_desc_live = gdrfab_mr_desc_live,
+	.mr_keys_access = gdrfab_mr_keys_access,
+	.nic_atomic_pair = gdrfab_nic_atomic_pair,
+};

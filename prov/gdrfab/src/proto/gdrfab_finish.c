@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The one place a request ends.
+ *
+ * Life of a request:
+ *  1. gdrfab_req_alloc takes it from the registered slab (proto->live).
+ *  2. The application's call (or the protocol, for control messages,
+ *     rendezvous READs, GPU steps) fills it and submits it: it waits in
+ *     its connection's pending list, is posted in pieces (gdrfab_post.c),
+ *     may wait in rndv_wait for a FIN, in atomic_hold for its turn, or on
+ *     the staging lists for its copies.
+ *  3. Whatever learns that it is over (its last work completion, a FIN,
+ *     an ATOMIC_RESP, a failed connection, a delivered message, a
+ *     cancel) only marks it: gdrfab_req_fail sets the error,
+ *     gdrfab_req_report_* records a receive-side report, and
+ *     gdrfab_req_finish takes it off its list and queues it on
+ *     proto->finished. A request is queued once: a second end (the
+ *     failed connection and the flushed work request both ending it) is
+ *     ignored, instead of freeing it twice.
+ *  4. gdrfab_req_drain, from progress after each event and from the end
+ *     of each application call into the protocol (never from inside a
+ *     completion path, so no caller holds a request it frees), takes the
+ *     queue in order. For a transmit request it does the last steps
+ *     (copy out of staging, the target's FIN of an emulated RMA, the GPU
+ *     flush of a read, a NIC atomic's result, the RMA event owed to the
+ *     peer first), any of which may park the request until its own
+ *     completion queues it again; then it writes the report (CQ entry,
+ *     counter) and frees the request with what it held (registrations,
+ *     bounce buffer, staging buffer, connection reference, the receive a
+ *     rendezvous READ or GPU step filled).
+ *  5. gdrfab_req_free returns it to the slab. Called elsewhere only for a
+ *     request that never started, and at close.
+ */
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_host_cache.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+
+void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	for (size_t i = 0; i < GDRFAB_MAX_IOV; i++) {
+		if (req->tmp_reg[i])
+			gdrfab_reg_put(&proto->ep->domain->hmem.cache,
+				       req->tmp_reg[i]);
+	}
+	if (req->txbuf)
+		gdrfab_txbuf_free(proto, req->txbuf);
+	/* A message-borne atomic that ends unanswered (failed) no longer
+	 * holds back the NIC atomics after it. */
+	gdrfab_atomic_answered(req);
+	if (req->staged || req->gpu_iov_count)
+		gdrfab_stage_free(proto, req);
+	if (req->op == GDRFAB_OP_GPU_RX)
+		gdrfab_loop_req_free(proto, req);
+	if (req->conn)
+		gdrfab_conn_put(req->conn);
+	gdrfab_list_remove(&req->entry);
+	gdrfab_list_remove(&req->live);
+	gdrfab_list_remove(&req->finish_entry);
+	req->finish_queued = false;
+	gdrfab_list_push_tail(&proto->free_reqs, &req->entry);
+	proto->req_free_cnt++;
+}
+
+void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	if (req->finish_queued)
+		return;
+	req->finish_queued = true;
+	gdrfab_list_remove(&req->entry);
+	gdrfab_list_push_tail(&proto->finished, &req->finish_entry);
+}
+
+void gdrfab_req_fail(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		     int err, int prov_errno)
+{
+	if (!req->error) {
+		req->error = err;
+		req->prov_errno = prov_errno;
+	}
+	req->fully_posted = true;
+	if (!req->wr_pending)
+		gdrfab_req_finish(proto, req);
+}
+
+static void write_report(struct gdrfab_proto *proto,
+			 const struct gdrfab_report *r)
+{
+	if (!proto->closing && r->kind != GDRFAB_REPORT_NONE)
+		proto->ops->report(proto->ep, r);
+}
+
+static void report(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		   bool last, const struct gdrfab_report *r)
+{
+	if (!last) {
+		write_report(proto, r);
+		return;
+	}
+	req->report = *r;
+	req->has_report = true;
+	gdrfab_req_finish(proto, req);
+}
+
+void gdrfab_req_report_rx(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			  bool last, uint64_t flags, size_t len, void *buf,
+			  uint64_t data, uint64_t tag, fi_addr_t src)
+{
+	struct gdrfab_report r = {
+		.kind = GDRFAB_REPORT_RX,
+		.context = req->context,
+		.flags = flags,
+		.len = len,
+		.buf = buf,
+		.data = data,
+		.tag = tag,
+		.src = src,
+	};
+
+	report(proto, req, last, &r);
+}
+
+void gdrfab_req_report_error(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			     bool last, uint64_t flags, size_t len, size_t olen,
+			     void *buf, uint64_t data, uint64_t tag, int err,
+			     int prov_errno)
+{
+	struct gdrfab_report r = {
+		.kind = GDRFAB_REPORT_ERROR,
+		.rx = true,
+		.context = req->context,
+		.flags = flags,
+		.len = len,
+		.olen = olen,
+		.buf = buf,
+		.data = data,
+		.tag = tag,
+		.err = err,
+		.prov_errno = prov_errno,
+	};
+
+	report(proto, req, last, &r);
+}
+
+void gdrfab_req_end_silent(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	struct gdrfab_report r = {.kind = GDRFAB_REPORT_NONE};
+
+	report(proto, req, true, &r);
+}
+
+void gdrfab_report_remote_data(struct gdrfab_proto *proto, uint64_t flags,
+			       size_t len, uint64_t data,
+			       struct gdrfab_conn *conn)
+{
+	struct gdrfab_report r = {
+		.kind = GDRFAB_REPORT_RX,
+		.flags = flags,
+		.len = len,
+		.data = data,
+	};
+
+	if (proto->closing)
+		return;
+	r.src = gdrfab_conn_fi_addr(conn);
+	write_report(proto, &r);
+}
+
+void gdrfab_report_rma_event(struct gdrfab_proto *proto, bool read, uint64_t n)
+{
+	if (!proto->closing)
+		proto->ops->rma_event(proto->ep, read, n);
+}
+
+/* An RMA or atomic to a peer that counts what reaches it (FI_RMA_EVENT)
+ * tells it with a GDRFAB_PKT_RMA_EVENT before its own completion: the
+ * application may exit once it sees the completion, and an event still
+ * waiting to be sent would die with its QP. The RMA completes when the
+ * event's send does (the peer's receive queue holds it then). Without a
+ * free control request the event is owed to the connection and its timers
+ * send it; the RMA completes at once. Returns whether the RMA waits. */
+static bool send_event_first(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	struct gdrfab_conn *conn = req->conn;
+	bool read = req->cq_flags & FI_READ;
+	struct gdrfab_pkt_hdr *hdr;
+	struct gdrfab_req *ev;
+
+	if (req->event_sent || req->error || proto->closing ||
+	    req->emu_target || req->op == GDRFAB_OP_CTRL ||
+	    req->op == GDRFAB_OP_RNDV_READ ||
+	    !(req->cq_flags & (FI_RMA | FI_ATOMIC)) || !conn ||
+	    !conn->peer_rma_events || conn->state != GDRFAB_CONN_CONNECTED)
+		return false;
+	req->event_sent = true;
+	ev = gdrfab_ctrl_req(proto, conn, GDRFAB_PKT_RMA_EVENT, &hdr);
+	if (!ev) {
+		conn->rma_events_owed[read]++;
+		return false;
+	}
+	hdr->data = read ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
+	hdr->size = 1;
+	ev->parent = req;
+	gdrfab_req_submit(ev);
+	return true;
+}
+
+/* The last steps of a transmit-side request (and of a rendezvous READ that
+ * failed): false when one of them parks it until its own completion ends
+ * it again. */
+static bool last_steps(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	/* Back from its event's send: the steps below ran already. */
+	if (req->event_sent)
+		return true;
+	/* fi_read into staged GPU memory: copied out of the staging buffer
+	 * first; progress comes back here when the copies end. */
+	if (gdrfab_req_reads_local(req) && req->staged && !req->error &&
+	    !proto->closing && !req->emu_target) {
+		if (!gdrfab_stage_drain(proto, req, req->len))
+			return false;
+		if (req->stage_err)
+			req->error = req->stage_err;
+	}
+	/* The target's side of an emulated RMA: the initiator hears of it
+	 * in a FIN, the target's application not at all. */
+	if (req->emu_target)
+		gdrfab_emu_target_done(proto, req->conn, req->msg_id, false, 0,
+				       0, req->error ? FI_EIO : 0);
+	/* fi_read into GPU memory: the data must be there, and visible,
+	 * before the completion says so. */
+	if (gdrfab_req_reads_local(req) && !req->staged && !req->error &&
+	    !proto->closing && !req->emu_target) {
+		int err = gdrfab_flush_iov(proto, req->iov, req->desc,
+					   req->iov_count, req->len);
+
+		if (err)
+			req->error = -err;
+	}
+	/* A NIC atomic's fetched value, into the result buffers. */
+	if (req->op == GDRFAB_OP_NIC_ATOMIC && !req->error && !proto->closing) {
+		int err = gdrfab_atomic_nic_result(proto, req);
+
+		if (err)
+			req->error = -err;
+	}
+	return !send_event_first(proto, req);
+}
+
+/* What a transmit-side request reports, from its state. */
+static void tx_report(const struct gdrfab_req *req, struct gdrfab_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (req->emu_target || req->op == GDRFAB_OP_CTRL) {
+		r->kind = GDRFAB_REPORT_NONE;
+	} else if (req->error) {
+		/* A rendezvous READ carries its receive's context, flags and
+		 * tag. */
+		r->kind = GDRFAB_REPORT_ERROR;
+		r->rx = req->op == GDRFAB_OP_RNDV_READ;
+		r->context = req->context;
+		r->flags = req->cq_flags;
+		r->tag = req->tag;
+		r->err = req->error;
+		r->prov_errno = req->prov_errno;
+	} else if (req->op != GDRFAB_OP_RNDV_READ) {
+		r->kind = GDRFAB_REPORT_TX;
+		r->context = req->context;
+		r->flags = req->cq_flags;
+		r->op_flags = req->op_flags;
+		r->silent = req->silent;
+	} else {
+		r->kind = GDRFAB_REPORT_NONE;
+	}
+}
+
+static void finish_one(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	struct gdrfab_report r;
+
+	if (req->has_report) {
+		r = req->report;
+	} else {
+		if (!last_steps(proto, req))
+			return;
+		tx_report(req, &r);
+	}
+	write_report(proto, &r);
+	if (req->parent && gdrfab_req_fills_receive(req)) {
+		gdrfab_req_free(proto, req->parent);
+	} else if (req->op == GDRFAB_OP_CTRL && req->parent) {
+		/* The event is sent (or failed with its connection, which
+		 * the RMA's data had reached already): the RMA completes. */
+		gdrfab_req_finish(proto, req->parent);
+	}
+	req->parent = NULL;
+	gdrfab_req_free(proto, req);
+}
+
+void gdrfab_req_drain(struct gdrfab_proto *proto)
+{
+	while (!gdrfab_list_empty(&proto->finished)) {
+		struct gdrfab_req *req = gdrfab_list_entry(
+			proto->finished.next, struct gdrfab_req, finish_entry);
+
+		gdrfab_list_remove(&req->finish_entry);
+		req->finish_queued = false;
+		finish_one(proto, req);
+	}
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * gdrfab's wire format: the messages two endpoints exchange, on their RC
+ * queue pairs (data and control) and on their UD queue pairs (connection
+ * setup). Shared by the protocol and by the tests that speak it.
+ *
+ * Wire formats are little-endian (the byte order of every platform gdrfab
+ * builds for) and are validated field by field on arrival: a peer is never
+ * trusted with a length, a count or a cookie.
+ */
+#ifndef GDRFAB_WIRE_H
+#define GDRFAB_WIRE_H
+
+#include <stdint.h>
+
+#include "gdrfab_addr.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "the wire format is little-endian");
+
+/* Carried by every connection and data-path message; a peer of another
+ * version is refused at connection time. 3: the ATOMIC and ATOMIC_RESP
+ * messages (a version-2 peer would drop them as unknown types and the
+ * initiator's atomics would never complete). */
+#define GDRFAB_WIRE_VERSION 3
+
+/* ---- messages on RC queue pairs ---- */
+enum gdrfab_pkt_type {
+	GDRFAB_PKT_EAGER = 1,  /* header + payload */
+	GDRFAB_PKT_RNDV = 2,   /* header + segments the receiver reads */
+	GDRFAB_PKT_FIN = 3,    /* receiver -> sender: rendezvous data read */
+	GDRFAB_PKT_NOP = 4,    /* keepalive: proves the peer still acks */
+	GDRFAB_PKT_ATOMIC = 5, /* an atomic for the target to apply */
+	GDRFAB_PKT_ATOMIC_RESP = 6, /* its status and fetched values */
+	/* Initiator -> target, after RMA completed: "you were the target
+	 * of size writes (data 1) or reads (data 2)", for the target's
+	 * remote access counters (FI_RMA_EVENT). Sent only to peers that
+	 * asked (GDRFAB_CM_F_RMA_EVENTS). */
+	GDRFAB_PKT_RMA_EVENT = 7,
+};
+
+#define GDRFAB_RMA_EVENT_WRITE 1
+#define GDRFAB_RMA_EVENT_READ  2
+
+#define GDRFAB_PKT_TAGGED  0x1 /* tagged message (fi_tsend) */
+#define GDRFAB_PKT_CQ_DATA 0x2 /* data carries remote CQ data */
+/* RMA into or out of the target's staged GPU memory, which its NIC cannot
+ * reach (keys with GDRFAB_EMU_KEY): tag is the target address, data the
+ * key's low 32 bits << 32 | the CQ data, msg_id the initiator's cookie,
+ * answered by a FIN whose data is 0 or the FI_E* error. EMU_WRITE rides on
+ * EAGER (payload) or RNDV (the target reads it); EMU_READ on RNDV, whose
+ * segments say where the target writes the data. */
+#define GDRFAB_PKT_EMU_WRITE 0x4
+#define GDRFAB_PKT_EMU_READ  0x8
+#define GDRFAB_PKT_EMU	     (GDRFAB_PKT_EMU_WRITE | GDRFAB_PKT_EMU_READ)
+
+struct gdrfab_pkt_hdr {
+	uint8_t version;
+	uint8_t type;
+	uint16_t flags;
+	uint32_t seg_count; /* RNDV: segments that follow the header */
+	uint64_t tag;
+	uint64_t data;
+	uint64_t size;	 /* message length */
+	uint64_t msg_id; /* RNDV and FIN: the sender's cookie */
+};
+
+struct gdrfab_rndv_seg {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t rkey;
+	uint32_t reserved;
+};
+
+/* An ATOMIC message: the header (tag: the target address, data: remote
+ * CQ data, size: the bytes after the header, msg_id: the initiator's
+ * cookie), then this, then the operands and the compare values (count
+ * elements each, as gdrfab_atomic_operands says). Its ATOMIC_RESP carries
+ * the status (0 or FI_E*) in data and the fetched values (size bytes). */
+struct gdrfab_atomic_wire {
+	uint64_t key;
+	uint32_t count;
+	uint8_t op;	  /* enum fi_op */
+	uint8_t datatype; /* enum fi_datatype */
+	uint8_t kind;	  /* enum gdrfab_atomic_kind */
+	uint8_t reserved;
+};
+
+/* ---- connection setup on UD queue pairs ---- */
+enum gdrfab_cm_type {
+	GDRFAB_CM_REQ = 1, /* "connect your RC QP to mine" */
+	GDRFAB_CM_REP = 2, /* "done; connect yours to mine" */
+	GDRFAB_CM_RTU = 3, /* "connected: you may send" */
+	GDRFAB_CM_REJ = 4, /* "your settings differ from mine": qpn echoes
+			    * the refused REQ's, reject says which */
+};
+
+/* The sender counts RMA aimed at it (FI_RMA_EVENT): send it
+ * GDRFAB_PKT_RMA_EVENT after each RMA to it. */
+#define GDRFAB_CM_F_RMA_EVENTS 0x1
+
+/* Settings both sides of a connection must share (REJ's reject). */
+enum gdrfab_cm_reject {
+	GDRFAB_REJECT_EAGER_MAX = 1, /* FI_GDRFAB_EAGER_MAX */
+};
+
+struct gdrfab_cm_msg {
+	uint8_t version;
+	uint8_t type;
+	uint8_t mtu;	   /* enum ibv_mtu of the sender's port */
+	uint8_t rd_atomic; /* READs the sender's QP answers at once */
+	uint32_t qpn;	   /* the sender's RC QP for this pair */
+	uint32_t psn;
+	uint32_t eager_max; /* eager payload the sender's buffers hold */
+	/* The sender endpoint's secret: a request may replace a live
+	 * connection only with the nonce that connection was made with. */
+	uint64_t nonce;
+	uint16_t reject; /* REJ: enum gdrfab_cm_reject */
+	/* The UDP port the sender's endpoint answers name queries on, at
+	 * the IPv4 address of its GID (0: none): a receiver that holds that
+	 * IP:port in its AV knows its name without asking. */
+	uint16_t ns_port;
+	uint16_t cm_flags; /* GDRFAB_CM_F_* of the sender */
+	uint16_t reserved;
+	struct gdrfab_addr src; /* the sender's endpoint name */
+	struct gdrfab_addr dst; /* the endpoint it means to reach */
+};
+
+#endif /* GDRFAB_WIRE_H */
