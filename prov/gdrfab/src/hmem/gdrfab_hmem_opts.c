@@ -24,6 +24,12 @@ static bool p2p_possible(const struct gdrfab_ep *ep)
 	       path == GDRFAB_CUDA_REG_PEERMEM;
 }
 
+bool gdrfab_ep_may_flush_by_read(const struct gdrfab_ep *ep)
+{
+	return (ep->info->caps & FI_HMEM) && p2p_possible(ep) &&
+	       gdrfab_hmem_flush_may_read(ep->cuda_api_permitted);
+}
+
 static int set_p2p(struct gdrfab_ep *ep, int mode)
 {
 	switch (mode) {
@@ -99,6 +105,9 @@ static int set_cuda_permitted(struct gdrfab_ep *ep, bool permitted)
 		gdrfab_lock_acquire(&ep->lock);
 		if (ep->proto)
 			ret = gdrfab_loop_open(ep->proto);
+		/* The flushes become READs: their QP as well. */
+		if (!ret && ep->proto && gdrfab_hmem_flush_may_read(false))
+			ret = gdrfab_loop_flush_open(ep->proto);
 		gdrfab_lock_release(&ep->lock);
 		if (ret)
 			return ret;

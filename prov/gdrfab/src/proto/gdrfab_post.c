@@ -548,9 +548,12 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	 * before the completion says so. */
 	if ((req->op == GDRFAB_OP_READ || req->emu_read) && !req->staged &&
 	    !req->error && !proto->closing && !req->emu_target) {
-		int err = gdrfab_flush_iov(proto, req->iov, req->desc,
-					   req->iov_count, req->len);
+		int err = gdrfab_flush_step(proto, req, req->iov, req->desc,
+					    req->iov_count, req->len);
 
+		/* Its READ is posted: back here from progress. */
+		if (err == -FI_EINPROGRESS)
+			return;
 		if (err)
 			req->error = -err;
 	}

@@ -106,29 +106,3 @@ bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count)
 	}
 	return false;
 }
-
-int gdrfab_flush_iov(struct gdrfab_proto *proto, const struct iovec *iov,
-		     void **desc, size_t count, size_t len)
-{
-	struct gdrfab_domain *domain = proto->ep->domain;
-	int last = -1;
-
-	/* The last GPU buffer the data reached: reading its last byte
-	 * orders every write before it. */
-	for (size_t i = 0, off = 0; desc && i < count && off < len; i++) {
-		if (gdrfab_mr_device(desc[i]) >= 0 && iov[i].iov_len)
-			last = (int)i;
-		off += iov[i].iov_len;
-	}
-	if (last < 0)
-		return 0;
-	{
-		struct gdrfab_mr *mr = desc[last];
-		size_t n = iov[last].iov_len;
-
-		return gdrfab_hmem_flush(domain, mr->mem.device,
-					 iov[last].iov_base, n,
-					 mr->rndv_mr ? mr->rndv_mr->rkey : 0,
-					 proto->ep->cuda_api_permitted);
-	}
-}
