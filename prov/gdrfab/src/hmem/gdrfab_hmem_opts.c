@@ -101,7 +101,8 @@ static int set_cuda_permitted(struct gdrfab_ep *ep, bool permitted)
 			return -FI_EOPNOTSUPP;
 		}
 		/* Enabled already: the loopback QP is made now, not on
-		 * the data path. */
+		 * the data path. ep->lock: the protocol state its QPs
+		 * join (progress runs under it too); nothing here waits. */
 		gdrfab_lock_acquire(&ep->lock);
 		if (ep->proto)
 			ret = gdrfab_loop_open(ep->proto);

@@ -106,3 +106,36 @@ bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count)
 	}
 	return false;
 }
+
+int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto, const struct iovec *iov,
+			    void **desc, size_t count, struct iovec *host,
+			    uint8_t **bounce)
+{
+	size_t len = gdrfab_iov_len(iov, count), off = 0;
+	bool gpu = false;
+	int ret;
+
+	*bounce = NULL;
+	for (size_t i = 0; i < count && !gpu; i++)
+		gpu = iov[i].iov_len && buf_device(proto, iov[i].iov_base,
+						   desc ? desc[i] : NULL) >= 0;
+	if (!gpu)
+		return 0;
+	*bounce = malloc(len);
+	if (!*bounce)
+		return -FI_ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		ret = gdrfab_copy_from_buf(proto, *bounce + off,
+					   iov[i].iov_base, iov[i].iov_len,
+					   desc ? desc[i] : NULL);
+		if (ret) {
+			free(*bounce);
+			*bounce = NULL;
+			return ret;
+		}
+		off += iov[i].iov_len;
+	}
+	host->iov_base = *bounce;
+	host->iov_len = len;
+	return 1;
+}
