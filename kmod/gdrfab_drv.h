@@ -29,6 +29,16 @@
 #endif
 #include "gdrfab/gdrfab_ioctl.h"
 
+/*
+ * Locks, and their order. f->lock (a mutex) covers a file's region list,
+ * its counts, next_handle and mapping; it may be taken under the mm's
+ * mmap_lock (mmap) and takes i_mmap_rwsem inside (unmap_mapping_range).
+ * r->map_lock (an rw_semaphore) keeps a region's page table and state
+ * still: faults and setup read it, a revocation writes
+ * it. No path holds f->lock and map_lock together. Functions that need a
+ * lock held say so with lockdep_assert_held().
+ */
+
 /* One open of /dev/gdrfab. Freed when the file and its regions are gone. */
 struct gdrfab_file {
 	struct kref ref;

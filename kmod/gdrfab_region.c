@@ -25,6 +25,7 @@
  * succeeded and the callback can no longer come.
  */
 #include <linux/io.h>
+#include <linux/lockdep.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/overflow.h>
@@ -79,6 +80,8 @@ unsigned long gdrfab_region_pfn(const struct gdrfab_region *r, u64 off)
 	u64 pos = lead + off;
 	u64 idx = pos / r->page_size;
 
+	/* r->pt is freed by a revocation, which takes map_lock for writing. */
+	lockdep_assert_held(&r->map_lock);
 	if (off >= r->len || idx >= r->entries)
 		return 0;
 	return (r->pt->pages[idx]->physical_address + pos % r->page_size) >>
@@ -92,8 +95,11 @@ unsigned long gdrfab_region_pfn(const struct gdrfab_region *r, u64 off)
  */
 static void gdrfab_region_kill_mappings(struct gdrfab_region *r)
 {
+	/* map_lock for writing, then released: a barrier that waits out
+	 * faults already past the state check (never held with f->lock). */
 	down_write(&r->map_lock);
 	up_write(&r->map_lock);
+	/* f->lock: owner->mapping, cleared when the file is released. */
 	mutex_lock(&r->owner->lock);
 	if (r->owner->mapping)
 		unmap_mapping_range(r->owner->mapping, r->mmap_offset, r->len,
@@ -204,6 +210,7 @@ static int gdrfab_region_check_table(struct gdrfab_region *r)
 	struct nvidia_p2p_page_table *pt = r->pt;
 	u64 lead, need, i;
 
+	lockdep_assert_held(&r->map_lock); /* the callback may free pt */
 	if (!pt)
 		return -EPROTO;
 	r->pt_version = pt->version;
@@ -252,6 +259,7 @@ bad_version:
  */
 static void gdrfab_region_reserve_wc(struct gdrfab_region *r)
 {
+	lockdep_assert_held(&r->map_lock);
 	if (!r->wc)
 		return;
 #ifdef CONFIG_X86
@@ -301,6 +309,7 @@ static int gdrfab_region_reserve(struct gdrfab_file *f, u64 len)
 {
 	int ret = 0;
 
+	/* f->lock: the file's region count and pinned bytes. */
 	mutex_lock(&f->lock);
 	if (f->nregions >= gdrfab_max_regions ||
 	    len > gdrfab_max_pinned_bytes ||
@@ -358,6 +367,7 @@ static int gdrfab_region_accept(struct gdrfab_region *r)
 {
 	int ret;
 
+	/* map_lock (read): r->pt stays while we read it. */
 	down_read(&r->map_lock);
 	if (atomic_read(&r->state) != GDRFAB_R_LIVE) {
 		ret = -EAGAIN; /* revoked already: the memory went away */
@@ -416,6 +426,7 @@ int gdrfab_region_pin(struct gdrfab_file *f, struct gdrfab_ioc_pin *arg)
 		return ret;
 	}
 
+	/* f->lock: the region list and the handle counter. */
 	mutex_lock(&f->lock);
 	r->handle = f->next_handle++;
 	list_add_tail(&r->link, &f->regions);
@@ -428,12 +439,13 @@ int gdrfab_region_pin(struct gdrfab_file *f, struct gdrfab_ioc_pin *arg)
 	return 0;
 }
 
-/* Under f->lock. */
+/* Under f->lock (the list it walks). */
 static struct gdrfab_region *gdrfab_region_find(struct gdrfab_file *f,
 						u64 handle)
 {
 	struct gdrfab_region *r;
 
+	lockdep_assert_held(&f->lock);
 	list_for_each_entry(r, &f->regions, link)
 		if (r->handle == handle)
 			return r;

@@ -31,6 +31,8 @@ static vm_fault_t gdrfab_vma_fault(struct vm_fault *vmf)
 	unsigned long pfn;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
 
+	/* map_lock (read), in the fault path: the region stays LIVE
+	 * and its page table allocated until the PTE is in. */
 	down_read(&r->map_lock);
 	if (atomic_read(&r->state) == GDRFAB_R_LIVE) {
 		pfn = gdrfab_region_pfn(r, off);
@@ -77,6 +79,7 @@ int gdrfab_vma_mmap(struct gdrfab_file *f, struct vm_area_struct *vma)
 	if (vma->vm_pgoff > U64_MAX >> PAGE_SHIFT)
 		return -EINVAL;
 
+	/* f->lock (under the mm's mmap_lock): the region list. */
 	mutex_lock(&f->lock);
 	list_for_each_entry(r, &f->regions, link) {
 		if (off >= r->mmap_offset && off - r->mmap_offset < r->len &&

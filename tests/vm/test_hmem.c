@@ -551,6 +551,105 @@ Test(hmem, read_flush_without_cuda_flush)
 	p2p_rendezvous(0); /* flushed by an RDMA READ instead */
 }
 
+/* Flush READs are steps of their requests, completed from progress: with
+ * more in flight than the flush QP holds (some wait in line), each
+ * fi_writedata into GPU memory is reported once, after its flush, and a
+ * burst of rendezvous receives each completes once with its data. */
+Test(hmem, read_flushes_in_flight_complete_each_once)
+{
+	enum { N = 200, R = 8 };
+	size_t len = 4096, rlen = 256 << 10;
+	uint8_t *src = dp_alloc(len), *dst, *rsrc, *rdst;
+	struct fid_mr *smr, *dmr, *rsmr, *rdmr;
+	struct fi_cq_tagged_entry e;
+	bool seen[N] = {0};
+
+	setenv("GDRFAB_STANDIN_FLUSH", "0", 1); /* flushed by READs */
+	start("peermem", true);
+	dst = gpu_alloc(len * N);
+	smr = dp_reg(&p[0], src, len, FI_WRITE);
+	dmr = reg_gpu(&p[1], dst, len * N, FI_REMOTE_WRITE);
+	dp_fill(src, len, 7);
+	for (int i = 0; i < N; i++)
+		DP_POST(p, 2,
+			fi_writedata(p[0].ep, src, len, fi_mr_desc(smr),
+				     (uint64_t)i, p[0].peer[1],
+				     (uintptr_t)dst + (size_t)i * len,
+				     fi_mr_key(dmr), NULL));
+	for (int i = 0; i < N; i++) {
+		dp_expect(p[1].rxcq, &e, NULL, p, 2);
+		cr_assert(e.flags & FI_REMOTE_CQ_DATA);
+		cr_assert_lt(e.data, (uint64_t)N);
+		cr_assert_not(seen[e.data], "writedata %llu reported twice",
+			      (unsigned long long)e.data);
+		seen[e.data] = true;
+		cr_assert(gpu_check(dst + e.data * len, len, 7),
+			  "writedata %llu not there when reported",
+			  (unsigned long long)e.data);
+	}
+	for (int i = 0; i < N; i++)
+		dp_expect(p[0].txcq, &e, NULL, p, 2);
+
+	rsrc = gpu_alloc(rlen * R);
+	rdst = gpu_alloc(rlen * R);
+	rsmr = reg_gpu(&p[0], rsrc, rlen * R, FI_SEND);
+	rdmr = reg_gpu(&p[1], rdst, rlen * R, FI_RECV);
+	gpu_fill(rsrc, rlen * R, 3);
+	for (int i = 0; i < R; i++)
+		DP_POST(p, 2,
+			fi_recv(p[1].ep, rdst + i * rlen, rlen,
+				fi_mr_desc(rdmr), FI_ADDR_UNSPEC, NULL));
+	for (int i = 0; i < R; i++)
+		DP_POST(p, 2,
+			fi_send(p[0].ep, rsrc + i * rlen, rlen,
+				fi_mr_desc(rsmr), p[0].peer[1], NULL));
+	for (int i = 0; i < R; i++)
+		dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert(gpu_check(rdst, rlen * R, 3));
+	for (int i = 0; i < R; i++)
+		dp_expect(p[0].txcq, &e, NULL, p, 2);
+	dp_expect_none(p[1].rxcq, p, 2, 200);
+	fi_close(&rsmr->fid);
+	fi_close(&rdmr->fid);
+	fi_close(&smr->fid);
+	fi_close(&dmr->fid);
+	free(src);
+}
+
+/* A flush that fails (cuFlushGPUDirectRDMAWrites refused) fails its
+ * receive, once; the sender still completes (its FIN is sent). */
+Test(hmem, failed_flush_fails_the_receive_once)
+{
+	size_t len = 1 << 20;
+	uint8_t *src, *dst;
+	struct fid_mr *smr, *dmr;
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err = {0};
+	int ret;
+
+	start("peermem", true);
+	src = gpu_alloc(len);
+	dst = gpu_alloc(len);
+	smr = reg_gpu(&p[0], src, len, FI_SEND);
+	dmr = reg_gpu(&p[1], dst, len, FI_RECV);
+	gpu_fill(src, len, 4);
+	gpu_forbid(1); /* data movement fails: the flush among it */
+	DP_POST(p, 2,
+		fi_recv(p[1].ep, dst, len, fi_mr_desc(dmr), FI_ADDR_UNSPEC,
+			NULL));
+	DP_POST(p, 2,
+		fi_send(p[0].ep, src, len, fi_mr_desc(smr), p[0].peer[1],
+			NULL));
+	ret = dp_wait(p[1].rxcq, &e, NULL, &err, p, 2, 20000);
+	cr_assert_eq(ret, -FI_EAVAIL, "the receive's flush failed: %d", ret);
+	cr_assert_eq(err.err, FI_EIO);
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	dp_expect_none(p[1].rxcq, p, 2, 200);
+	gpu_forbid(0);
+	fi_close(&smr->fid);
+	fi_close(&dmr->fid);
+}
+
 Test(hmem, writedata_into_gpu_is_flushed)
 {
 	size_t len = 65536;

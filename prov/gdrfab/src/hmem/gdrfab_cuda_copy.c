@@ -19,7 +19,10 @@
 /* A device's primary context and gdrfab's two non-blocking streams on it,
  * one per direction (a GPU has a copy engine for each, so staged sends
  * and receives overlap), and idle events for asynchronous copies. The
- * lock covers enqueueing only: nothing waits for a copy under it. */
+ * lock covers making the context and streams, the idle events and
+ * enqueueing (cuMemcpy*Async into pinned memory, cuEventRecord): nothing
+ * waits for a copy or a flush under it. A leaf: taken under the
+ * endpoint's lock, it takes none itself. */
 struct dev_stream {
 	pthread_mutex_t lock;
 	gdrfab_cu_ctx ctx;
@@ -274,14 +277,23 @@ int gdrfab_cuda_flush(int device)
 	struct dev_stream *s;
 	gdrfab_cu_result err;
 
+	gdrfab_cu_ctx c;
+
 	if (!gdrfab_cuda_available(NULL) || !gdrfab_cu.flush_gdr_writes)
 		return -FI_ENOSYS;
+	/* The device's context, made under its lock; the flush itself
+	 * (synchronous by CUDA's API) runs with no lock held: a context,
+	 * once retained, is kept until unload. */
 	s = stream_enter(device);
 	if (!s)
 		return -FI_EIO;
-	err = gdrfab_cu.flush_gdr_writes(GDRFAB_CU_FLUSH_TARGET_CTX,
-					 GDRFAB_CU_FLUSH_TO_OWNER);
 	stream_leave(s);
+	err = gdrfab_cu.ctx_push(s->ctx);
+	if (!err) {
+		err = gdrfab_cu.flush_gdr_writes(GDRFAB_CU_FLUSH_TARGET_CTX,
+						 GDRFAB_CU_FLUSH_TO_OWNER);
+		gdrfab_cu.ctx_pop(&c);
+	}
 	if (err) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "cuFlushGPUDirectRDMAWrites (device %d): %s\n",

@@ -36,16 +36,12 @@ struct gdrfab_hmem_domain {
 	enum gdrfab_cuda_reg path;
 	struct gdrfab_mr_cache cache;
 	atomic_bool cuda_used; /* a CUDA buffer was registered */
-	/* The flush READ: a QP connected to itself, reading 1 byte of GPU
-	 * memory into flush_buf (a PCIe read flushes earlier writes). */
-	pthread_mutex_t flush_lock;
-	struct ibv_cq *flush_cq;
-	struct ibv_qp *flush_qp;
-	struct ibv_mr *flush_mr;
-	uint64_t flush_buf;
 	/* GPU memory peers may write into (FI_REMOTE_WRITE, P2P): remote
 	 * CQ data of an fi_writedata is reported once writes into it are
-	 * visible. The flush READ reads the newest such region. */
+	 * visible. The flush READ reads the newest such region. rw_lock
+	 * covers the rw_* fields below (a leaf: nothing else is taken or
+	 * called under it). */
+	pthread_mutex_t rw_lock;
 	atomic_int rw_count; /* read without the lock on every writedata */
 	int rw_device;
 	void *rw_addr;
@@ -74,10 +70,9 @@ struct gdrfab_hmem_domain {
  * FI_GDRFAB_CUDA_FLUSH and the device's attributes; never CUDA's unless
  * cuda_ok (the endpoint's FI_OPT_CUDA_API_PERMITTED). */
 enum gdrfab_cuda_flush gdrfab_hmem_flush_method(int device, bool cuda_ok);
-/* Makes RDMA writes into [addr, addr+len) of device memory (registered
- * with rkey for remote reading) visible to the GPU. 0 or -FI_EIO. */
-int gdrfab_hmem_flush(struct gdrfab_domain *domain, int device, void *addr,
-		      size_t len, uint32_t rkey, bool cuda_ok);
+/* Whether some device's writes are flushed by a READ (an endpoint then
+ * makes its flush QP when enabled). */
+bool gdrfab_hmem_flush_may_read(bool cuda_ok);
 /* An RC QP in pd connected to itself on the domain's port (RTS), its
  * sends completing on cq; NULL (logged) on failure. */
 struct ibv_qp *gdrfab_hmem_loop_qp(struct gdrfab_domain *domain,
@@ -88,9 +83,16 @@ struct ibv_qp *gdrfab_hmem_loop_qp(struct gdrfab_domain *domain,
 void gdrfab_hmem_track_remote_write(struct gdrfab_domain *domain,
 				    const void *owner, int device, void *addr,
 				    uint32_t rkey, bool add);
-/* Flushes remote writes into tracked GPU memory, if there is any. */
-void gdrfab_hmem_flush_remote_writes(struct gdrfab_domain *domain,
-				     bool cuda_ok);
+/* The newest tracked region peers may write into, for flushing their
+ * writes: false when there is none to flush (none tracked, or closed and
+ * the method is a READ); addr is NULL when it closed. */
+struct gdrfab_hmem_rw_target {
+	int device;
+	void *addr;
+	uint32_t rkey;
+};
+bool gdrfab_hmem_remote_write_target(struct gdrfab_domain *domain, bool cuda_ok,
+				     struct gdrfab_hmem_rw_target *t);
 
 struct gdrfab_mr;
 /* The domain's loopback PD, made on first call; NULL (logged) on

@@ -6,18 +6,20 @@
  * cuFlushGPUDirectRDMAWrites, or, where that is not available (or CUDA
  * calls are not wanted), an RDMA READ of GPU memory through the same NIC:
  * the NIC's PCIe read cannot pass its earlier posted writes.
+ *
+ * This file chooses the method and keeps what the READ needs to know; the
+ * READ itself is a step of the request, posted and completed from
+ * progress (proto/gdrfab_flush.c), on a QP the endpoint makes when it is
+ * enabled (gdrfab_hmem_loop_qp).
  */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_rc.h"
-
-#define FLUSH_TIMEOUT_NS (2LL * 1000 * 1000 * 1000)
 
 enum gdrfab_cuda_flush gdrfab_hmem_flush_method(int device, bool cuda_ok)
 {
@@ -67,93 +69,17 @@ struct ibv_qp *gdrfab_hmem_loop_qp(struct gdrfab_domain *domain,
 	return qp;
 }
 
-/* The loopback QP the flush READ uses, made on first need. */
-static int flush_qp_setup(struct gdrfab_domain *domain)
+bool gdrfab_hmem_flush_may_read(bool cuda_ok)
 {
-	struct gdrfab_hmem_domain *h = &domain->hmem;
+	int n = gdrfab_cuda_device_count();
 
-	/* Each piece is kept once made: a later attempt after a failure
-	 * makes only what is missing. */
-	if (!h->flush_cq)
-		h->flush_cq = ibv_create_cq(domain->ctx, 2, NULL, NULL, 0);
-	if (!h->flush_mr)
-		h->flush_mr = ibv_reg_mr(domain->pd, &h->flush_buf,
-					 sizeof(h->flush_buf),
-					 IBV_ACCESS_LOCAL_WRITE);
-	if (!h->flush_cq || !h->flush_mr)
-		return -FI_ENOMEM;
-	h->flush_qp =
-		gdrfab_hmem_loop_qp(domain, domain->pd, h->flush_cq, 1, 1);
-	return h->flush_qp ? 0 : -FI_EIO;
-}
-
-static long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int flush_read(struct gdrfab_domain *domain, void *addr, size_t len,
-		      uint32_t rkey)
-{
-	struct gdrfab_hmem_domain *h = &domain->hmem;
-	/* The last byte written: reading it orders all before it. */
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)&h->flush_buf,
-		.length = 1,
-	};
-	struct ibv_send_wr wr =
-				   {
-					   .sg_list = &sge,
-					   .num_sge = 1,
-					   .opcode = IBV_WR_RDMA_READ,
-					   .send_flags = IBV_SEND_SIGNALED,
-					   .wr.rdma = {.remote_addr =
-							       (uintptr_t)addr +
-							       len - 1,
-						       .rkey = rkey},
-				   },
-			   *bad;
-	struct ibv_wc wc;
-	long long deadline;
-	int n, ret = 0;
-
-	pthread_mutex_lock(&h->flush_lock);
-	if (!h->flush_qp && (ret = flush_qp_setup(domain)))
-		goto out;
-	sge.lkey = h->flush_mr->lkey;
-	if ((errno = ibv_post_send(h->flush_qp, &wr, &bad))) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "flush READ: %s\n",
-			    strerror(errno));
-		ret = -FI_EIO;
-		goto out;
+	if (gdrfab_params.cuda_flush == GDRFAB_FLUSH_READ)
+		return true;
+	for (int i = 0; i < n; i++) {
+		if (gdrfab_hmem_flush_method(i, cuda_ok) == GDRFAB_FLUSH_READ)
+			return true;
 	}
-	deadline = now_ns() + FLUSH_TIMEOUT_NS;
-	while (!(n = ibv_poll_cq(h->flush_cq, 1, &wc)) && now_ns() < deadline)
-		;
-	if (n != 1 || wc.status != IBV_WC_SUCCESS) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "flush READ did not complete: %s\n",
-			    n == 1 ? ibv_wc_status_str(wc.status) : "timeout");
-		ret = -FI_EIO;
-		goto out;
-	}
-out:
-	pthread_mutex_unlock(&h->flush_lock);
-	return ret;
-}
-
-int gdrfab_hmem_flush(struct gdrfab_domain *domain, int device, void *addr,
-		      size_t len, uint32_t rkey, bool cuda_ok)
-{
-	if (!len)
-		return 0;
-	switch (gdrfab_hmem_flush_method(device, cuda_ok)) {
-	case GDRFAB_FLUSH_CUDA: return gdrfab_cuda_flush(device);
-	case GDRFAB_FLUSH_READ: return flush_read(domain, addr, len, rkey);
-	default: return 0;
-	}
+	return false;
 }
 
 void gdrfab_hmem_track_remote_write(struct gdrfab_domain *domain,
@@ -162,7 +88,9 @@ void gdrfab_hmem_track_remote_write(struct gdrfab_domain *domain,
 {
 	struct gdrfab_hmem_domain *h = &domain->hmem;
 
-	pthread_mutex_lock(&h->flush_lock);
+	/* rw_lock: the rw_* fields only; a leaf lock (nothing is called
+	 * under it), taken from MR registration and close. */
+	pthread_mutex_lock(&h->rw_lock);
 	if (add) {
 		h->rw_count++;
 		h->rw_owner = owner;
@@ -174,28 +102,25 @@ void gdrfab_hmem_track_remote_write(struct gdrfab_domain *domain,
 		if (h->rw_owner == owner)
 			h->rw_owner = NULL;
 	}
-	pthread_mutex_unlock(&h->flush_lock);
+	pthread_mutex_unlock(&h->rw_lock);
 }
 
-void gdrfab_hmem_flush_remote_writes(struct gdrfab_domain *domain, bool cuda_ok)
+bool gdrfab_hmem_remote_write_target(struct gdrfab_domain *domain, bool cuda_ok,
+				     struct gdrfab_hmem_rw_target *t)
 {
 	struct gdrfab_hmem_domain *h = &domain->hmem;
-	int device;
-	void *addr;
-	uint32_t rkey;
 
 	if (!atomic_load(&h->rw_count))
-		return;
-	pthread_mutex_lock(&h->flush_lock);
-	device = h->rw_device;
-	addr = h->rw_addr;
-	rkey = h->rw_rkey;
-	if (!h->rw_owner)
-		addr = NULL;
-	pthread_mutex_unlock(&h->flush_lock);
+		return false;
+	/* rw_lock (a leaf, under the endpoint's lock here): a consistent
+	 * copy of the newest region, read outside it. */
+	pthread_mutex_lock(&h->rw_lock);
+	t->device = h->rw_device;
+	t->addr = h->rw_owner ? h->rw_addr : NULL;
+	t->rkey = h->rw_rkey;
+	pthread_mutex_unlock(&h->rw_lock);
 	/* With the newest region closed, a CUDA flush still works (it
 	 * needs no address); a READ has nothing left to read. */
-	if (addr ||
-	    gdrfab_hmem_flush_method(device, cuda_ok) == GDRFAB_FLUSH_CUDA)
-		gdrfab_hmem_flush(domain, device, addr, 1, rkey, cuda_ok);
+	return t->addr || gdrfab_hmem_flush_method(t->device, cuda_ok) ==
+				  GDRFAB_FLUSH_CUDA;
 }

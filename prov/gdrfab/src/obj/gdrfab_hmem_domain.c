@@ -246,7 +246,7 @@ int gdrfab_hmem_domain_init(struct gdrfab_domain *domain)
 		.ctx = domain,
 	};
 
-	pthread_mutex_init(&h->flush_lock, NULL);
+	pthread_mutex_init(&h->rw_lock, NULL);
 	pthread_mutex_init(&h->emu_lock, NULL);
 	pthread_mutex_init(&h->loop_lock, NULL);
 	gdrfab_mr_cache_init(&h->cache, &be, gdrfab_params.mr_cache_enable,
@@ -266,11 +266,5 @@ void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain)
 	gdrfab_mr_cache_fini(&h->cache);
 	gdrfab_emu_mr_fini(domain);
 	gdrfab_hmem_loop_fini(domain);
-	if (h->flush_qp)
-		ibv_destroy_qp(h->flush_qp);
-	if (h->flush_cq)
-		ibv_destroy_cq(h->flush_cq);
-	if (h->flush_mr)
-		ibv_dereg_mr(h->flush_mr);
-	pthread_mutex_destroy(&h->flush_lock);
+	pthread_mutex_destroy(&h->rw_lock);
 }

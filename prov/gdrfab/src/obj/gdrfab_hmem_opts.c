@@ -25,6 +25,12 @@ static bool p2p_possible(const struct gdrfab_ep *ep)
 	       path == GDRFAB_CUDA_REG_PEERMEM;
 }
 
+bool gdrfab_ep_may_flush_by_read(const struct gdrfab_ep *ep)
+{
+	return (ep->info->caps & FI_HMEM) && p2p_possible(ep) &&
+	       gdrfab_hmem_flush_may_read(ep->cuda_api_permitted);
+}
+
 static int set_p2p(struct gdrfab_ep *ep, int mode)
 {
 	switch (mode) {
@@ -96,10 +102,14 @@ static int set_cuda_permitted(struct gdrfab_ep *ep, bool permitted)
 			return -FI_EOPNOTSUPP;
 		}
 		/* Enabled already: the loopback QP is made now, not on
-		 * the data path. */
+		 * the data path. ep->lock: the protocol state its QPs
+		 * join (progress runs under it too); nothing here waits. */
 		gdrfab_lock_acquire(&ep->lock);
 		if (ep->proto)
 			ret = gdrfab_loop_open(ep->proto);
+		/* The flushes become READs: their QP as well. */
+		if (!ret && ep->proto && gdrfab_hmem_flush_may_read(false))
+			ret = gdrfab_loop_flush_open(ep->proto);
 		gdrfab_lock_release(&ep->lock);
 		if (ret)
 			return ret;

@@ -278,6 +278,9 @@ struct gdrfab_ep {
 	bool cuda_api_permitted;    /* FI_OPT_CUDA_API_PERMITTED */
 };
 
+/* Whether the endpoint may flush writes into GPU memory by a READ (it
+ * then makes its flush QP when enabled). */
+bool gdrfab_ep_may_flush_by_read(const struct gdrfab_ep *ep);
 /* FI_OPT_FI_HMEM_P2P and FI_OPT_CUDA_API_PERMITTED (gdrfab_hmem_opts.c);
  * -FI_ENOPROTOOPT for any other option. */
 int gdrfab_ep_hmem_setopt(struct gdrfab_ep *ep, int optname, const void *optval,

@@ -168,6 +168,22 @@ void gdrfab_report_remote_data(struct gdrfab_proto *proto, uint64_t flags,
 	write_report(proto, &r);
 }
 
+void gdrfab_report_remote_error(struct gdrfab_proto *proto, uint64_t flags,
+				size_t len, uint64_t data, int err)
+{
+	struct gdrfab_report r = {
+		.kind = GDRFAB_REPORT_ERROR,
+		.rx = true,
+		.flags = flags,
+		.len = len,
+		.data = data,
+		.err = err,
+	};
+
+	if (!proto->closing)
+		write_report(proto, &r);
+}
+
 void gdrfab_report_rma_event(struct gdrfab_proto *proto, bool read, uint64_t n)
 {
 	if (!proto->closing)
@@ -233,9 +249,12 @@ static bool last_steps(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	 * before the completion says so. */
 	if (gdrfab_req_reads_local(req) && !req->staged && !req->error &&
 	    !proto->closing && !req->emu_target) {
-		int err = gdrfab_flush_iov(proto, req->iov, req->desc,
-					   req->iov_count, req->len);
+		int err = gdrfab_flush_step(proto, req, req->iov, req->desc,
+					    req->iov_count, req->len);
 
+		/* Its READ is posted: back here from progress. */
+		if (err == -FI_EINPROGRESS)
+			return false;
 		if (err)
 			req->error = -err;
 	}

@@ -10,6 +10,15 @@
  * the READ completes, as gdrfab_hmem_flush.c's READ flush relies on). The
  * step is posted and left: progress polls the loopback CQ and completes
  * the receive from the READ's work completion, never waiting.
+ *
+ * The same CQ serves the flush READs (proto/gdrfab_flush.c): data the
+ * NIC wrote into GPU memory (a rendezvous READ, an fi_read, a peer's
+ * fi_writedata) is made visible by a 1-byte READ of its last byte over a
+ * second QP connected to itself, in the domain's PD (the keys it reads
+ * with are the domain's). Both QPs are made when the endpoint is enabled
+ * (or when FI_OPT_CUDA_API_PERMITTED=false asks for the copy QP), never
+ * on the data path; progress completes the request from the READ's work
+ * completion.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,6 +33,8 @@
  * GPU piece of the receive (at most GDRFAB_MAX_IOV) and the READ. */
 #define LOOP_SQ	  256
 #define LOOP_POLL 16
+/* Flush READs in flight: one per request at most; more wait in line. */
+#define FLUSH_SQ 128
 
 struct gdrfab_loop {
 	struct ibv_cq *cq;
@@ -37,7 +48,40 @@ struct gdrfab_loop {
 	int sq_avail;
 	/* Steps that found the send queue full, in arrival order. */
 	struct gdrfab_list waiting;
+	/* The flush QP (domain PD), where its READs land, its free send
+	 * slots and the requests waiting for one (by req->entry: a request
+	 * whose flush is pending is on no other list). */
+	struct ibv_qp *flush_qp;
+	struct ibv_mr *flush_mr;
+	uint64_t flush_scratch;
+	int flush_avail;
+	struct gdrfab_list flush_waiting;
 };
+
+/* The engine and its CQ, shared by the copy and the flush QPs. */
+static struct gdrfab_loop *loop_get(struct gdrfab_proto *proto)
+{
+	struct gdrfab_loop *l = proto->loop;
+
+	if (l)
+		return l;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	gdrfab_list_init(&l->waiting);
+	gdrfab_list_init(&l->flush_waiting);
+	l->sq_avail = LOOP_SQ;
+	l->flush_avail = FLUSH_SQ;
+	l->cq = ibv_create_cq(proto->ctx, LOOP_SQ + FLUSH_SQ, NULL, NULL, 0);
+	if (!l->cq) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL, "loopback CQ: %s\n",
+			    strerror(errno));
+		free(l);
+		return NULL;
+	}
+	proto->loop = l;
+	return l;
+}
 
 int gdrfab_loop_open(struct gdrfab_proto *proto)
 {
@@ -45,30 +89,54 @@ int gdrfab_loop_open(struct gdrfab_proto *proto)
 	struct ibv_pd *pd;
 	struct gdrfab_loop *l;
 
-	if (proto->loop)
+	if (proto->loop && proto->loop->qp)
 		return 0;
 	pd = gdrfab_hmem_loop_pd(domain);
-	l = calloc(1, sizeof(*l));
-	if (!pd || !l) {
-		free(l);
+	l = loop_get(proto);
+	if (!pd || !l)
 		return -FI_ENOMEM;
-	}
-	gdrfab_list_init(&l->waiting);
-	l->sq_avail = LOOP_SQ;
-	l->cq = ibv_create_cq(proto->ctx, LOOP_SQ, NULL, NULL, 0);
-	l->rx_mr = ibv_reg_mr(pd, proto->rx_mem,
-			      proto->rxbuf_cnt * proto->rxbuf_size, 0);
-	l->scratch_mr = ibv_reg_mr(pd, &l->scratch, sizeof(l->scratch),
-				   IBV_ACCESS_LOCAL_WRITE);
-	if (l->cq && l->rx_mr && l->scratch_mr)
+	/* Each piece is kept once made: a later attempt makes only what
+	 * is missing. */
+	if (!l->rx_mr)
+		l->rx_mr = ibv_reg_mr(pd, proto->rx_mem,
+				      proto->rxbuf_cnt * proto->rxbuf_size, 0);
+	if (!l->scratch_mr)
+		l->scratch_mr = ibv_reg_mr(pd, &l->scratch, sizeof(l->scratch),
+					   IBV_ACCESS_LOCAL_WRITE);
+	if (l->rx_mr && l->scratch_mr)
 		l->qp = gdrfab_hmem_loop_qp(domain, pd, l->cq, LOOP_SQ, 1);
-	proto->loop = l;
 	if (!l->qp) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
 			    "no loopback QP for eager data into GPU memory "
 			    "without CUDA: %s\n",
 			    strerror(errno));
-		gdrfab_loop_close(proto);
+		return -FI_ENOMEM;
+	}
+	return 0;
+}
+
+int gdrfab_loop_flush_open(struct gdrfab_proto *proto)
+{
+	struct gdrfab_domain *domain = proto->ep->domain;
+	struct gdrfab_loop *l;
+
+	if (proto->loop && proto->loop->flush_qp)
+		return 0;
+	l = loop_get(proto);
+	if (!l)
+		return -FI_ENOMEM;
+	if (!l->flush_mr)
+		l->flush_mr = ibv_reg_mr(domain->pd, &l->flush_scratch,
+					 sizeof(l->flush_scratch),
+					 IBV_ACCESS_LOCAL_WRITE);
+	if (l->flush_mr)
+		l->flush_qp = gdrfab_hmem_loop_qp(domain, domain->pd, l->cq,
+						  FLUSH_SQ, 1);
+	if (!l->flush_qp) {
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "no loopback QP for the flush READ (writes into "
+			    "GPU memory are then reported as failed): %s\n",
+			    strerror(errno));
 		return -FI_ENOMEM;
 	}
 	return 0;
@@ -84,18 +152,20 @@ void gdrfab_loop_close(struct gdrfab_proto *proto)
 	 * Steps still listed are requests, freed with the others. */
 	if (l->qp)
 		ibv_destroy_qp(l->qp);
+	if (l->flush_qp)
+		ibv_destroy_qp(l->flush_qp);
 	if (l->cq)
 		ibv_destroy_cq(l->cq);
 	if (l->rx_mr)
 		ibv_dereg_mr(l->rx_mr);
 	if (l->scratch_mr)
 		ibv_dereg_mr(l->scratch_mr);
-	while (!gdrfab_list_empty(&l->waiting)) {
-		struct gdrfab_list *e = l->waiting.next;
-
-		gdrfab_list_remove(e);
-		gdrfab_list_init(e);
-	}
+	if (l->flush_mr)
+		ibv_dereg_mr(l->flush_mr);
+	while (!gdrfab_list_empty(&l->waiting))
+		gdrfab_list_remove(l->waiting.next);
+	while (!gdrfab_list_empty(&l->flush_waiting))
+		gdrfab_list_remove(l->flush_waiting.next);
 	free(l);
 	proto->loop = NULL;
 }
@@ -216,7 +286,7 @@ int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 	uint32_t lkey;
 	int ret;
 
-	if (!l)
+	if (!l || !l->qp)
 		return -FI_EOPNOTSUPP;
 	ret = plan(st, a, a->src);
 	if (!ret && st->rseg_count && !a->rxbuf) {
@@ -253,6 +323,81 @@ int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 	return 0;
 }
 
+/* Posts a request's flush READ: 1 byte at its flush_addr. 0, -FI_EAGAIN
+ * when the send queue has no room yet, or -FI_EIO (logged). */
+static int flush_post(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	struct gdrfab_loop *l = proto->loop;
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)&l->flush_scratch,
+		.length = 1,
+		.lkey = l->flush_mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = (uintptr_t)req,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_READ,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = {.remote_addr = req->flush_addr,
+			    .rkey = req->flush_rkey},
+	};
+	struct ibv_send_wr *bad;
+	int err;
+
+	if (!l->flush_avail)
+		return -FI_EAGAIN;
+	err = ibv_post_send(l->flush_qp, &wr, &bad);
+	if (err) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "flush READ: %s\n", strerror(err));
+		return -FI_EIO;
+	}
+	l->flush_avail--;
+	return 0;
+}
+
+int gdrfab_loop_flush(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		      uint64_t addr, uint32_t rkey)
+{
+	struct gdrfab_loop *l = proto->loop;
+	int ret;
+
+	if (!l || !l->flush_qp) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "no flush QP on this endpoint (see the warning "
+			    "at fi_enable): the data written into GPU memory "
+			    "is reported as failed\n");
+		return -FI_EIO;
+	}
+	req->flush_addr = addr;
+	req->flush_rkey = rkey;
+	/* In order: a READ never overtakes one waiting before it. */
+	ret = gdrfab_list_empty(&l->flush_waiting) ? flush_post(proto, req)
+						   : -FI_EAGAIN;
+	if (ret == -FI_EAGAIN)
+		gdrfab_list_push_tail(&l->flush_waiting, &req->entry);
+	else if (ret)
+		return ret;
+	req->flush_state = GDRFAB_FLUSH_STEP_POSTED;
+	return 0;
+}
+
+/* A work completion of the flush QP. */
+static void flush_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		     const struct ibv_wc *wc)
+{
+	proto->loop->flush_avail++;
+	if (wc->status != IBV_WC_SUCCESS)
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "flush READ of GPU memory at %#llx: %s\n",
+			    (unsigned long long)req->flush_addr,
+			    ibv_wc_status_str(wc->status));
+	gdrfab_flush_done(
+		proto, req,
+		wc->status == IBV_WC_SUCCESS ? 0 : gdrfab_wc_to_fi(wc->status),
+		wc->status == IBV_WC_SUCCESS ? 0 : wc->status);
+}
+
 void gdrfab_loop_progress(struct gdrfab_proto *proto)
 {
 	struct gdrfab_loop *l = proto->loop;
@@ -265,6 +410,10 @@ void gdrfab_loop_progress(struct gdrfab_proto *proto)
 	for (int i = 0; i < n; i++) {
 		struct gdrfab_req *st = (void *)(uintptr_t)wc[i].wr_id;
 
+		if (l->flush_qp && wc[i].qp_num == l->flush_qp->qp_num) {
+			flush_wc(proto, st, &wc[i]);
+			continue;
+		}
 		l->sq_avail += st->wr_pending;
 		st->wr_pending = 0;
 		if (wc[i].status != IBV_WC_SUCCESS)
@@ -282,10 +431,24 @@ void gdrfab_loop_progress(struct gdrfab_proto *proto)
 			l->waiting.next, struct gdrfab_req, entry);
 
 		gdrfab_list_remove(&st->entry);
-		gdrfab_list_init(&st->entry);
 		if (!post(proto, st)) {
 			gdrfab_list_push_head(&l->waiting, &st->entry);
 			break;
 		}
+	}
+	while (!gdrfab_list_empty(&l->flush_waiting)) {
+		struct gdrfab_req *req = gdrfab_list_entry(
+			l->flush_waiting.next, struct gdrfab_req, entry);
+
+		int ret;
+
+		gdrfab_list_remove(&req->entry);
+		ret = flush_post(proto, req);
+		if (ret == -FI_EAGAIN) {
+			gdrfab_list_push_head(&l->flush_waiting, &req->entry);
+			break;
+		}
+		if (ret)
+			gdrfab_flush_done(proto, req, -ret, 0);
 	}
 }

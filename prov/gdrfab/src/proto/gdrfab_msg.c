@@ -4,6 +4,7 @@
  * eager (copied into a bounce buffer, up to FI_GDRFAB_EAGER_MAX) or
  * rendezvous (a header naming the source buffer; the receiver reads it).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdma/fi_tagged.h>
@@ -239,6 +240,8 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 		(tagged ? GDRFAB_PKT_TAGGED : 0) |
 		((flags & FI_REMOTE_CQ_DATA) ? GDRFAB_PKT_CQ_DATA : 0);
 	size_t len;
+	struct iovec host;
+	uint8_t *bounce = NULL;
 	int ret = gdrfab_check_iov(ep, iov, count, "send");
 
 	if (!ret) /* every path, inline ones too, reads the buffers */
@@ -253,6 +256,19 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 			    "inject_size %zu\n",
 			    len, proto->inject_max);
 		return -FI_EMSGSIZE;
+	}
+	/* An inject from GPU memory: copied now, synchronously (the API
+	 * wants the buffer reusable on return), before the lock. */
+	if (flags & FI_INJECT) {
+		ret = gdrfab_copy_in_unlocked(proto, iov, desc, count, &host,
+					      &bounce);
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			iov = &host;
+			desc = NULL;
+			count = 1;
+		}
 	}
 	gdrfab_lock_acquire(&ep->lock);
 	ret = gdrfab_req_to_peer(proto, dest, &req);
@@ -274,6 +290,7 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 out:
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(&ep->lock);
+	free(bounce);
 	return ret;
 }
 

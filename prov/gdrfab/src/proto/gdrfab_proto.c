@@ -217,6 +217,11 @@ int gdrfab_proto_create(struct gdrfab_ep *ep,
 	 * data path. */
 	if (!ret && !ep->cuda_api_permitted && (ep->info->caps & FI_HMEM))
 		ret = gdrfab_loop_open(proto);
+	/* The flush QP too, where writes into GPU memory are flushed by a
+	 * READ. Without it (logged) such data is reported as failed, as a
+	 * failed flush is: the endpoint still serves everything else. */
+	if (!ret && gdrfab_ep_may_flush_by_read(ep))
+		(void)gdrfab_loop_flush_open(proto);
 	if (ret) {
 		gdrfab_proto_destroy(proto);
 		ep->proto = NULL;

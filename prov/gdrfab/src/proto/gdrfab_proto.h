@@ -285,6 +285,18 @@ struct gdrfab_req {
 		};
 	};
 
+	/* ---- the flush step (gdrfab_flush.c) ----
+	 * A 1-byte READ of flush_addr on the endpoint's flush QP, posted
+	 * before the completion that reports data the NIC wrote into GPU
+	 * memory; flush_err (FI_E*, positive) once it ended
+	 * (GDRFAB_FLUSH_STEP_*). */
+	struct {
+		uint8_t flush_state;
+		int flush_err;
+		uint32_t flush_rkey;
+		uint64_t flush_addr;
+	};
+
 	/* ---- GPU memory staged through host memory ---- */
 	struct {
 		/* The host buffer, and the application's buffers it is
@@ -635,6 +647,10 @@ void gdrfab_req_end_silent(struct gdrfab_proto *proto, struct gdrfab_req *req);
 void gdrfab_report_remote_data(struct gdrfab_proto *proto, uint64_t flags,
 			       size_t len, uint64_t data,
 			       struct gdrfab_conn *conn);
+/* ... and its failure (err FI_E*, positive): the data landed but could
+ * not be made visible. */
+void gdrfab_report_remote_error(struct gdrfab_proto *proto, uint64_t flags,
+				size_t len, uint64_t data, int err);
 void gdrfab_report_rma_event(struct gdrfab_proto *proto, bool read, uint64_t n);
 /* Finishes the ended requests, in the order they ended. */
 void gdrfab_req_drain(struct gdrfab_proto *proto);
@@ -743,6 +759,15 @@ int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 			 size_t n, void *desc);
 int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		       size_t n, void *desc);
+/* An inject's GPU bytes, copied into host memory before the endpoint's
+ * lock is taken. The copy is synchronous because the API is (fi_inject*
+ * returns with the buffer reusable), so it must not hold up progress on
+ * other threads: the caller holds no lock. 1 with *host (one buffer,
+ * *bounce, freed by the caller after the post) when there was GPU memory,
+ * 0 when there was none (nothing done), or -FI_E*. */
+int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto, const struct iovec *iov,
+			    void **desc, size_t count, struct iovec *host,
+			    uint8_t **bounce);
 bool gdrfab_iov_has_gpu(struct gdrfab_proto *proto, void **desc, size_t count);
 /* Whether any of the buffers must go through host memory. */
 bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count);
@@ -770,10 +795,33 @@ void gdrfab_stage_progress(struct gdrfab_proto *proto);
 void gdrfab_stage_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* Frees the staging buffers (endpoint close: waits for their copies). */
 void gdrfab_stage_pool_fini(struct gdrfab_proto *proto);
-/* Makes the first len bytes the NIC wrote into these buffers visible to
- * their GPU (nothing for host memory). */
-int gdrfab_flush_iov(struct gdrfab_proto *proto, const struct iovec *iov,
-		     void **desc, size_t count, size_t len);
+
+/* ---- the flush step (gdrfab_flush.c) ----
+ * Data the NIC wrote into GPU memory is made visible to the GPU before the
+ * completion that reports it: by cuFlushGPUDirectRDMAWrites (synchronous
+ * by its API, no lock held), or by an RDMA READ of the last byte posted
+ * on the endpoint's flush QP, whose work completion progress turns into
+ * gdrfab_flush_done, which calls the request's finishing function again
+ * (gdrfab_gpu_rx_done, gdrfab_rndv_read_done or gdrfab_req_finish). */
+enum {
+	GDRFAB_FLUSH_STEP_IDLE,
+	GDRFAB_FLUSH_STEP_POSTED,
+	GDRFAB_FLUSH_STEP_DONE,
+};
+/* Flushes the first len bytes the NIC wrote into these buffers of req: 0
+ * (visible: host memory, no flush needed, or done), -FI_EINPROGRESS (a
+ * READ is posted: the caller returns and is called again when it ended,
+ * with its result answered here then), or -FI_E* (logged). */
+int gdrfab_flush_step(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		      const struct iovec *iov, void **desc, size_t count,
+		      size_t len);
+/* A peer's fi_writedata landed (wc): its completion is reported once
+ * what it wrote into GPU memory is visible, now or from progress. */
+void gdrfab_flush_writedata(struct gdrfab_proto *proto,
+			    struct gdrfab_conn *conn, const struct ibv_wc *wc);
+/* A flush READ ended (err FI_E* or 0): on with the request. */
+void gdrfab_flush_done(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       int err, int prov_errno);
 
 /* ---- eager data into GPU memory, asynchronously (gdrfab_gpu_rx.c) ----
  * An eager message's bytes sit in host memory (a receive bounce buffer, or
@@ -815,6 +863,14 @@ struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
  * byte read back (a PCIe read flushes the writes before it). */
 /* Makes the endpoint's loopback QP (idempotent). 0 or -FI_E*. */
 int gdrfab_loop_open(struct gdrfab_proto *proto);
+/* Makes the endpoint's flush QP (idempotent; at fi_enable, never on the
+ * data path). 0 or -FI_E* (logged). */
+int gdrfab_loop_flush_open(struct gdrfab_proto *proto);
+/* Posts req's flush READ of 1 byte at addr (rkey in the domain's PD), or
+ * queues it until the flush QP has room; gdrfab_flush_done follows from
+ * progress. 0, or -FI_EIO (logged; nothing posted). */
+int gdrfab_loop_flush(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		      uint64_t addr, uint32_t rkey);
 void gdrfab_loop_close(struct gdrfab_proto *proto);
 /* Whether a buffer's descriptor is GPU memory the NIC reaches. */
 bool gdrfab_loop_gpu_desc(struct gdrfab_proto *proto, const void *desc);

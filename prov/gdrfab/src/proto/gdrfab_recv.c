@@ -391,16 +391,20 @@ void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd)
 	int err = 0;
 
 	/* The data must be where the completion says before it is said:
-	 * copied out of the staging buffer (progress comes back here when
-	 * the copies end), or flushed into the GPU. */
+	 * copied out of the staging buffer, or flushed into the GPU
+	 * (progress comes back here when the copies or the flush READ
+	 * end). */
 	if (rd->staged && !gdrfab_stage_drain(proto, rd, rd->recv_len))
 		return;
-	src = gdrfab_conn_fi_addr(rd->conn);
-	if (rd->staged)
+	if (rd->staged) {
 		err = -rd->stage_err;
-	else if (!(rd->op_flags & FI_TRANSMIT_COMPLETE))
-		err = gdrfab_flush_iov(proto, rd->iov, rd->desc, rd->iov_count,
-				       rd->recv_len);
+	} else if (!(rd->op_flags & FI_TRANSMIT_COMPLETE)) {
+		err = gdrfab_flush_step(proto, rd, rd->iov, rd->desc,
+					rd->iov_count, rd->recv_len);
+		if (err == -FI_EINPROGRESS)
+			return;
+	}
+	src = gdrfab_conn_fi_addr(rd->conn);
 	if (rd->gpu_iov_count)
 		buf = rd->gpu_iov[0].iov_base;
 	if (rd->emu_target)
@@ -582,13 +586,10 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 	}
 	gdrfab_conn_rx(conn);
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-		/* fi_writedata: the data landed; its CQ data is here, once
-		 * what landed in GPU memory is visible. */
-		gdrfab_hmem_flush_remote_writes(proto->ep->domain,
-						proto->ep->cuda_api_permitted);
-		gdrfab_report_remote_data(
-			proto, FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
-			wc->byte_len, ntohl(wc->imm_data), conn);
+		/* fi_writedata: the data landed; its CQ data is reported
+		 * once what landed in GPU memory is visible (now, or when
+		 * its flush READ ends). Nothing is read from the buffer. */
+		gdrfab_flush_writedata(proto, conn, wc);
 		gdrfab_rxbuf_repost(proto, rxbuf);
 		return;
 	}

@@ -5,6 +5,7 @@
  * last WRITE's immediate data. The target NIC enforces the MR's access: a
  * forbidden access comes back as an error completion.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdma/fi_rma.h>
@@ -28,13 +29,11 @@ static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	req->txbuf = gdrfab_txbuf_alloc(proto);
 	if (!req->txbuf)
 		return -FI_EAGAIN;
+	/* Host memory only: do_rma copied GPU bytes out before its lock. */
 	p = req->txbuf->data;
 	for (size_t i = 0; i < count; i++) {
-		int ret = gdrfab_copy_from_buf(proto, p, iov[i].iov_base,
-					       iov[i].iov_len, NULL);
-
-		if (ret)
-			return ret;
+		if (iov[i].iov_len)
+			memcpy(p, iov[i].iov_base, iov[i].iov_len);
 		p += iov[i].iov_len;
 	}
 	copy.iov_base = req->txbuf->data;
@@ -55,6 +54,8 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	struct gdrfab_req *req;
 	size_t len;
 	bool emu, inject;
+	struct iovec host;
+	uint8_t *bounce = NULL;
 	int ret = gdrfab_check_iov(
 		ep, iov, count, op == GDRFAB_OP_READ ? "fi_read" : "fi_write");
 
@@ -84,6 +85,19 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 	ret = proto->ops->mr_check_descs(ep->domain, iov, desc, count);
 	if (ret)
 		return ret;
+	/* An inject from GPU memory: copied now, synchronously (the API
+	 * wants the buffer reusable on return), before the lock. */
+	if (inject && !emu) {
+		ret = gdrfab_copy_in_unlocked(proto, iov, desc, count, &host,
+					      &bounce);
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			iov = &host;
+			desc = NULL;
+			count = 1;
+		}
+	}
 	gdrfab_lock_acquire(&ep->lock);
 	ret = gdrfab_req_to_peer(proto, peer_addr, &req);
 	if (ret)
@@ -129,6 +143,7 @@ static ssize_t do_rma(struct gdrfab_ep *ep, enum gdrfab_op op,
 out:
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(&ep->lock);
+	free(bounce);
 	return ret;
 }
 

@@ -107,28 +107,35 @@ bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count)
 	return false;
 }
 
-int gdrfab_flush_iov(struct gdrfab_proto *proto, const struct iovec *iov,
-		     void **desc, size_t count, size_t len)
+int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto, const struct iovec *iov,
+			    void **desc, size_t count, struct iovec *host,
+			    uint8_t **bounce)
 {
-	struct gdrfab_domain *domain = proto->ep->domain;
-	int last = -1;
+	size_t len = gdrfab_iov_len(iov, count), off = 0;
+	bool gpu = false;
+	int ret;
 
-	/* The last GPU buffer the data reached: reading its last byte
-	 * orders every write before it. */
-	for (size_t i = 0, off = 0; desc && i < count && off < len; i++) {
-		if (gdrfab_mr_device(desc[i]) >= 0 && iov[i].iov_len)
-			last = (int)i;
+	*bounce = NULL;
+	for (size_t i = 0; i < count && !gpu; i++)
+		gpu = iov[i].iov_len && buf_device(proto, iov[i].iov_base,
+						   desc ? desc[i] : NULL) >= 0;
+	if (!gpu)
+		return 0;
+	*bounce = malloc(len);
+	if (!*bounce)
+		return -FI_ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		ret = gdrfab_copy_from_buf(proto, *bounce + off,
+					   iov[i].iov_base, iov[i].iov_len,
+					   desc ? desc[i] : NULL);
+		if (ret) {
+			free(*bounce);
+			*bounce = NULL;
+			return ret;
+		}
 		off += iov[i].iov_len;
 	}
-	if (last < 0)
-		return 0;
-	{
-		struct gdrfab_mr *mr = desc[last];
-		size_t n = iov[last].iov_len;
-
-		return gdrfab_hmem_flush(domain, mr->mem.device,
-					 iov[last].iov_base, n,
-					 mr->rndv_mr ? mr->rndv_mr->rkey : 0,
-					 proto->ep->cuda_api_permitted);
-	}
+	host->iov_base = *bounce;
+	host->iov_len = len;
+	return 1;
 }

@@ -69,7 +69,6 @@ static bool resolve_all(void *lib)
 		{(void **)&gdrfab_cu.ctx_get_current, "cuCtxGetCurrent"},
 		{(void **)&gdrfab_cu.ctx_get_device, "cuCtxGetDevice"},
 		{(void **)&gdrfab_cu.stream_create, "cuStreamCreate"},
-		{(void **)&gdrfab_cu.stream_sync, "cuStreamSynchronize"},
 		{(void **)&gdrfab_cu.copy_dtoh_async, "cuMemcpyDtoHAsync_v2"},
 		{(void **)&gdrfab_cu.copy_htod_async, "cuMemcpyHtoDAsync_v2"},
 		{(void **)&gdrfab_cu.event_create, "cuEventCreate"},

@@ -66,7 +66,6 @@ struct gdrfab_cuda_sym {
 	gdrfab_cu_result (*ctx_get_current)(gdrfab_cu_ctx *ctx);
 	gdrfab_cu_result (*ctx_get_device)(gdrfab_cu_device *dev);
 	gdrfab_cu_result (*stream_create)(gdrfab_cu_stream *s, unsigned flags);
-	gdrfab_cu_result (*stream_sync)(gdrfab_cu_stream s);
 	gdrfab_cu_result (*copy_dtoh_async)(void *dst, gdrfab_cu_ptr src,
 					    size_t len, gdrfab_cu_stream s);
 	gdrfab_cu_result (*copy_htod_async)(gdrfab_cu_ptr dst, const void *src,

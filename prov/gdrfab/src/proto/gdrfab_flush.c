@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The flush step of a request: data the NIC wrote into GPU memory (a
+ * rendezvous READ, an fi_read, a peer's fi_writedata) is visible to the
+ * GPU before the completion that reports it (GPUDirect RDMA guide,
+ * "Synchronization and Memory Ordering"; hmem/gdrfab_hmem_flush.c picks
+ * the method). The READ method is asynchronous: its 1-byte READ is posted
+ * on the endpoint's flush QP (proto/gdrfab_loop_copy.c, made at
+ * fi_enable), the caller returns, and progress calls the request's own
+ * finishing function again when the READ's work completion arrives; that
+ * call finds the flush done and goes on. Nothing waits, under a lock or
+ * not. The CUDA method, cuFlushGPUDirectRDMAWrites, is synchronous by its
+ * API; it runs without gdrfab's CUDA locks (hmem/gdrfab_cuda_copy.c).
+ */
+#include <arpa/inet.h>
+
+#include "gdrfab.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_proto.h"
+
+/* Starts the flush of device memory at addr (rkey from the domain's PD):
+ * 0, -FI_EINPROGRESS or -FI_E*, as gdrfab_flush_step. */
+static int flush_start(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       int device, uint64_t addr, uint32_t rkey)
+{
+	int ret;
+
+	switch (gdrfab_hmem_flush_method(device,
+					 proto->ep->cuda_api_permitted)) {
+	case GDRFAB_FLUSH_CUDA: return gdrfab_cuda_flush(device);
+	case GDRFAB_FLUSH_READ: break;
+	default: return 0;
+	}
+	if (!rkey) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "GPU memory at %#llx has no key to read it back "
+			    "with: its writes cannot be flushed\n",
+			    (unsigned long long)addr);
+		return -FI_EIO;
+	}
+	/* Off every list (a connection failing meanwhile must not finish
+	 * it a second time): the flush queue may hold it. */
+	gdrfab_list_remove(&req->entry);
+	ret = gdrfab_loop_flush(proto, req, addr, rkey);
+	return ret ? ret : -FI_EINPROGRESS;
+}
+
+int gdrfab_flush_step(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		      const struct iovec *iov, void **desc, size_t count,
+		      size_t len)
+{
+	struct gdrfab_mr *mr;
+	int last = -1;
+
+	if (req->flush_state == GDRFAB_FLUSH_STEP_DONE)
+		return req->flush_err ? -req->flush_err : 0;
+	if (req->flush_state == GDRFAB_FLUSH_STEP_POSTED)
+		return -FI_EINPROGRESS;
+	/* The last GPU buffer the data reached: reading its last byte
+	 * orders every write before it. */
+	for (size_t i = 0, off = 0; desc && i < count && off < len; i++) {
+		if (gdrfab_mr_device(desc[i]) >= 0 && iov[i].iov_len)
+			last = (int)i;
+		off += iov[i].iov_len;
+	}
+	if (last < 0)
+		return 0;
+	mr = desc[last];
+	return flush_start(proto, req, mr->mem.device,
+			   (uintptr_t)iov[last].iov_base + iov[last].iov_len -
+				   1,
+			   mr->rndv_mr ? mr->rndv_mr->rkey : 0);
+}
+
+void gdrfab_flush_done(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       int err, int prov_errno)
+{
+	req->flush_state = GDRFAB_FLUSH_STEP_DONE;
+	req->flush_err = err;
+	/* The same finishing function the request came from: it finds
+	 * the flush done and goes on to its completion. */
+	if (req->op == GDRFAB_OP_GPU_RX) {
+		gdrfab_gpu_rx_done(proto, req, err, prov_errno);
+	} else if (req->op == GDRFAB_OP_RNDV_READ) {
+		gdrfab_rndv_read_done(proto, req);
+	} else {
+		if (err && !req->error) {
+			req->error = err;
+			req->prov_errno = prov_errno;
+		}
+		gdrfab_req_finish(proto, req);
+	}
+}
+
+void gdrfab_flush_writedata(struct gdrfab_proto *proto,
+			    struct gdrfab_conn *conn, const struct ibv_wc *wc)
+{
+	struct gdrfab_ep *ep = proto->ep;
+	uint64_t flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
+	uint64_t data = ntohl(wc->imm_data);
+	struct gdrfab_hmem_rw_target t;
+	struct gdrfab_req *st;
+	int ret = 0;
+
+	if (proto->closing)
+		return;
+	if (gdrfab_hmem_remote_write_target(ep->domain, ep->cuda_api_permitted,
+					    &t)) {
+		/* A step carries the completion until the READ ends: a
+		 * GPU_RX request, finished by gdrfab_gpu_rx_done. From the
+		 * control reserve, as other steps of data that arrived. */
+		st = gdrfab_req_alloc(proto, true);
+		if (!st) {
+			GDRFAB_WARN(FI_LOG_EP_DATA,
+				    "no request left to flush an fi_writedata "
+				    "into GPU memory: reported as failed\n");
+			ret = -FI_EAGAIN;
+			goto complete;
+		}
+		st->op = GDRFAB_OP_GPU_RX;
+		st->cq_flags = flags;
+		st->data = data;
+		st->recv_len = st->ctrl_len = wc->byte_len;
+		st->conn = conn;
+		conn->refs++;
+		ret = flush_start(proto, st, t.device, (uintptr_t)t.addr,
+				  t.rkey);
+		if (ret == -FI_EINPROGRESS)
+			return;
+		gdrfab_req_free(proto, st);
+	}
+complete:
+	if (ret)
+		gdrfab_report_remote_error(proto, flags, wc->byte_len, data,
+					   -ret);
+	else
+		gdrfab_report_remote_data(proto, flags, wc->byte_len, data,
+					  conn);
+}
