@@ -13,6 +13,7 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_topo.h"
+#include "gdrfab_verbs_ops.h"
 
 const char *gdrfab_cuda_reg_name(enum gdrfab_cuda_reg path)
 {
@@ -57,11 +58,11 @@ bool gdrfab_hmem_offered(const char **why)
  * EOPNOTSUPP (or the call is missing). */
 static bool nic_takes_dmabuf(struct gdrfab_domain *domain)
 {
-	struct ibv_mr *mr = ibv_reg_dmabuf_mr(domain->pd, 0, 4096, 0, -1,
-					      IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *mr = gdrfab_vops->reg_dmabuf_mr(
+		domain->pd, 0, 4096, 0, -1, IBV_ACCESS_LOCAL_WRITE);
 
 	if (mr) {
-		ibv_dereg_mr(mr);
+		gdrfab_vops->dereg_mr(mr);
 		return true;
 	}
 	return errno == EBADF;
@@ -189,11 +190,11 @@ static int backend_reg(void *ctx, struct gdrfab_reg *r)
 				    (unsigned long)r->start, r->len);
 			return ret;
 		}
-		r->mr = ibv_reg_dmabuf_mr(domain->pd, off, r->len, r->start, fd,
-					  r->access);
+		r->mr = gdrfab_vops->reg_dmabuf_mr(domain->pd, off, r->len,
+						   r->start, fd, r->access);
 	} else {
-		r->mr = ibv_reg_mr(domain->pd, (void *)r->start, r->len,
-				   r->access);
+		r->mr = gdrfab_vops->reg_mr(domain->pd, (void *)r->start,
+					    r->len, r->access);
 	}
 	if (r->mr) {
 		r->dmabuf_fd = fd;
@@ -230,7 +231,7 @@ static void backend_dereg(void *ctx, struct gdrfab_reg *r)
 	int err;
 
 	(void)ctx;
-	if (r->mr && (err = ibv_dereg_mr(r->mr)))
+	if (r->mr && (err = gdrfab_vops->dereg_mr(r->mr)))
 		GDRFAB_WARN(FI_LOG_MR, "ibv_dereg_mr: %s\n", strerror(err));
 	if (r->dmabuf_fd >= 0)
 		close(r->dmabuf_fd);
@@ -266,10 +267,10 @@ void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain)
 	gdrfab_emu_mr_fini(domain);
 	gdrfab_hmem_loop_fini(domain);
 	if (h->flush_qp)
-		ibv_destroy_qp(h->flush_qp);
+		gdrfab_vops->destroy_qp(h->flush_qp);
 	if (h->flush_cq)
-		ibv_destroy_cq(h->flush_cq);
+		gdrfab_vops->destroy_cq(h->flush_cq);
 	if (h->flush_mr)
-		ibv_dereg_mr(h->flush_mr);
+		gdrfab_vops->dereg_mr(h->flush_mr);
 	pthread_mutex_destroy(&h->flush_lock);
 }

@@ -19,6 +19,7 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
+#include "gdrfab_verbs_ops.h"
 
 /* Work requests in flight on the loopback QP: a step takes one WRITE per
  * GPU piece of the receive (at most GDRFAB_MAX_IOV) and the READ. */
@@ -55,11 +56,11 @@ int gdrfab_loop_open(struct gdrfab_proto *proto)
 	}
 	gdrfab_list_init(&l->waiting);
 	l->sq_avail = LOOP_SQ;
-	l->cq = ibv_create_cq(proto->ctx, LOOP_SQ, NULL, NULL, 0);
-	l->rx_mr = ibv_reg_mr(pd, proto->rx_mem,
-			      proto->rxbuf_cnt * proto->rxbuf_size, 0);
-	l->scratch_mr = ibv_reg_mr(pd, &l->scratch, sizeof(l->scratch),
-				   IBV_ACCESS_LOCAL_WRITE);
+	l->cq = gdrfab_vops->create_cq(proto->ctx, LOOP_SQ, NULL, NULL, 0);
+	l->rx_mr = gdrfab_vops->reg_mr(pd, proto->rx_mem,
+				       proto->rxbuf_cnt * proto->rxbuf_size, 0);
+	l->scratch_mr = gdrfab_vops->reg_mr(pd, &l->scratch, sizeof(l->scratch),
+					    IBV_ACCESS_LOCAL_WRITE);
 	if (l->cq && l->rx_mr && l->scratch_mr)
 		l->qp = gdrfab_hmem_loop_qp(domain, pd, l->cq, LOOP_SQ, 1);
 	proto->loop = l;
@@ -83,13 +84,13 @@ void gdrfab_loop_close(struct gdrfab_proto *proto)
 	/* The QP first: nothing reads bounce memory or payloads after it.
 	 * Steps still listed are requests, freed with the others. */
 	if (l->qp)
-		ibv_destroy_qp(l->qp);
+		gdrfab_vops->destroy_qp(l->qp);
 	if (l->cq)
-		ibv_destroy_cq(l->cq);
+		gdrfab_vops->destroy_cq(l->cq);
 	if (l->rx_mr)
-		ibv_dereg_mr(l->rx_mr);
+		gdrfab_vops->dereg_mr(l->rx_mr);
 	if (l->scratch_mr)
-		ibv_dereg_mr(l->scratch_mr);
+		gdrfab_vops->dereg_mr(l->scratch_mr);
 	while (!gdrfab_list_empty(&l->waiting)) {
 		struct gdrfab_list *e = l->waiting.next;
 
@@ -113,7 +114,7 @@ void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	int err;
 
 	(void)proto;
-	if (req->loop_src_mr && (err = ibv_dereg_mr(req->loop_src_mr)))
+	if (req->loop_src_mr && (err = gdrfab_vops->dereg_mr(req->loop_src_mr)))
 		GDRFAB_WARN(FI_LOG_EP_DATA, "ibv_dereg_mr (loopback): %s\n",
 			    strerror(err));
 	free(req->loop_payload);
@@ -153,7 +154,7 @@ static bool post(struct gdrfab_proto *proto, struct gdrfab_req *st)
 		wr[i].wr.rdma.rkey = read ? last->rkey : st->rseg[i].rkey;
 		wr[i].next = read ? NULL : &wr[i + 1];
 	}
-	err = ibv_post_send(l->qp, wr, &bad);
+	err = gdrfab_vops->post_send(l->qp, wr, &bad);
 	if (err) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "loopback WRITE into GPU memory: %s\n",
@@ -220,8 +221,9 @@ int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 	ret = plan(st, a, a->src);
 	if (!ret && st->rseg_count && !a->rxbuf) {
 		/* An unexpected message's copy: registered for this step. */
-		st->loop_src_mr = ibv_reg_mr(proto->ep->domain->hmem.loop_pd,
-					     (void *)a->src, a->got, 0);
+		st->loop_src_mr =
+			gdrfab_vops->reg_mr(proto->ep->domain->hmem.loop_pd,
+					    (void *)a->src, a->got, 0);
 		if (!st->loop_src_mr) {
 			GDRFAB_WARN(FI_LOG_EP_DATA,
 				    "registering a %zu-byte unexpected "
@@ -260,7 +262,7 @@ void gdrfab_loop_progress(struct gdrfab_proto *proto)
 
 	if (!l)
 		return;
-	n = ibv_poll_cq(l->cq, LOOP_POLL, wc);
+	n = gdrfab_vops->poll_cq(l->cq, LOOP_POLL, wc);
 	for (int i = 0; i < n; i++) {
 		struct gdrfab_req *st = (void *)(uintptr_t)wc[i].wr_id;
 
