@@ -266,11 +266,13 @@ void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain)
 	gdrfab_mr_cache_fini(&h->cache);
 	gdrfab_emu_mr_fini(domain);
 	gdrfab_hmem_loop_fini(domain);
+	/* Made by gdrfab_hmem_flush.c with libibverbs itself, outside the
+	 * seam (a GPU-only path), and so undone the same way. */
 	if (h->flush_qp)
-		gdrfab_vops->destroy_qp(h->flush_qp);
+		ibv_destroy_qp(h->flush_qp);
 	if (h->flush_cq)
-		gdrfab_vops->destroy_cq(h->flush_cq);
+		ibv_destroy_cq(h->flush_cq);
 	if (h->flush_mr)
-		gdrfab_vops->dereg_mr(h->flush_mr);
+		ibv_dereg_mr(h->flush_mr);
 	pthread_mutex_destroy(&h->flush_lock);
 }
