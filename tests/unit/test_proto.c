@@ -328,3 +328,45 @@ Test(proto, peer_lost_during_rendezvous, .timeout = 10)
 	free(src);
 	free(dst);
 }
+
+Test(proto, a_send_the_nic_gives_up_on_fails_once_and_the_pair_reconnects,
+     .timeout = 10)
+{
+	char out[64], in[64];
+
+	pf_open(&f);
+	connect_both();
+	pf_fill(out, sizeof(out), 30);
+	fake_verbs_hold(IBV_WR_SEND, true);
+	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
+			      0x66, ctx(1)),
+		     0);
+	pf_drive(&f, 0);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND), 1);
+	/* The peer does not acknowledge it; the link itself stays. */
+	cr_assert_eq(fake_verbs_fail(IBV_WR_SEND, IBV_WC_RETRY_EXC_ERR, false),
+		     1);
+	fake_verbs_hold(IBV_WR_SEND, false);
+	cr_assert(pf_drive_until(&f, A, 1, 2000));
+	pf_drive(&f, 20);
+	cr_assert_eq(f.s[A].n_ok, 0);
+	cr_assert_eq(f.s[A].n_err, 1, "one error, got %d", f.s[A].n_err);
+	cr_assert_eq(f.s[A].err[0].op_context, ctx(1));
+	cr_assert_neq(f.s[A].err[0].err, 0);
+	cr_assert_eq(f.s[B].n_ok + f.s[B].n_err, 0, "B saw nothing");
+	/* The next send connects again and arrives. */
+	cr_assert_eq(fi_trecv(f.s[B].ep, in, sizeof(in), NULL, f.s[B].peer,
+			      0x67, 0, ctx(2)),
+		     0);
+	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
+			      0x67, ctx(3)),
+		     0);
+	cr_assert(pf_drive_until(&f, B, 1, 3000), "delivered after the error");
+	cr_assert(pf_drive_until(&f, A, 2, 3000));
+	cr_assert_eq(f.s[B].n_ok, 1);
+	cr_assert_eq(f.s[B].ok[0].op_context, ctx(2));
+	cr_assert(pf_check(in, sizeof(in), 30));
+	cr_assert_eq(f.s[A].n_ok, 1);
+	cr_assert_eq(f.s[A].ok[0].op_context, ctx(3));
+	pf_close(&f);
+}
