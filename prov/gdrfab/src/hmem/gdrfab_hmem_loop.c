@@ -14,6 +14,7 @@
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_verbs_ops.h"
 
 #define LOOP_ACCESS                                                            \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \
@@ -26,7 +27,7 @@ struct ibv_pd *gdrfab_hmem_loop_pd(struct gdrfab_domain *domain)
 
 	pthread_mutex_lock(&h->loop_lock);
 	if (!h->loop_pd) {
-		h->loop_pd = ibv_alloc_pd(domain->ctx);
+		h->loop_pd = gdrfab_vops->alloc_pd(domain->ctx);
 		if (!h->loop_pd)
 			GDRFAB_WARN(FI_LOG_DOMAIN,
 				    "ibv_alloc_pd for the loopback copies: "
@@ -47,10 +48,10 @@ static struct ibv_mr *register_again(struct gdrfab_mr *mr, struct ibv_pd *pd)
 	uintptr_t base = (uintptr_t)mr->base;
 
 	if (r && r->dmabuf_fd >= 0)
-		return ibv_reg_dmabuf_mr(pd, r->dmabuf_off + (base - r->start),
-					 mr->len, base, r->dmabuf_fd,
-					 LOOP_ACCESS);
-	return ibv_reg_mr(pd, mr->base, mr->len, LOOP_ACCESS);
+		return gdrfab_vops->reg_dmabuf_mr(
+			pd, r->dmabuf_off + (base - r->start), mr->len, base,
+			r->dmabuf_fd, LOOP_ACCESS);
+	return gdrfab_vops->reg_mr(pd, mr->base, mr->len, LOOP_ACCESS);
 }
 
 struct ibv_mr *gdrfab_hmem_loop_mr(struct gdrfab_mr *mr)
@@ -92,7 +93,7 @@ void gdrfab_hmem_loop_mr_release(struct gdrfab_mr *mr)
 	lmr = mr->loop_mr;
 	mr->loop_mr = NULL;
 	pthread_mutex_unlock(&h->loop_lock);
-	if (lmr && (err = ibv_dereg_mr(lmr)))
+	if (lmr && (err = gdrfab_vops->dereg_mr(lmr)))
 		GDRFAB_WARN(FI_LOG_MR, "ibv_dereg_mr (loopback): %s\n",
 			    strerror(err));
 }
@@ -102,7 +103,7 @@ void gdrfab_hmem_loop_fini(struct gdrfab_domain *domain)
 	struct gdrfab_hmem_domain *h = &domain->hmem;
 	int err;
 
-	if (h->loop_pd && (err = ibv_dealloc_pd(h->loop_pd)))
+	if (h->loop_pd && (err = gdrfab_vops->dealloc_pd(h->loop_pd)))
 		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd (loopback): %s\n",
 			    strerror(err));
 	h->loop_pd = NULL;

@@ -13,6 +13,7 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
+#include "gdrfab_verbs_ops.h"
 
 static int domain_close(struct fid *fid)
 {
@@ -30,10 +31,10 @@ static int domain_close(struct fid *fid)
 	gdrfab_hmem_domain_fini(domain);
 	gdrfab_mr_keys_fini(domain);
 	gdrfab_ah_cache_fini(&domain->ah_cache);
-	if (domain->pd && ibv_dealloc_pd(domain->pd))
+	if (domain->pd && gdrfab_vops->dealloc_pd(domain->pd))
 		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd: %s\n",
 			    strerror(errno));
-	if (domain->ctx && ibv_close_device(domain->ctx))
+	if (domain->ctx && gdrfab_vops->close_device(domain->ctx))
 		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_close_device: %s\n",
 			    strerror(errno));
 	atomic_fetch_sub(&domain->fabric->ref, 1);
@@ -329,11 +330,11 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 			    info->domain_attr->name, strerror(errno));
 		goto err;
 	}
-	if (ibv_query_device(domain->ctx, &domain->dev_attr)) {
+	if (gdrfab_vops->query_device(domain->ctx, &domain->dev_attr)) {
 		ret = -FI_EOTHER;
 		goto err;
 	}
-	domain->pd = ibv_alloc_pd(domain->ctx);
+	domain->pd = gdrfab_vops->alloc_pd(domain->ctx);
 	if (!domain->pd) {
 		ret = gdrfab_errno_to_fi(errno);
 		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_alloc_pd on %s: %s\n",
@@ -365,7 +366,7 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	return 0;
 err:
 	if (domain->ctx)
-		ibv_close_device(domain->ctx);
+		gdrfab_vops->close_device(domain->ctx);
 	fi_freeinfo(domain->info);
 	free(domain);
 	return ret;

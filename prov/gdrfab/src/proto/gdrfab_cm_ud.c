@@ -23,6 +23,7 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_ud.h"
+#include "gdrfab_verbs_ops.h"
 
 #define GRH_LEN	       40
 #define UD_MAX_PAYLOAD 4096
@@ -61,7 +62,7 @@ static int post_recv(struct gdrfab_proto *proto, uint64_t slot)
 	struct ibv_recv_wr wr = {
 		.wr_id = wr_id(proto, slot), .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
-	int err = ibv_post_recv(proto->ud_qp, &wr, &bad);
+	int err = gdrfab_vops->post_recv(proto->ud_qp, &wr, &bad);
 
 	if (!err)
 		proto->ud_rx_posted++;
@@ -130,7 +131,7 @@ bool gdrfab_ud_send(struct gdrfab_proto *proto, const struct gdrfab_addr *peer,
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = ntohl(peer->qpn_be);
 	wr.wr.ud.remote_qkey = GDRFAB_UD_QKEY;
-	err = ibv_post_send(proto->ud_qp, &wr, &bad);
+	err = gdrfab_vops->post_send(proto->ud_qp, &wr, &bad);
 	if (err) {
 		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
 				 "UD send of connection message %d: %s",
@@ -185,7 +186,7 @@ void gdrfab_conn_poll_ud(struct gdrfab_proto *proto)
 	struct ibv_wc wc[8];
 	int n;
 
-	while ((n = ibv_poll_cq(proto->ud_cq, 8, wc)) > 0) {
+	while ((n = gdrfab_vops->poll_cq(proto->ud_cq, 8, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
 			uint32_t gen =
 				(uint32_t)(wc[i].wr_id >> 32) & 0x7fffffff;

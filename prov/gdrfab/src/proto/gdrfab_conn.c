@@ -33,6 +33,7 @@
 #include "gdrfab_rc.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_ud.h"
+#include "gdrfab_verbs_ops.h"
 #include <stdatomic.h>
 
 #define RESEND_FIRST_MS 20
@@ -244,7 +245,7 @@ static struct gdrfab_conn *conn_new(struct gdrfab_proto *proto,
 	return conn;
 err:
 	if (conn->qp)
-		ibv_destroy_qp(conn->qp);
+		gdrfab_vops->destroy_qp(conn->qp);
 	free(conn);
 	return NULL;
 }
@@ -253,7 +254,7 @@ static void conn_free(struct gdrfab_conn *conn)
 {
 	qpn_remove(conn->proto, conn);
 	gdrfab_list_remove(&conn->entry);
-	if (conn->qp && ibv_destroy_qp(conn->qp))
+	if (conn->qp && gdrfab_vops->destroy_qp(conn->qp))
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_destroy_qp(RC)\n");
 	free(conn);
 }
@@ -549,7 +550,7 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 	gdrfab_list_push_tail(&proto->dead, &conn->entry);
 	/* Outstanding work requests come back flushed. */
 	if (conn->qp)
-		ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
+		gdrfab_vops->modify_qp(conn->qp, &attr, IBV_QP_STATE);
 	gdrfab_list_for_each_safe(&conn->pending, it, tmp)
 	{
 		struct gdrfab_req *req =

@@ -27,6 +27,7 @@
 #include "gdrfab.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_verbs_ops.h"
 #include "gdrfab_strerror.h"
 
 /* Work requests in flight on the loopback QP: a step takes one WRITE per
@@ -72,7 +73,7 @@ static struct gdrfab_loop *loop_get(struct gdrfab_proto *proto)
 	gdrfab_list_init(&l->flush_waiting);
 	l->sq_avail = LOOP_SQ;
 	l->flush_avail = FLUSH_SQ;
-	l->cq = ibv_create_cq(proto->ctx, LOOP_SQ + FLUSH_SQ, NULL, NULL, 0);
+	l->cq = gdrfab_vops->create_cq(proto->ctx, LOOP_SQ + FLUSH_SQ, NULL, NULL, 0);
 	if (!l->cq) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "loopback CQ: %s\n",
 			    strerror(errno));
@@ -98,10 +99,10 @@ int gdrfab_loop_open(struct gdrfab_proto *proto)
 	/* Each piece is kept once made: a later attempt makes only what
 	 * is missing. */
 	if (!l->rx_mr)
-		l->rx_mr = ibv_reg_mr(pd, proto->rx_mem,
+		l->rx_mr = gdrfab_vops->reg_mr(pd, proto->rx_mem,
 				      proto->rxbuf_cnt * proto->rxbuf_size, 0);
 	if (!l->scratch_mr)
-		l->scratch_mr = ibv_reg_mr(pd, &l->scratch, sizeof(l->scratch),
+		l->scratch_mr = gdrfab_vops->reg_mr(pd, &l->scratch, sizeof(l->scratch),
 					   IBV_ACCESS_LOCAL_WRITE);
 	if (l->rx_mr && l->scratch_mr)
 		l->qp = gdrfab_hmem_loop_qp(domain, pd, l->cq, LOOP_SQ, 1);
@@ -126,7 +127,7 @@ int gdrfab_loop_flush_open(struct gdrfab_proto *proto)
 	if (!l)
 		return -FI_ENOMEM;
 	if (!l->flush_mr)
-		l->flush_mr = ibv_reg_mr(domain->pd, &l->flush_scratch,
+		l->flush_mr = gdrfab_vops->reg_mr(domain->pd, &l->flush_scratch,
 					 sizeof(l->flush_scratch),
 					 IBV_ACCESS_LOCAL_WRITE);
 	if (l->flush_mr)
@@ -151,21 +152,31 @@ void gdrfab_loop_close(struct gdrfab_proto *proto)
 	/* The QP first: nothing reads bounce memory or payloads after it.
 	 * Steps still listed are requests, freed with the others. */
 	if (l->qp)
-		ibv_destroy_qp(l->qp);
+		gdrfab_vops->destroy_qp(l->qp);
 	if (l->flush_qp)
-		ibv_destroy_qp(l->flush_qp);
+		gdrfab_vops->destroy_qp(l->flush_qp);
 	if (l->cq)
-		ibv_destroy_cq(l->cq);
+		gdrfab_vops->destroy_cq(l->cq);
 	if (l->rx_mr)
-		ibv_dereg_mr(l->rx_mr);
+		gdrfab_vops->dereg_mr(l->rx_mr);
 	if (l->scratch_mr)
-		ibv_dereg_mr(l->scratch_mr);
+		gdrfab_vops->dereg_mr(l->scratch_mr);
 	if (l->flush_mr)
-		ibv_dereg_mr(l->flush_mr);
-	while (!gdrfab_list_empty(&l->waiting))
-		gdrfab_list_remove(l->waiting.next);
-	while (!gdrfab_list_empty(&l->flush_waiting))
-		gdrfab_list_remove(l->flush_waiting.next);
+		gdrfab_vops->dereg_mr(l->flush_mr);
+	/* Requests left waiting are freed with the endpoint: each entry is
+	 * left self-linked, so that removing it again does nothing. */
+	while (!gdrfab_list_empty(&l->waiting)) {
+		struct gdrfab_list *e = l->waiting.next;
+
+		gdrfab_list_remove(e);
+		gdrfab_list_init(e);
+	}
+	while (!gdrfab_list_empty(&l->flush_waiting)) {
+		struct gdrfab_list *e = l->flush_waiting.next;
+
+		gdrfab_list_remove(e);
+		gdrfab_list_init(e);
+	}
 	free(l);
 	proto->loop = NULL;
 }
@@ -183,7 +194,7 @@ void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	int err;
 
 	(void)proto;
-	if (req->loop_src_mr && (err = ibv_dereg_mr(req->loop_src_mr)))
+	if (req->loop_src_mr && (err = gdrfab_vops->dereg_mr(req->loop_src_mr)))
 		GDRFAB_WARN(FI_LOG_EP_DATA, "ibv_dereg_mr (loopback): %s\n",
 			    strerror(err));
 	free(req->loop_payload);
@@ -223,7 +234,7 @@ static bool post(struct gdrfab_proto *proto, struct gdrfab_req *st)
 		wr[i].wr.rdma.rkey = read ? last->rkey : st->rseg[i].rkey;
 		wr[i].next = read ? NULL : &wr[i + 1];
 	}
-	err = ibv_post_send(l->qp, wr, &bad);
+	err = gdrfab_vops->post_send(l->qp, wr, &bad);
 	if (err) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "loopback WRITE into GPU memory: %s\n",
@@ -291,7 +302,7 @@ int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 	ret = plan(st, a, a->src);
 	if (!ret && st->rseg_count && !a->rxbuf) {
 		/* An unexpected message's copy: registered for this step. */
-		st->loop_src_mr = ibv_reg_mr(proto->ep->domain->hmem.loop_pd,
+		st->loop_src_mr = gdrfab_vops->reg_mr(proto->ep->domain->hmem.loop_pd,
 					     (void *)a->src, a->got, 0);
 		if (!st->loop_src_mr) {
 			GDRFAB_WARN(FI_LOG_EP_DATA,
@@ -347,7 +358,7 @@ static int flush_post(struct gdrfab_proto *proto, struct gdrfab_req *req)
 
 	if (!l->flush_avail)
 		return -FI_EAGAIN;
-	err = ibv_post_send(l->flush_qp, &wr, &bad);
+	err = gdrfab_vops->post_send(l->flush_qp, &wr, &bad);
 	if (err) {
 		GDRFAB_WARN(FI_LOG_EP_DATA, "flush READ: %s\n", strerror(err));
 		return -FI_EIO;
@@ -406,7 +417,7 @@ void gdrfab_loop_progress(struct gdrfab_proto *proto)
 
 	if (!l)
 		return;
-	n = ibv_poll_cq(l->cq, LOOP_POLL, wc);
+	n = gdrfab_vops->poll_cq(l->cq, LOOP_POLL, wc);
 	for (int i = 0; i < n; i++) {
 		struct gdrfab_req *st = (void *)(uintptr_t)wc[i].wr_id;
 

@@ -15,6 +15,7 @@
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
+#include "gdrfab_verbs_ops.h"
 
 struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl)
 {
@@ -199,7 +200,7 @@ static int post_wr(struct gdrfab_req *req, struct ibv_send_wr *wr)
 
 	wr->wr_id = (uintptr_t)req;
 	wr->send_flags |= IBV_SEND_SIGNALED;
-	err = ibv_post_send(conn->qp, wr, &bad);
+	err = gdrfab_vops->post_send(conn->qp, wr, &bad);
 	if (err) {
 		GDRFAB_WARN(FI_LOG_EP_DATA, "ibv_post_send: %s\n",
 			    strerror(err));

@@ -15,6 +15,7 @@
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_ud.h"
+#include "gdrfab_verbs_ops.h"
 
 #define POLL_BATCH  32
 #define POLL_ROUNDS 4 /* bound one progress call */
@@ -34,7 +35,7 @@ static void *alloc_region(size_t len)
 static struct ibv_mr *reg(struct gdrfab_proto *proto, void *p, size_t len,
 			  int access, const char *what)
 {
-	struct ibv_mr *mr = ibv_reg_mr(proto->pd, p, len, access);
+	struct ibv_mr *mr = gdrfab_vops->reg_mr(proto->pd, p, len, access);
 
 	if (!mr)
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
@@ -69,7 +70,7 @@ static int create_queues(struct gdrfab_proto *proto)
 		.attr = {.max_wr = (uint32_t)proto->rxbuf_cnt, .max_sge = 1}};
 	int cqe = (int)GDRFAB_MIN((size_t)a->max_cqe, proto->rxbuf_cnt + 8192);
 
-	proto->cq = ibv_create_cq(proto->ctx, cqe, NULL, NULL, 0);
+	proto->cq = gdrfab_vops->create_cq(proto->ctx, cqe, NULL, NULL, 0);
 	if (!proto->cq) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_create_cq(%d): %s\n", cqe,
 			    strerror(errno));
@@ -86,7 +87,7 @@ static int create_queues(struct gdrfab_proto *proto)
 			    cqe, proto->rxbuf_cnt);
 		return -FI_EINVAL;
 	}
-	proto->srq = ibv_create_srq(proto->pd, &srq_attr);
+	proto->srq = gdrfab_vops->create_srq(proto->pd, &srq_attr);
 	if (!proto->srq) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_create_srq(%zu): %s\n",
 			    proto->rxbuf_cnt, strerror(errno));
@@ -154,7 +155,7 @@ static int post_receives(struct gdrfab_proto *proto)
 
 		rb->wr.kind = GDRFAB_WR_RXBUF;
 		rb->data = (uint8_t *)(uintptr_t)sge.addr;
-		err = ibv_post_srq_recv(proto->srq, &wr, &bad);
+		err = gdrfab_vops->post_srq_recv(proto->srq, &wr, &bad);
 		if (err) {
 			GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_post_srq_recv: %s\n",
 				    strerror(err));
@@ -267,17 +268,17 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 	free_conns(&proto->dead);
 	gdrfab_addrmap_fini(&proto->conn_by_name);
 	if (proto->srq)
-		ibv_destroy_srq(proto->srq);
+		gdrfab_vops->destroy_srq(proto->srq);
 	if (proto->cq)
-		ibv_destroy_cq(proto->cq);
+		gdrfab_vops->destroy_cq(proto->cq);
 	if (proto->rx_mr)
-		ibv_dereg_mr(proto->rx_mr);
+		gdrfab_vops->dereg_mr(proto->rx_mr);
 	if (proto->tx_mr)
-		ibv_dereg_mr(proto->tx_mr);
+		gdrfab_vops->dereg_mr(proto->tx_mr);
 	if (proto->req_mr)
-		ibv_dereg_mr(proto->req_mr);
+		gdrfab_vops->dereg_mr(proto->req_mr);
 	if (proto->ud_mr)
-		ibv_dereg_mr(proto->ud_mr);
+		gdrfab_vops->dereg_mr(proto->ud_mr);
 	free(proto->qpn_table);
 	free(proto->rx_mem);
 	free(proto->rxbufs);
@@ -297,7 +298,7 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 	gdrfab_conn_poll_ud(proto);
 	gdrfab_req_drain(proto);
 	for (int round = 0; round < POLL_ROUNDS; round++) {
-		n = ibv_poll_cq(proto->cq, POLL_BATCH, wc);
+		n = gdrfab_vops->poll_cq(proto->cq, POLL_BATCH, wc);
 		if (n <= 0)
 			break;
 		for (int i = 0; i < n; i++) {

@@ -15,6 +15,7 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
+#include "gdrfab_verbs_ops.h"
 
 void gdrfab_rxbuf_repost(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf)
 {
@@ -24,7 +25,7 @@ void gdrfab_rxbuf_repost(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf)
 	struct ibv_recv_wr wr = {
 		.wr_id = (uintptr_t)rxbuf, .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
-	int err = ibv_post_srq_recv(proto->srq, &wr, &bad);
+	int err = gdrfab_vops->post_srq_recv(proto->srq, &wr, &bad);
 
 	if (err)
 		GDRFAB_WARN(FI_LOG_EP_DATA, "ibv_post_srq_recv: %s\n",

@@ -20,6 +20,7 @@
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_stage_sched.h"
+#include "gdrfab_verbs_ops.h"
 
 /* Staging bytes an endpoint keeps between transfers. */
 #define STAGE_CACHE_BYTES (256UL << 20)
@@ -36,7 +37,7 @@ static size_t buf_class(size_t len)
 static void buf_destroy(struct gdrfab_stage_buf *b)
 {
 	if (b->mr)
-		ibv_dereg_mr(b->mr);
+		gdrfab_vops->dereg_mr(b->mr);
 	if (b->pinned)
 		gdrfab_cuda_host_unregister(b->mem);
 	free(b->mem);
@@ -76,7 +77,8 @@ static struct gdrfab_stage_buf *buf_get(struct gdrfab_proto *proto, size_t len)
 		free(b);
 		return NULL;
 	}
-	b->mr = ibv_reg_mr(proto->pd, b->mem, cap, IBV_ACCESS_LOCAL_WRITE);
+	b->mr = gdrfab_vops->reg_mr(proto->pd, b->mem, cap,
+				    IBV_ACCESS_LOCAL_WRITE);
 	if (!b->mr) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "registering a %zu-byte staging buffer: %s\n", cap,
@@ -277,7 +279,8 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	if (access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)) {
 		/* The peer's key is this request's alone: a peer that kept
 		 * it cannot reach the buffer once it serves another. */
-		req->stage_rmr = ibv_reg_mr(proto->pd, req->stage, len,
+		req->stage_rmr =
+			gdrfab_vops->reg_mr(proto->pd, req->stage, len,
 					    access | IBV_ACCESS_LOCAL_WRITE);
 		if (!req->stage_rmr) {
 			GDRFAB_WARN(FI_LOG_EP_DATA,
@@ -435,7 +438,7 @@ void gdrfab_stage_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	list_del(req);
 	kick_del(req);
 	if (req->stage_rmr)
-		ibv_dereg_mr(req->stage_rmr);
+		gdrfab_vops->dereg_mr(req->stage_rmr);
 	if (b) {
 		buf_poll(b, NULL);
 		if (b->tail != b->head) {

@@ -7,6 +7,7 @@
 #include "gdrfab.h"
 #include "gdrfab_ah_cache.h"
 #include "gdrfab_signal.h"
+#include "gdrfab_verbs_ops.h"
 
 struct gdrfab_ah_ent {
 	uint8_t gid[16];
@@ -123,7 +124,7 @@ static void *worker(void *arg)
 		/* The entry stays (queued entries are never freed) while the
 		 * kernel resolves the port without our lock. */
 		pthread_mutex_unlock(&c->lock);
-		ah = ibv_create_ah(c->params.pd, &attr);
+		ah = gdrfab_vops->create_ah(c->params.pd, &attr);
 		err = errno;
 		pthread_mutex_lock(&c->lock);
 		e->queued = false;
@@ -171,7 +172,7 @@ void gdrfab_ah_cache_fini(struct gdrfab_ah_cache *cache)
 			struct gdrfab_ah_ent *e = cache->buckets[b];
 
 			cache->buckets[b] = e->next_in_bucket;
-			if (e->ah && ibv_destroy_ah(e->ah))
+			if (e->ah && gdrfab_vops->destroy_ah(e->ah))
 				GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_destroy_ah\n");
 			free(e);
 		}

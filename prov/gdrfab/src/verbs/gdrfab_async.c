@@ -8,6 +8,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_async.h"
+#include "gdrfab_verbs_ops.h"
 
 int gdrfab_async_init(struct ibv_context *ctx)
 {
@@ -33,7 +34,7 @@ void gdrfab_async_poll(struct ibv_context *ctx)
 {
 	struct ibv_async_event ev;
 
-	while (!ibv_get_async_event(ctx, &ev)) {
+	while (!gdrfab_vops->get_async_event(ctx, &ev)) {
 		if (is_qp_error(ev.event_type)) {
 			struct gdrfab_qp_owner *owner =
 				ev.element.qp->qp_context;
@@ -57,6 +58,6 @@ void gdrfab_async_poll(struct ibv_context *ctx)
 				    ibv_get_device_name(ctx->device),
 				    ibv_event_type_str(ev.event_type));
 		}
-		ibv_ack_async_event(&ev);
+		gdrfab_vops->ack_async_event(&ev);
 	}
 }

@@ -15,6 +15,7 @@
 #include "gdrfab_params.h"
 #include "gdrfab_signal.h"
 #include "gdrfab_verbs.h"
+#include "gdrfab_verbs_ops.h"
 
 /* A copy of the cached ports for the caller; count or -FI_ENOMEM. */
 static int copy_out(const struct gdrfab_port_cache *cache,
@@ -90,7 +91,7 @@ int gdrfab_verbs_list_ports(struct gdrfab_port_desc **ports, bool fresh)
 {
 	return gdrfab_port_cache_get(
 		&port_cache, gdrfab_params.discovery_ttl_ms, gdrfab_now_ms(),
-		fresh, gdrfab_verbs_discover_ports, ports);
+		fresh, gdrfab_vops->discover_ports, ports);
 }
 
 void gdrfab_verbs_ports_invalidate(void)

@@ -17,6 +17,7 @@
 #include "gdrfab.h"
 #include "gdrfab_params.h"
 #include "gdrfab_verbs.h"
+#include "gdrfab_verbs_ops.h"
 
 #define SYSFS_IB "/sys/class/infiniband"
 /* rdma_rxe reports this vendor id (it has no PCI device to read one from). */
@@ -345,14 +346,14 @@ struct ibv_context *gdrfab_verbs_open_device(const char *name)
 	struct ibv_context *ctx = NULL;
 	int n;
 
-	list = ibv_get_device_list(&n);
+	list = gdrfab_vops->get_device_list(&n);
 	if (!list)
 		return NULL;
 	for (int i = 0; i < n && !ctx; i++) {
 		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
+			ctx = gdrfab_vops->open_device(list[i]);
 	}
-	ibv_free_device_list(list);
+	gdrfab_vops->free_device_list(list);
 	if (!ctx && !errno)
 		errno = ENODEV;
 	return ctx;

@@ -6,6 +6,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_rc.h"
+#include "gdrfab_verbs_ops.h"
 
 #define RC_RETRY_CNT	 6 /* 7 means "for ever" to some devices (rxe) */
 #define RC_RNR_RETRY	 7 /* 7: retry for ever; the SRQ refills */
@@ -41,10 +42,10 @@ struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p,
 	/* Small sends go inline (no DMA read of the payload); devices that
 	 * cannot inline that much get a QP without. */
 	init.cap.max_inline_data = GDRFAB_RC_INLINE;
-	qp = ibv_create_qp(p->pd, &init);
+	qp = gdrfab_vops->create_qp(p->pd, &init);
 	if (!qp) {
 		init.cap.max_inline_data = 0;
-		qp = ibv_create_qp(p->pd, &init);
+		qp = gdrfab_vops->create_qp(p->pd, &init);
 	}
 	if (qp && max_inline)
 		*max_inline = init.cap.max_inline_data;
@@ -53,13 +54,14 @@ struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p,
 			    p->sq_depth, strerror(errno));
 		return NULL;
 	}
-	errno = ibv_modify_qp(qp, &attr,
-			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				      IBV_QP_ACCESS_FLAGS);
+	errno = gdrfab_vops->modify_qp(qp, &attr,
+				       IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					       IBV_QP_PORT |
+					       IBV_QP_ACCESS_FLAGS);
 	if (errno) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "RC QP to INIT: %s\n",
 			    strerror(errno));
-		ibv_destroy_qp(qp);
+		gdrfab_vops->destroy_qp(qp);
 		return NULL;
 	}
 	return qp;
@@ -95,11 +97,11 @@ int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
 	attr.max_dest_rd_atomic = (uint8_t)p->max_dest_rd_atomic;
 	attr.min_rnr_timer = RC_MIN_RNR_TIMER;
 	gdrfab_rc_ah_attr(&attr.ah_attr, p, peer);
-	err = ibv_modify_qp(qp, &attr,
-			    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				    IBV_QP_MAX_DEST_RD_ATOMIC |
-				    IBV_QP_MIN_RNR_TIMER);
+	err = gdrfab_vops->modify_qp(
+		qp, &attr,
+		IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			IBV_QP_MIN_RNR_TIMER);
 	if (err)
 		return err;
 	memset(&attr, 0, sizeof(attr));
@@ -109,10 +111,11 @@ int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
 	attr.rnr_retry = RC_RNR_RETRY;
 	attr.sq_psn = local_psn;
 	attr.max_rd_atomic = (uint8_t)p->max_rd_atomic;
-	return ibv_modify_qp(qp, &attr,
-			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				     IBV_QP_MAX_QP_RD_ATOMIC);
+	return gdrfab_vops->modify_qp(qp, &attr,
+				      IBV_QP_STATE | IBV_QP_TIMEOUT |
+					      IBV_QP_RETRY_CNT |
+					      IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+					      IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 uint8_t gdrfab_rc_timeout_for_ms(int ms)

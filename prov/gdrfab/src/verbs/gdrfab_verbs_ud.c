@@ -5,6 +5,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_ud.h"
+#include "gdrfab_verbs_ops.h"
 
 static int to_rts(struct ibv_qp *qp, uint8_t port_num)
 {
@@ -16,26 +17,26 @@ static int to_rts(struct ibv_qp *qp, uint8_t port_num)
 	};
 	int err;
 
-	err = ibv_modify_qp(qp, &attr,
+	err = gdrfab_vops->modify_qp(qp, &attr,
 			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				    IBV_QP_QKEY);
 	if (err)
 		return err;
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_RTR;
-	err = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	err = gdrfab_vops->modify_qp(qp, &attr, IBV_QP_STATE);
 	if (err)
 		return err;
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_RTS;
 	attr.sq_psn = 0;
-	return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	return gdrfab_vops->modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
 int gdrfab_ud_reset(struct ibv_qp *qp, uint8_t port_num)
 {
 	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_RESET};
-	int err = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+	int err = gdrfab_vops->modify_qp(qp, &attr, IBV_QP_STATE);
 
 	return err ? err : to_rts(qp, port_num);
 }
@@ -45,7 +46,7 @@ bool gdrfab_ud_in_rts(struct ibv_qp *qp)
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
 
-	return !ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) &&
+	return !gdrfab_vops->query_qp(qp, &attr, IBV_QP_STATE, &init) &&
 	       attr.qp_state == IBV_QPS_RTS;
 }
 
@@ -67,7 +68,7 @@ int gdrfab_ud_create(const struct gdrfab_ud_port *port, struct ibv_cq **cq,
 	int err;
 
 	*qp = NULL;
-	*cq = ibv_create_cq(port->ctx, GDRFAB_MIN(2 * depth, port->max_cqe),
+	*cq = gdrfab_vops->create_cq(port->ctx, GDRFAB_MIN(2 * depth, port->max_cqe),
 			    NULL, NULL, 0);
 	if (!*cq) {
 		err = errno;
@@ -77,7 +78,7 @@ int gdrfab_ud_create(const struct gdrfab_ud_port *port, struct ibv_cq **cq,
 	}
 	init.send_cq = *cq;
 	init.recv_cq = *cq;
-	*qp = ibv_create_qp(port->pd, &init);
+	*qp = gdrfab_vops->create_qp(port->pd, &init);
 	if (!*qp) {
 		err = errno;
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "%s: ibv_create_qp(UD): %s\n", dev,
@@ -102,10 +103,10 @@ void gdrfab_ud_destroy(struct ibv_cq *cq, struct ibv_qp *qp)
 {
 	int err;
 
-	if (qp && (err = ibv_destroy_qp(qp)))
+	if (qp && (err = gdrfab_vops->destroy_qp(qp)))
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_destroy_qp: %s\n",
 			    strerror(err));
-	if (cq && (err = ibv_destroy_cq(cq)))
+	if (cq && (err = gdrfab_vops->destroy_cq(cq)))
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "ibv_destroy_cq: %s\n",
 			    strerror(err));
 }

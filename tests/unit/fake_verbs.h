@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * An in-memory verbs device for the protocol's unit tests, installed
+ * through the verbs seam (gdrfab_verbs_ops.h). Its QPs, CQs, SRQs and MRs
+ * live in this process; a posted send is not carried out when posted but
+ * queued on one "wire" that the test drives: fake_verbs_run() carries out
+ * everything that can go, fake_verbs_step() one work request, and held
+ * opcodes wait until the test releases or fails them. Carrying a work
+ * request out moves the bytes between registered buffers (checking lkeys,
+ * rkeys, access and lengths as a NIC would) and writes the completions.
+ *
+ * What it assumes about real verbs is listed in docs/testing.md, with the
+ * VM test that checks each assumption on soft-RoCE.
+ */
+#ifndef FAKE_VERBS_H
+#define FAKE_VERBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <infiniband/verbs.h>
+
+/* The one device the fake offers (its port: 192.0.2.1 on RoCE). */
+#define FAKE_VERBS_DEV "fake0"
+
+/* Installs the fake under the seam (and empties the port cache so that
+ * discovery sees it); uninstall puts the real verbs back. */
+void fake_verbs_install(void);
+void fake_verbs_uninstall(void);
+
+/* Carries out one work request that may go (in posting order, a QP's
+ * requests in order): true when one went. */
+bool fake_verbs_step(void);
+/* Carries out work requests until none may go; returns how many went. */
+int fake_verbs_run(void);
+
+/* Work requests of this opcode (IBV_WR_*) wait on the wire until
+ * released (and so do those posted after them on the same QP). */
+void fake_verbs_hold(enum ibv_wr_opcode op, bool hold);
+/* Work requests of this opcode now waiting on the wire. */
+int fake_verbs_waiting(enum ibv_wr_opcode op);
+/* Ends every waiting work request of this opcode with status, as a NIC
+ * whose peer stopped answering would: its QP goes to the error state
+ * (what it had queued is flushed) and, with cut, so does the peer's QP
+ * and whatever either posts later fails with IBV_WC_RETRY_EXC_ERR.
+ * Returns how many it ended. */
+int fake_verbs_fail(enum ibv_wr_opcode op, enum ibv_wc_status status, bool cut);
+
+/* Objects alive now, for leak checks. */
+struct fake_verbs_counts {
+	int ctx, pd, cq, qp, rc_qp, srq, mr, ah;
+	int cq_overruns; /* completions dropped for want of room: a bug */
+	int bad_posts;	 /* posts the fake refused (bad state, sge) */
+};
+struct fake_verbs_counts fake_verbs_counts(void);
+
+#endif /* FAKE_VERBS_H */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Two gdrfab endpoints on the fake verbs device (fake_verbs.h), opened
+ * through the provider's own libfabric entry points (getinfo, fabric,
+ * domain, endpoint, CQ, AV) and each holding the other's address: the
+ * protocol tests drive them through the libfabric API only, so that they
+ * outlive changes to the protocol's internals.
+ *
+ * Progress is the application's, as in any libfabric program: pf_drive
+ * carries out what is on the fake wire and reads both CQs, keeping what
+ * they return (successes and errors) per side for the test to check.
+ */
+#ifndef PROTO_FIXTURE_H
+#define PROTO_FIXTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#define PF_MAX_CQE 64
+
+struct pf_side {
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_av *av;
+	fi_addr_t peer; /* the other side, in this side's AV */
+	fi_addr_t self; /* this side, in its own AV */
+	/* What its CQ returned so far. */
+	struct fi_cq_tagged_entry ok[PF_MAX_CQE];
+	int n_ok;
+	struct fi_cq_err_entry err[PF_MAX_CQE];
+	int n_err;
+};
+
+struct pf {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct pf_side s[2];
+};
+
+/* Opens both sides (asserting every step). */
+void pf_open(struct pf *f);
+/* Closes everything and asserts the fake device has nothing left (no QP,
+ * CQ, SRQ, MR, AH, PD or context) and dropped no completion. */
+void pf_close(struct pf *f);
+
+/* Carries out the wire and reads both CQs until nothing moves (or
+ * ms milliseconds pass, for steps that wait for the protocol's timers);
+ * returns the completions (both kinds, both sides) read meanwhile. */
+int pf_drive(struct pf *f, int ms);
+/* Drives until side has n completions (both kinds) or ms pass; true when
+ * it has them. */
+bool pf_drive_until(struct pf *f, int side, int n, int ms);
+
+/* A registered buffer (FI_SEND|FI_RECV|FI_READ|FI_WRITE plus access). */
+struct fid_mr *pf_reg(struct pf *f, void *buf, size_t len, uint64_t access);
+
+/* Fills / checks a pattern that depends on seed and offset. */
+void pf_fill(void *buf, size_t len, unsigned seed);
+bool pf_check(const void *buf, size_t len, unsigned seed);
+
+#endif /* PROTO_FIXTURE_H */

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The protocol without hardware: two endpoints on the fake verbs device
+ * (fake_verbs.h), driven through the libfabric API (proto_fixture.h).
+ * Eager and rendezvous messages, emulated RMA, a connection race and a
+ * peer lost in the middle of a rendezvous; each test asserts the data,
+ * how many completions each side gets and their errors, and (pf_close)
+ * that no verbs object is left behind.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_verbs.h"
+#include "gdrfab.h"
+#include "gdrfab_hmem.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_params.h"
+#include "proto_fixture.h"
+
+#define A 0
+#define B 1
+
+static struct pf f;
+
+/* Larger than FI_GDRFAB_EAGER_MAX's default: goes by rendezvous. */
+#define RNDV_LEN (256u * 1024)
+
+static void *ctx(int i)
+{
+	return (void *)(uintptr_t)(0xc0de00 + i);
+}
+
+/* Sends one eager tagged message from A to B and back, so that the
+ * connection is up before a test looks at what follows. */
+static void connect_both(void)
+{
+	char out[8] = "hello", in[8];
+
+	cr_assert_eq(fi_trecv(f.s[B].ep, in, sizeof(in), NULL, f.s[B].peer,
+			      0x77, 0, ctx(90)),
+		     0);
+	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
+			      0x77, ctx(91)),
+		     0);
+	cr_assert(pf_drive_until(&f, B, 1, 2000), "the first message");
+	cr_assert(pf_drive_until(&f, A, 1, 2000), "its send completion");
+	cr_assert_eq(f.s[B].n_ok, 1);
+	cr_assert_str_eq(in, "hello");
+	f.s[A].n_ok = f.s[B].n_ok = 0;
+}
+
+Test(proto, eager_tagged_expected_and_unexpected, .timeout = 10)
+{
+	char early[100], late[100], got1[128], got2[128], other[128];
+	struct fi_cq_tagged_entry *e;
+
+	pf_open(&f);
+	pf_fill(early, sizeof(early), 1);
+	pf_fill(late, sizeof(late), 2);
+	/* Unexpected: sent (and carried) before any receive is posted. */
+	cr_assert_eq(fi_tsend(f.s[A].ep, early, sizeof(early), NULL,
+			      f.s[A].peer, 0x1001, ctx(1)),
+		     0);
+	/* Connecting waits for the address handle (a thread makes it). */
+	cr_assert(pf_drive_until(&f, A, 1, 2000), "the connection is made");
+	cr_assert_eq(f.s[A].n_ok, 1, "the eager send completed at A");
+	cr_assert_eq(f.s[A].ok[0].op_context, ctx(1));
+	cr_assert_eq(f.s[A].ok[0].flags, FI_SEND | FI_TAGGED);
+	cr_assert_eq(f.s[B].n_ok + f.s[B].n_err, 0, "nothing posted at B");
+	/* A receive for another tag leaves it waiting. */
+	cr_assert_eq(fi_trecv(f.s[B].ep, other, sizeof(other), NULL,
+			      FI_ADDR_UNSPEC, 0x2002, 0, ctx(2)),
+		     0);
+	pf_drive(&f, 0);
+	cr_assert_eq(f.s[B].n_ok, 0, "tag 0x2002 matches no message");
+	/* Its own tag (under an ignore mask) takes it. */
+	cr_assert_eq(fi_trecv(f.s[B].ep, got1, sizeof(got1), NULL, f.s[B].peer,
+			      0x1000, 0xff, ctx(3)),
+		     0);
+	pf_drive(&f, 0);
+	cr_assert_eq(f.s[B].n_ok, 1);
+	e = &f.s[B].ok[0];
+	cr_assert_eq(e->op_context, ctx(3));
+	cr_assert_eq(e->len, sizeof(early));
+	cr_assert_eq(e->tag, 0x1001);
+	cr_assert_eq(e->flags, FI_RECV | FI_TAGGED);
+	cr_assert(pf_check(got1, sizeof(early), 1), "unexpected data");
+	/* Expected: the receive waits for the message. */
+	cr_assert_eq(fi_trecv(f.s[B].ep, got2, sizeof(got2), NULL, f.s[B].peer,
+			      0x3003, 0, ctx(4)),
+		     0);
+	cr_assert_eq(fi_tsend(f.s[A].ep, late, sizeof(late), NULL, f.s[A].peer,
+			      0x3003, ctx(5)),
+		     0);
+	pf_drive(&f, 0);
+	cr_assert_eq(f.s[B].n_ok, 2);
+	e = &f.s[B].ok[1];
+	cr_assert_eq(e->op_context, ctx(4));
+	cr_assert_eq(e->len, sizeof(late));
+	cr_assert(pf_check(got2, sizeof(late), 2), "expected data");
+	cr_assert_eq(f.s[A].n_ok, 2);
+	/* The receive for 0x2002 is still there: cancel it. */
+	cr_assert_eq(fi_cancel(&f.s[B].ep->fid, ctx(2)), 0);
+	pf_drive(&f, 0);
+	cr_assert_eq(f.s[B].n_err, 1);
+	cr_assert_eq(f.s[B].err[0].err, FI_ECANCELED);
+	cr_assert_eq(f.s[B].err[0].op_context, ctx(2));
+	cr_assert_eq(f.s[A].n_err, 0);
+	pf_close(&f);
+}
+
+Test(proto, rendezvous_receive_posted_after_the_rndv_arrived, .timeout = 10)
+{
+	uint8_t *src = malloc(RNDV_LEN), *dst = calloc(1, RNDV_LEN + 64);
+	struct fid_mr *smr, *dmr;
+
+	pf_open(&f);
+	connect_both();
+	pf_fill(src, RNDV_LEN, 3);
+	smr = pf_reg(&f, src, RNDV_LEN, 0);
+	dmr = pf_reg(&f, dst, RNDV_LEN + 64, 0);
+	cr_assert_eq(fi_tsend(f.s[A].ep, src, RNDV_LEN, fi_mr_desc(smr),
+			      f.s[A].peer, 0x44, ctx(1)),
+		     0);
+	pf_drive(&f, 0);
+	cr_assert_eq(f.s[A].n_ok, 0, "a rendezvous send waits for the FIN");
+	cr_assert_eq(f.s[B].n_ok, 0);
+	/* The receive finds the RNDV waiting and pulls it: hold the READs
+	 * to see that nothing completes before the data is there. */
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	cr_assert_eq(fi_trecv(f.s[B].ep, dst, RNDV_LEN + 64, fi_mr_desc(dmr),
+			      FI_ADDR_UNSPEC, 0x44, 0, ctx(2)),
+		     0);
+	pf_drive(&f, 0);
+	cr_assert_gt(fake_verbs_waiting(IBV_WR_RDMA_READ), 0,
+		     "the receiver reads the data");
+	cr_assert_eq(f.s[A].n_ok + f.s[B].n_ok, 0, "nothing before the READ");
+	fake_verbs_hold(IBV_WR_RDMA_READ, false);
+	pf_drive(&f, 0);
+	cr_assert_eq(f.s[B].n_ok, 1);
+	cr_assert_eq(f.s[B].ok[0].op_context, ctx(2));
+	cr_assert_eq(f.s[B].ok[0].len, RNDV_LEN);
+	cr_assert_eq(f.s[B].ok[0].tag, 0x44);
+	cr_assert(pf_check(dst, RNDV_LEN, 3), "rendezvous data");
+	cr_assert_eq(dst[RNDV_LEN], 0, "nothing written past the message");
+	cr_assert_eq(f.s[A].n_ok, 1, "the FIN completed the send");
+	cr_assert_eq(f.s[A].ok[0].op_context, ctx(1));
+	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
+	fi_close(&smr->fid);
+	fi_close(&dmr->fid);
+	pf_close(&f);
+	free(src);
+	free(dst);
+}
+
+/* Gives a registered host buffer an emulated-RMA key, as a staged GPU
+ * buffer with remote access gets (gdrfab_emu_mr.c): the initiator then
+ * asks the target's protocol to do the access (gdrfab_rma_emu.c). */
+static uint64_t emu_key(struct fid_mr *mr)
+{
+	struct gdrfab_domain *d =
+		gdrfab_container_of(f.domain, struct gdrfab_domain, fid);
+	struct gdrfab_mr *m = gdrfab_container_of(mr, struct gdrfab_mr, fid);
+	uint64_t key;
+
+	cr_assert_eq(gdrfab_emu_mr_add(d, m, &key), 0);
+	cr_assert_eq(key >> 32, GDRFAB_EMU_KEY >> 32);
+	return key;
+}
+
+static void emu_remove(uint64_t key)
+{
+	gdrfab_emu_mr_remove(
+		gdrfab_container_of(f.domain, struct gdrfab_domain, fid), key);
+}
+
+Test(proto, emulated_rma_write_and_read, .timeout = 10)
+{
+	const size_t sizes[] = {100, RNDV_LEN};
+	size_t tlen = RNDV_LEN + 4096;
+	uint8_t *tgt = calloc(1, tlen), *src = malloc(RNDV_LEN),
+		*back = malloc(RNDV_LEN);
+	struct fid_mr *tmr, *smr, *bmr;
+	uint64_t key;
+	int done = 0;
+
+	pf_open(&f);
+	tmr = pf_reg(&f, tgt, tlen, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	smr = pf_reg(&f, src, RNDV_LEN, 0);
+	bmr = pf_reg(&f, back, RNDV_LEN, 0);
+	key = emu_key(tmr);
+	for (size_t i = 0; i < 2; i++) {
+		size_t n = sizes[i];
+		uint64_t raddr = (uintptr_t)tgt + 4096;
+
+		pf_fill(src, n, 10 + (unsigned)i);
+		memset(back, 0, n);
+		cr_assert_eq(fi_write(f.s[A].ep, src, n, fi_mr_desc(smr),
+				      f.s[A].peer, raddr, key, ctx(1)),
+			     0);
+		cr_assert(pf_drive_until(&f, A, ++done, 2000), "write %zu", n);
+		cr_assert_eq(f.s[A].n_err, 0);
+		cr_assert_eq(f.s[A].ok[done - 1].flags, FI_RMA | FI_WRITE);
+		cr_assert(pf_check(tgt + 4096, n, 10 + (unsigned)i),
+			  "%zu bytes written by the target's protocol", n);
+		cr_assert_eq(tgt[4095], 0, "nothing before the target");
+		cr_assert_eq(fi_read(f.s[A].ep, back, n, fi_mr_desc(bmr),
+				     f.s[A].peer, raddr, key, ctx(2)),
+			     0);
+		cr_assert(pf_drive_until(&f, A, ++done, 2000), "read %zu", n);
+		cr_assert_eq(f.s[A].ok[done - 1].flags, FI_RMA | FI_READ);
+		cr_assert_eq(f.s[A].ok[done - 1].op_context, ctx(2));
+		cr_assert(pf_check(back, n, 10 + (unsigned)i),
+			  "%zu bytes read back", n);
+	}
+	/* A key the target does not know: refused with FI_EACCES, once. */
+	cr_assert_eq(fi_write(f.s[A].ep, src, 100, fi_mr_desc(smr), f.s[A].peer,
+			      (uintptr_t)tgt, key + 1, ctx(3)),
+		     0);
+	cr_assert(pf_drive_until(&f, A, done + 1, 2000));
+	cr_assert_eq(f.s[A].n_err, 1);
+	cr_assert_eq(f.s[A].err[0].err, FI_EACCES);
+	cr_assert_eq(f.s[A].err[0].op_context, ctx(3));
+	cr_assert_eq(f.s[B].n_ok + f.s[B].n_err, 0, "no completion at B");
+	emu_remove(key);
+	fi_close(&tmr->fid);
+	fi_close(&smr->fid);
+	fi_close(&bmr->fid);
+	pf_close(&f);
+	free(tgt);
+	free(src);
+	free(back);
+}
+
+Test(proto, both_sides_connect_at_once, .timeout = 10)
+{
+	char msg[2][64], got[2][64];
+
+	pf_open(&f);
+	for (int i = 0; i < 2; i++) {
+		pf_fill(msg[i], sizeof(msg[i]), 20 + (unsigned)i);
+		cr_assert_eq(fi_recv(f.s[i].ep, got[i], sizeof(got[i]), NULL,
+				     f.s[i].peer, ctx(10 + i)),
+			     0);
+	}
+	/* Both post before either's connection request is carried: each
+	 * side's REQ crosses the other's on the wire. */
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(fi_send(f.s[i].ep, msg[i], sizeof(msg[i]), NULL,
+				     f.s[i].peer, ctx(20 + i)),
+			     0);
+	for (int i = 0; i < 2; i++)
+		cr_assert(pf_drive_until(&f, i, 2, 3000), "side %d", i);
+	pf_drive(&f, 20);
+	for (int i = 0; i < 2; i++) {
+		struct pf_side *s = &f.s[i];
+		int sends = 0, recvs = 0;
+
+		cr_assert_eq(s->n_err, 0, "side %d: no error", i);
+		cr_assert_eq(s->n_ok, 2, "side %d: one send, one receive", i);
+		for (int k = 0; k < 2; k++) {
+			if (s->ok[k].flags & FI_SEND) {
+				cr_assert_eq(s->ok[k].op_context, ctx(20 + i));
+				sends++;
+			} else {
+				cr_assert_eq(s->ok[k].op_context, ctx(10 + i));
+				cr_assert_eq(s->ok[k].len, sizeof(got[i]));
+				recvs++;
+			}
+		}
+		cr_assert_eq(sends, 1);
+		cr_assert_eq(recvs, 1);
+		cr_assert(pf_check(got[i], sizeof(got[i]),
+				   20 + (unsigned)(1 - i)),
+			  "side %d got the other's message", i);
+	}
+	/* One connection survives the race: one RC QP a side. */
+	cr_assert_eq(fake_verbs_counts().rc_qp, 2);
+	pf_close(&f);
+}
+
+Test(proto, peer_lost_during_rendezvous, .timeout = 10)
+{
+	uint8_t *src = malloc(RNDV_LEN), *dst = calloc(1, RNDV_LEN);
+	struct fid_mr *smr, *dmr;
+	int saved = gdrfab_params.peer_timeout_ms;
+
+	/* Keepalives after 25 ms of silence, so that the sender, which has
+	 * nothing in flight while it waits for the FIN, notices too. */
+	gdrfab_params.peer_timeout_ms = 50;
+	pf_open(&f);
+	connect_both();
+	pf_fill(src, RNDV_LEN, 4);
+	smr = pf_reg(&f, src, RNDV_LEN, 0);
+	dmr = pf_reg(&f, dst, RNDV_LEN, 0);
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	cr_assert_eq(fi_trecv(f.s[B].ep, dst, RNDV_LEN, fi_mr_desc(dmr),
+			      f.s[B].peer, 0x55, 0, ctx(2)),
+		     0);
+	cr_assert_eq(fi_tsend(f.s[A].ep, src, RNDV_LEN, fi_mr_desc(smr),
+			      f.s[A].peer, 0x55, ctx(1)),
+		     0);
+	pf_drive(&f, 0);
+	cr_assert_gt(fake_verbs_waiting(IBV_WR_RDMA_READ), 0);
+	/* The link goes while the data is being read. */
+	cr_assert_gt(
+		fake_verbs_fail(IBV_WR_RDMA_READ, IBV_WC_RETRY_EXC_ERR, true),
+		0);
+	fake_verbs_hold(IBV_WR_RDMA_READ, false);
+	cr_assert(pf_drive_until(&f, B, 1, 2000), "the receive ends");
+	cr_assert(pf_drive_until(&f, A, 1, 2000), "the send ends");
+	pf_drive(&f, 100); /* and nothing more comes */
+	for (int i = 0; i < 2; i++) {
+		struct pf_side *s = &f.s[i];
+
+		cr_assert_eq(s->n_ok, 0, "side %d: no success", i);
+		cr_assert_eq(s->n_err, 1, "side %d: one error, got %d", i,
+			     s->n_err);
+		cr_assert_eq(s->err[0].op_context, ctx(i == A ? 1 : 2));
+		cr_assert_neq(s->err[0].err, 0);
+		cr_assert_neq(s->err[0].err, FI_ECANCELED);
+	}
+	fi_close(&smr->fid);
+	fi_close(&dmr->fid);
+	pf_close(&f);
+	gdrfab_params.peer_timeout_ms = saved;
+	free(src);
+	free(dst);
+}
+
+Test(proto, a_send_the_nic_gives_up_on_fails_once_and_the_pair_reconnects,
+     .timeout = 10)
+{
+	char out[64], in[64];
+
+	pf_open(&f);
+	connect_both();
+	pf_fill(out, sizeof(out), 30);
+	fake_verbs_hold(IBV_WR_SEND, true);
+	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
+			      0x66, ctx(1)),
+		     0);
+	pf_drive(&f, 0);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND), 1);
+	/* The peer does not acknowledge it; the link itself stays. */
+	cr_assert_eq(fake_verbs_fail(IBV_WR_SEND, IBV_WC_RETRY_EXC_ERR, false),
+		     1);
+	fake_verbs_hold(IBV_WR_SEND, false);
+	cr_assert(pf_drive_until(&f, A, 1, 2000));
+	pf_drive(&f, 20);
+	cr_assert_eq(f.s[A].n_ok, 0);
+	cr_assert_eq(f.s[A].n_err, 1, "one error, got %d", f.s[A].n_err);
+	cr_assert_eq(f.s[A].err[0].op_context, ctx(1));
+	cr_assert_neq(f.s[A].err[0].err, 0);
+	cr_assert_eq(f.s[B].n_ok + f.s[B].n_err, 0, "B saw nothing");
+	/* The next send connects again and arrives. */
+	cr_assert_eq(fi_trecv(f.s[B].ep, in, sizeof(in), NULL, f.s[B].peer,
+			      0x67, 0, ctx(2)),
+		     0);
+	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
+			      0x67, ctx(3)),
+		     0);
+	cr_assert(pf_drive_until(&f, B, 1, 3000), "delivered after the error");
+	cr_assert(pf_drive_until(&f, A, 2, 3000));
+	cr_assert_eq(f.s[B].n_ok, 1);
+	cr_assert_eq(f.s[B].ok[0].op_context, ctx(2));
+	cr_assert(pf_check(in, sizeof(in), 30));
+	cr_assert_eq(f.s[A].n_ok, 1);
+	cr_assert_eq(f.s[A].ok[0].op_context, ctx(3));
+	pf_close(&f);
+}
