@@ -63,7 +63,7 @@ struct ibv_qp *gdrfab_hmem_loop_qp(struct gdrfab_domain *domain,
 	if (err) {
 		GDRFAB_WARN(FI_LOG_DOMAIN, "loopback QP to itself: %s\n",
 			    strerror(err));
-		ibv_destroy_qp(qp);
+		gdrfab_vops->destroy_qp(qp);
 		return NULL;
 	}
 	return qp;

@@ -9,6 +9,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
+#include "gdrfab_verbs_ops.h"
 #include "gdrfab_hmem_domain.h"
 #include "gdrfab_host_cache.h"
 #include "gdrfab_objs.h"
@@ -58,11 +59,11 @@ bool gdrfab_hmem_offered(const char **why)
  * EOPNOTSUPP (or the call is missing). */
 static bool nic_takes_dmabuf(struct gdrfab_domain *domain)
 {
-	struct ibv_mr *mr = ibv_reg_dmabuf_mr(domain->pd, 0, 4096, 0, -1,
+	struct ibv_mr *mr = gdrfab_vops->reg_dmabuf_mr(domain->pd, 0, 4096, 0, -1,
 					      IBV_ACCESS_LOCAL_WRITE);
 
 	if (mr) {
-		ibv_dereg_mr(mr);
+		gdrfab_vops->dereg_mr(mr);
 		return true;
 	}
 	return errno == EBADF;
@@ -190,10 +191,10 @@ static int backend_reg(void *ctx, struct gdrfab_reg *r)
 				    (unsigned long)r->start, r->len);
 			return ret;
 		}
-		r->mr = ibv_reg_dmabuf_mr(domain->pd, off, r->len, r->start, fd,
+		r->mr = gdrfab_vops->reg_dmabuf_mr(domain->pd, off, r->len, r->start, fd,
 					  r->access);
 	} else {
-		r->mr = ibv_reg_mr(domain->pd, (void *)r->start, r->len,
+		r->mr = gdrfab_vops->reg_mr(domain->pd, (void *)r->start, r->len,
 				   r->access);
 	}
 	if (r->mr) {
@@ -231,7 +232,7 @@ static void backend_dereg(void *ctx, struct gdrfab_reg *r)
 	int err;
 
 	(void)ctx;
-	if (r->mr && (err = ibv_dereg_mr(r->mr)))
+	if (r->mr && (err = gdrfab_vops->dereg_mr(r->mr)))
 		GDRFAB_WARN(FI_LOG_MR, "ibv_dereg_mr: %s\n", strerror(err));
 	if (r->dmabuf_fd >= 0)
 		close(r->dmabuf_fd);
