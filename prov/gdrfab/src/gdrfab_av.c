@@ -25,6 +25,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_ns.h"
+#include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
@@ -723,13 +724,11 @@ static int av_close(struct fid *fid)
 	struct gdrfab_av *av =
 		gdrfab_container_of(fid, struct gdrfab_av, fid.fid);
 
-	if (atomic_load(&av->ref)) {
-		GDRFAB_WARN(FI_LOG_AV,
-			    "fi_close(av): %d endpoints are still "
-			    "bound to it\n",
-			    atomic_load(&av->ref));
-		return -FI_EBUSY;
-	}
+	int ret = gdrfab_obj_busy(FI_LOG_AV, "av", &av->ref,
+				  "endpoints are still bound to it");
+
+	if (ret)
+		return ret;
 	gdrfab_lock_fini(&av->lock);
 	gdrfab_addrmap_fini(&av->by_name);
 	gdrfab_addrmap_fini(&av->learnt_by_svc);
@@ -745,15 +744,8 @@ static int av_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops av_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = av_close,
-	.bind = av_bind,
-	.control = gdrfab_nosys_control,
-	.ops_open = gdrfab_nosys_ops_open,
-	.tostr = gdrfab_nosys_tostr,
-	.ops_set = gdrfab_nosys_ops_set,
-};
+static struct fi_ops av_fi_ops =
+	GDRFAB_FI_OPS(av_close, av_bind, gdrfab_nosys_control);
 
 static struct fi_ops_av av_ops = {
 	.size = sizeof(struct fi_ops_av),
@@ -851,9 +843,7 @@ int gdrfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	av->fmt = gdrfab_fmt_of(domain->info->addr_format);
 	gdrfab_lock_init(&av->lock, gdrfab_domain_locks(domain));
 	atomic_init(&av->ref, 0);
-	av->fid.fid.fclass = FI_CLASS_AV;
-	av->fid.fid.context = context;
-	av->fid.fid.ops = &av_fi_ops;
+	gdrfab_obj_init(&av->fid.fid, FI_CLASS_AV, context, &av_fi_ops);
 	av->fid.ops = &av_ops;
 	atomic_fetch_add(&domain->ref, 1);
 	*out = &av->fid;
