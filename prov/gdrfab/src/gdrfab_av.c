@@ -723,7 +723,6 @@ static int av_close(struct fid *fid)
 {
 	struct gdrfab_av *av =
 		gdrfab_container_of(fid, struct gdrfab_av, fid.fid);
-
 	int ret = gdrfab_obj_busy(FI_LOG_AV, "av", &av->ref,
 				  "endpoints are still bound to it");
 

@@ -134,7 +134,6 @@ static int cntr_close(struct fid *fid)
 {
 	struct gdrfab_cntr *cntr =
 		gdrfab_container_of(fid, struct gdrfab_cntr, fid.fid);
-
 	int ret = gdrfab_obj_busy(FI_LOG_CNTR, "cntr", &cntr->ref,
 				  "endpoints are still bound to it");
 

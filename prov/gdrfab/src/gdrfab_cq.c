@@ -244,7 +244,6 @@ static int cq_close(struct fid *fid)
 {
 	struct gdrfab_cq *cq =
 		gdrfab_container_of(fid, struct gdrfab_cq, fid.fid);
-
 	int ret = gdrfab_obj_busy(FI_LOG_CQ, "cq", &cq->ref,
 				  "endpoints are still bound to it");
 

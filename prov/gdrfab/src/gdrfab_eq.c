@@ -203,7 +203,6 @@ static int eq_close(struct fid *fid)
 {
 	struct gdrfab_eq *eq =
 		gdrfab_container_of(fid, struct gdrfab_eq, fid.fid);
-
 	int ret = gdrfab_obj_busy(FI_LOG_EQ, "eq", &eq->ref,
 				  "endpoints are still bound to it");
 

@@ -342,7 +342,6 @@ static int wait_close(struct fid *fid)
 {
 	struct gdrfab_waitset *ws =
 		gdrfab_container_of(fid, struct gdrfab_waitset, fid.fid);
-
 	int ret = gdrfab_obj_busy(FI_LOG_FABRIC, "wait set", &ws->ref,
 				  "CQs or counters still use it");
 
