@@ -324,13 +324,9 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	const uint8_t *next = addr;
 	int inserted = 0;
 
-	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR)) {
-		GDRFAB_WARN(FI_LOG_AV,
-			    "fi_av_insert: unsupported flags "
-			    "0x%llx\n",
-			    (unsigned long long)flags);
+	if (gdrfab_obj_flags(FI_LOG_AV, "fi_av_insert", flags,
+			     FI_MORE | FI_SYNC_ERR))
 		return -FI_EBADFLAGS;
-	}
 	if (count && !addr) {
 		GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: NULL address array\n");
 		return -FI_EINVAL;
@@ -367,13 +363,9 @@ static int insert_native(struct gdrfab_av *av, const struct gdrfab_addr *a,
 	size_t slot;
 	int ret;
 
-	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR)) {
-		GDRFAB_WARN(FI_LOG_AV,
-			    "fi_av_insertsvc: unsupported flags "
-			    "0x%llx\n",
-			    (unsigned long long)flags);
+	if (gdrfab_obj_flags(FI_LOG_AV, "fi_av_insertsvc", flags,
+			     FI_MORE | FI_SYNC_ERR))
 		return -FI_EBADFLAGS;
-	}
 	gdrfab_lock_acquire(&av->lock);
 	ret = insert_one(av, a, &slot);
 	gdrfab_lock_release(&av->lock);
@@ -784,12 +776,8 @@ static int check_attr(const struct fi_av_attr *attr)
 				       "inserts) is not supported\n");
 		return -FI_ENOSYS;
 	}
-	if (attr->flags & ~(uint64_t)FI_SYMMETRIC) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_av_open: unsupported flags 0x%llx\n",
-			    (unsigned long long)attr->flags);
-		return -FI_EBADFLAGS;
-	}
-	return 0;
+	return gdrfab_obj_flags(FI_LOG_AV, "fi_av_open", attr->flags,
+				FI_SYMMETRIC);
 }
 
 int gdrfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,

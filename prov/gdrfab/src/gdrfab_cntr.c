@@ -187,13 +187,10 @@ int gdrfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 					 "FI_CNTR_EVENTS_COMP is supported\n");
 		return -FI_ENOSYS;
 	}
-	if (attr && attr->flags) {
-		GDRFAB_WARN(FI_LOG_CNTR,
-			    "fi_cntr_open: unsupported flags "
-			    "0x%llx\n",
-			    (unsigned long long)attr->flags);
-		return -FI_EBADFLAGS;
-	}
+	ret = gdrfab_obj_flags(FI_LOG_CNTR, "fi_cntr_open",
+			       attr ? attr->flags : 0, 0);
+	if (ret)
+		return ret;
 	ret = gdrfab_waitobj_check(FI_LOG_CNTR, "fi_cntr_open", wait_obj,
 				   attr ? attr->wait_set : NULL,
 				   CNTR_WAIT_OBJS);

@@ -396,12 +396,8 @@ static int check_attr(const struct fi_cq_attr *attr)
 			    attr->wait_cond);
 		return -FI_EINVAL;
 	}
-	if (attr->flags & ~(uint64_t)FI_AFFINITY) {
-		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: unsupported flags 0x%llx\n",
-			    (unsigned long long)attr->flags);
-		return -FI_EBADFLAGS;
-	}
-	return 0;
+	return gdrfab_obj_flags(FI_LOG_CQ, "fi_cq_open", attr->flags,
+				FI_AFFINITY);
 }
 
 int gdrfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,

@@ -249,11 +249,9 @@ int gdrfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 				   NULL, GDRFAB_WAITOBJ_BASIC);
 	if (ret)
 		return ret;
-	if (attr->flags & ~(uint64_t)FI_WRITE) {
-		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_open: unsupported flags 0x%llx\n",
-			    (unsigned long long)attr->flags);
-		return -FI_EBADFLAGS;
-	}
+	ret = gdrfab_obj_flags(FI_LOG_EQ, "fi_eq_open", attr->flags, FI_WRITE);
+	if (ret)
+		return ret;
 	fabric = gdrfab_container_of(fabric_fid, struct gdrfab_fabric, fid);
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)

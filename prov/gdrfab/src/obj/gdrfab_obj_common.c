@@ -40,6 +40,16 @@ int gdrfab_obj_busy(int subsys, const char *what, atomic_int *ref,
 	return -FI_EBUSY;
 }
 
+int gdrfab_obj_flags(int subsys, const char *call, uint64_t flags,
+		     uint64_t allowed)
+{
+	if (!(flags & ~allowed))
+		return 0;
+	GDRFAB_WARN(subsys, "%s: unsupported flags 0x%llx\n", call,
+		    (unsigned long long)flags);
+	return -FI_EBADFLAGS;
+}
+
 int gdrfab_obj_attach_ep(struct gdrfab_eplist *eps, atomic_int *ref,
 			 struct gdrfab_ep *ep)
 {

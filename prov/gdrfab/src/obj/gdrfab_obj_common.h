@@ -41,6 +41,11 @@ bool gdrfab_obj_is(const struct fid *fid, size_t fclass,
 int gdrfab_obj_busy(int subsys, const char *what, atomic_int *ref,
 		    const char *users);
 
+/* A call's flags: 0 when all are in allowed, else -FI_EBADFLAGS and the
+ * log line "call: unsupported flags 0x...". */
+int gdrfab_obj_flags(int subsys, const char *call, uint64_t flags,
+		     uint64_t allowed);
+
 /* The endpoints bound to a CQ or counter, progressed by its reads: an
  * endpoint bound twice counts once in *ref. */
 int gdrfab_obj_attach_ep(struct gdrfab_eplist *eps, atomic_int *ref,
