@@ -99,7 +99,7 @@ int ex_buf_reg(struct ex_ctx *c, uint64_t access)
 		.iface = c->o.cuda ? FI_HMEM_CUDA : FI_HMEM_SYSTEM,
 	};
 
-	return fi_mr_regattr(c->domain, &attr, 0, &c->mr);
+	return fi_mr_regattr(c->objs.domain, &attr, 0, &c->mr);
 }
 
 void ex_buf_fill(struct ex_ctx *c, size_t off, size_t len, unsigned seed)

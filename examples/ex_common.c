@@ -209,8 +209,8 @@ static void progress_until_readable(struct ex_ctx *c)
 	struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
 	struct fi_cq_tagged_entry e;
 
-	while (c->cq && poll(&pfd, 1, 0) == 0) {
-		if (fi_cq_read(c->cq, &e, 1) == 1)
+	while (c->objs.cq && poll(&pfd, 1, 0) == 0) {
+		if (fi_cq_read(c->objs.cq, &e, 1) == 1)
 			c->stray++;
 	}
 }
@@ -244,6 +244,7 @@ static int open_fabric(struct ex_ctx *c)
 	struct fi_info *hints = fi_allocinfo();
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED};
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+	const char *failed;
 	int ret;
 
 	hints->caps = FI_TAGGED | FI_RMA | FI_MSG | (c->o.cuda ? FI_HMEM : 0);
@@ -258,18 +259,14 @@ static int open_fabric(struct ex_ctx *c)
 		hints->domain_attr->name = strdup(c->o.domain);
 	/* The API of the headers built with, as applications ask. */
 	ret = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL,
-			 NULL, 0, hints, &c->info);
+			 NULL, 0, hints, &c->objs.info);
 	fi_freeinfo(hints);
 	CHECK(ret);
-	CHECK(fi_fabric(c->info->fabric_attr, &c->fabric, NULL));
-	CHECK(fi_domain(c->fabric, c->info, &c->domain, NULL));
-	CHECK(fi_av_open(c->domain, &av_attr, &c->av, NULL));
-	CHECK(fi_cq_open(c->domain, &cq_attr, &c->cq, NULL));
-	CHECK(fi_endpoint(c->domain, c->info, &c->ep, NULL));
-	CHECK(fi_ep_bind(c->ep, &c->av->fid, 0));
-	CHECK(fi_ep_bind(c->ep, &c->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_enable(c->ep));
-	return 0;
+	ret = ex_objs_open(&c->objs, fi_fabric, &av_attr, &cq_attr,
+			   FI_TRANSMIT | FI_RECV, &failed);
+	if (ret)
+		fprintf(stderr, "%s: %s\n", failed, fi_strerror(-ret));
+	return ret;
 }
 
 struct wire_info {
@@ -299,15 +296,15 @@ int ex_setup(struct ex_ctx *c)
 		access &= ~(uint64_t)(FI_REMOTE_READ | FI_REMOTE_WRITE);
 	CHECK(ex_buf_alloc(c, c->buf_len));
 	CHECK(ex_buf_reg(c, access));
-	CHECK(fi_getname(&c->ep->fid, mine.name, &len));
+	CHECK(fi_getname(&c->objs.ep->fid, mine.name, &len));
 	mine.name_len = len;
-	mine.addr = (c->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
+	mine.addr = (c->objs.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)
 			    ? (uintptr_t)(c->buf + max_size)
 			    : max_size;
 	mine.key = fi_mr_key(c->mr);
 	if (swap(c, &mine, &theirs, sizeof(mine)))
 		return -1;
-	if (fi_av_insert(c->av, theirs.name, 1, &c->peer, 0, NULL) != 1)
+	if (fi_av_insert(c->objs.av, theirs.name, 1, &c->peer, 0, NULL) != 1)
 		return -1;
 	c->peer_addr = theirs.addr;
 	c->peer_key = theirs.key;
@@ -317,19 +314,13 @@ int ex_setup(struct ex_ctx *c)
 void ex_teardown(struct ex_ctx *c)
 {
 	ex_sync(c);
-	if (c->ep)
-		fi_close(&c->ep->fid);
+	/* The endpoint before its MR, as always. */
+	if (c->objs.ep)
+		fi_close(&c->objs.ep->fid);
+	c->objs.ep = NULL;
 	if (c->mr)
 		fi_close(&c->mr->fid);
-	if (c->cq)
-		fi_close(&c->cq->fid);
-	if (c->av)
-		fi_close(&c->av->fid);
-	if (c->domain)
-		fi_close(&c->domain->fid);
-	if (c->fabric)
-		fi_close(&c->fabric->fid);
-	fi_freeinfo(c->info);
+	ex_objs_close(&c->objs);
 	ex_buf_free(c);
 	if (c->sock >= 0)
 		close(c->sock);
@@ -338,17 +329,17 @@ void ex_teardown(struct ex_ctx *c)
 static int read_some(struct ex_ctx *c, int max)
 {
 	struct fi_cq_tagged_entry e[16];
-	ssize_t n = fi_cq_read(c->cq, e, (size_t)(max < 16 ? max : 16));
+	ssize_t n = fi_cq_read(c->objs.cq, e, (size_t)(max < 16 ? max : 16));
 
 	if (n > 0)
 		return (int)n;
 	if (n == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = {0};
 
-		fi_cq_readerr(c->cq, &err, 0);
+		fi_cq_readerr(c->objs.cq, &err, 0);
 		fprintf(stderr, "completion error: %s (%s)\n",
 			fi_strerror(err.err),
-			fi_cq_strerror(c->cq, err.prov_errno, err.err_data,
+			fi_cq_strerror(c->objs.cq, err.prov_errno, err.err_data,
 				       NULL, 0));
 		exit(1);
 	}

@@ -21,6 +21,8 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "ex_objs.h"
+
 enum ex_mode { EX_TAGGED, EX_RMA };
 
 struct ex_opts {
@@ -41,12 +43,7 @@ struct ex_opts {
 
 struct ex_ctx {
 	struct ex_opts o;
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct ex_objs objs;
 	struct fid_mr *mr;
 	uint8_t *buf; /* send half, then receive half */
 	size_t buf_len;

@@ -20,16 +20,17 @@ static ssize_t post_send(struct ex_ctx *c, size_t len, void *arg)
 	int slot = (int)(uintptr_t)arg;
 
 	if (c->o.mode == EX_RMA)
-		return fi_write(c->ep, c->buf, len, ex_desc(c), c->peer,
+		return fi_write(c->objs.ep, c->buf, len, ex_desc(c), c->peer,
 				c->peer_addr, c->peer_key, &ctx[slot]);
-	return fi_tsend(c->ep, c->buf, len, ex_desc(c), c->peer, 2, &ctx[slot]);
+	return fi_tsend(c->objs.ep, c->buf, len, ex_desc(c), c->peer, 2,
+			&ctx[slot]);
 }
 
 static ssize_t post_recv(struct ex_ctx *c, size_t len, void *arg)
 {
 	int slot = (int)(uintptr_t)arg;
 
-	return fi_trecv(c->ep, c->buf + c->buf_len / 2, len, ex_desc(c),
+	return fi_trecv(c->objs.ep, c->buf + c->buf_len / 2, len, ex_desc(c),
 			c->peer, 2, 0, &ctx[slot]);
 }
 
@@ -60,9 +61,9 @@ int main(int argc, char **argv)
 		printf("# %s bandwidth over %s (%s), window %d\n"
 		       "%10s %10s %12s %14s\n",
 		       c.o.mode == EX_RMA ? "fi_write" : "tagged",
-		       c.info->fabric_attr->prov_name,
-		       c.info->domain_attr->name, c.o.window, "bytes", "iters",
-		       "latency_us", "bandwidth_MB/s");
+		       c.objs.info->fabric_attr->prov_name,
+		       c.objs.info->domain_attr->name, c.o.window, "bytes",
+		       "iters", "latency_us", "bandwidth_MB/s");
 	for (int s = 0; s < c.o.nsizes; s++) {
 		size_t size = c.o.sizes[s];
 		int iters = ex_iters(&c, size, 20, 4);

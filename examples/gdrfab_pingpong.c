@@ -18,17 +18,18 @@ static struct fi_context ctx[2];
 static ssize_t post_send(struct ex_ctx *c, size_t len, void *arg)
 {
 	if (c->o.mode == EX_RMA)
-		return fi_writedata(c->ep, c->buf, len, ex_desc(c),
+		return fi_writedata(c->objs.ep, c->buf, len, ex_desc(c),
 				    (uint64_t)(uintptr_t)arg & 0xffffffff,
 				    c->peer, c->peer_addr, c->peer_key,
 				    &ctx[0]);
-	return fi_tsend(c->ep, c->buf, len, ex_desc(c), c->peer, 1, &ctx[0]);
+	return fi_tsend(c->objs.ep, c->buf, len, ex_desc(c), c->peer, 1,
+			&ctx[0]);
 }
 
 static ssize_t post_recv(struct ex_ctx *c, size_t len, void *arg)
 {
 	(void)arg;
-	return fi_trecv(c->ep, c->buf + c->buf_len / 2, len, ex_desc(c),
+	return fi_trecv(c->objs.ep, c->buf + c->buf_len / 2, len, ex_desc(c),
 			c->peer, 1, 0, &ctx[1]);
 }
 
@@ -78,8 +79,8 @@ int main(int argc, char **argv)
 	if (!ex_is_server(&c))
 		printf("# %s pingpong over %s (%s)\n%10s %10s %12s %14s\n",
 		       c.o.mode == EX_RMA ? "fi_writedata" : "tagged",
-		       c.info->fabric_attr->prov_name,
-		       c.info->domain_attr->name, "bytes", "iters",
+		       c.objs.info->fabric_attr->prov_name,
+		       c.objs.info->domain_attr->name, "bytes", "iters",
 		       "latency_us", "bandwidth_MB/s");
 	for (int s = 0; s < c.o.nsizes; s++) {
 		size_t size = c.o.sizes[s];

@@ -95,6 +95,30 @@ void dp_pair(struct dp_ep *a, struct dp_ep *b, const struct dp_opts *o)
 	}
 }
 
+struct dp_ep dp_pair_eps[2];
+static bool dp_pair_opened;
+
+void dp_pair_open(const struct dp_opts *o)
+{
+	require_vm();
+	dp_pair(&dp_pair_eps[0], &dp_pair_eps[1], o);
+	dp_pair_opened = true;
+}
+
+void dp_pair_setup(void)
+{
+	dp_pair_open(NULL);
+}
+
+void dp_pair_teardown(void)
+{
+	if (!dp_pair_opened)
+		return;
+	dp_close(&dp_pair_eps[1]);
+	dp_close(&dp_pair_eps[0]);
+	dp_pair_opened = false;
+}
+
 void dp_progress(struct dp_ep *eps, int n)
 {
 	for (int i = 0; i < n; i++) {

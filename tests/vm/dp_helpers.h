@@ -41,6 +41,16 @@ void dp_connect_all(struct dp_ep *eps, int n);
 /* Two endpoints: a on rxe0, b on rxe1. */
 void dp_pair(struct dp_ep *a, struct dp_ep *b, const struct dp_opts *o);
 
+/* The pair most suites run on: dp_pair_eps[0] on rxe0, [1] on rxe1.
+ * dp_pair_open opens it (skipping outside the VM), after whatever
+ * settings a test makes first; dp_pair_setup is it with the default
+ * options, for a suite's .init; dp_pair_teardown closes what was opened,
+ * for a suite's .fini. */
+extern struct dp_ep dp_pair_eps[2];
+void dp_pair_open(const struct dp_opts *o);
+void dp_pair_setup(void);
+void dp_pair_teardown(void);
+
 /* Progresses every endpoint once. */
 void dp_progress(struct dp_ep *eps, int n);
 /* Waits for one entry on cq, progressing eps meanwhile. Returns 1, or

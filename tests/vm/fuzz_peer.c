@@ -36,6 +36,7 @@
 
 #include <arpa/inet.h>
 
+#include "ex_objs.h"
 #include "fuzz_names.h"
 #include "gdrfab_addr.h"
 
@@ -63,12 +64,7 @@ static const size_t sizes[] = {128, 4096, 32768};
 _Static_assert(sizeof(struct ping_hdr) <= 128, "a ping holds its header");
 
 struct fab {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct ex_objs objs;
 	struct fid_mr *mr;
 	uint8_t *buf; /* receive half, then send half */
 	uint8_t name[FUZZ_NAME_MAX];
@@ -127,6 +123,7 @@ static int fab_open(struct fab *f, const char *dev)
 	struct fi_info *hints = fi_allocinfo();
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED};
+	const char *failed = NULL;
 	int ret;
 
 	hints->caps = FI_TAGGED | FI_MSG;
@@ -135,7 +132,8 @@ static int fab_open(struct fab *f, const char *dev)
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	hints->domain_attr->name = strdup(dev);
 	hints->fabric_attr->prov_name = strdup("gdrfab");
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &f->info);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
+			 &f->objs.info);
 	fi_freeinfo(hints);
 	if (ret) {
 		fprintf(stderr, "fi_getinfo(%s): %s\n", dev, fi_strerror(-ret));
@@ -143,18 +141,14 @@ static int fab_open(struct fab *f, const char *dev)
 	}
 	f->buf = aligned_alloc(4096, 2 * MAX_LEN);
 	f->name_len = sizeof(f->name);
-	if (!f->buf || fi_fabric(f->info->fabric_attr, &f->fabric, NULL) ||
-	    fi_domain(f->fabric, f->info, &f->domain, NULL) ||
-	    fi_av_open(f->domain, &av_attr, &f->av, NULL) ||
-	    fi_cq_open(f->domain, &cq_attr, &f->cq, NULL) ||
-	    fi_endpoint(f->domain, f->info, &f->ep, NULL) ||
-	    fi_ep_bind(f->ep, &f->av->fid, 0) ||
-	    fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV) ||
-	    fi_enable(f->ep) ||
-	    fi_getname(&f->ep->fid, f->name, &f->name_len) ||
-	    fi_mr_reg(f->domain, f->buf, 2 * MAX_LEN, FI_SEND | FI_RECV, 0, 0,
-		      0, &f->mr, NULL)) {
-		fprintf(stderr, "opening an endpoint on %s failed\n", dev);
+	if (!f->buf ||
+	    ex_objs_open(&f->objs, fi_fabric, &av_attr, &cq_attr,
+			 FI_TRANSMIT | FI_RECV, &failed) ||
+	    fi_getname(&f->objs.ep->fid, f->name, &f->name_len) ||
+	    fi_mr_reg(f->objs.domain, f->buf, 2 * MAX_LEN, FI_SEND | FI_RECV, 0,
+		      0, 0, &f->mr, NULL)) {
+		fprintf(stderr, "opening an endpoint on %s failed%s%s\n", dev,
+			failed ? " at " : "", failed ? failed : "");
 		return -1;
 	}
 	return 0;
@@ -167,9 +161,9 @@ static int post_recv(struct fab *f)
 {
 	ssize_t ret;
 
-	while ((ret = fi_trecv(f->ep, f->buf, MAX_LEN, fi_mr_desc(f->mr),
+	while ((ret = fi_trecv(f->objs.ep, f->buf, MAX_LEN, fi_mr_desc(f->mr),
 			       FI_ADDR_UNSPEC, TAG, 0, &rx_ctx)) == -FI_EAGAIN)
-		fi_cq_read(f->cq, NULL, 0);
+		fi_cq_read(f->objs.cq, NULL, 0);
 	return ret ? -1 : 0;
 }
 
@@ -177,23 +171,24 @@ static int post_send(struct fab *f, size_t len, fi_addr_t to)
 {
 	ssize_t ret;
 
-	while ((ret = fi_tsend(f->ep, f->buf + MAX_LEN, len, fi_mr_desc(f->mr),
-			       to, TAG, &tx_ctx)) == -FI_EAGAIN)
-		fi_cq_read(f->cq, NULL, 0);
+	while ((ret = fi_tsend(f->objs.ep, f->buf + MAX_LEN, len,
+			       fi_mr_desc(f->mr), to, TAG, &tx_ctx)) ==
+	       -FI_EAGAIN)
+		fi_cq_read(f->objs.cq, NULL, 0);
 	return ret ? -1 : 0;
 }
 
 /* One completion: 1 and *e, 0 when none, -1 and *err_ctx for an error. */
 static int poll_cq(struct fab *f, struct fi_cq_tagged_entry *e, void **err_ctx)
 {
-	ssize_t n = fi_cq_read(f->cq, e, 1);
+	ssize_t n = fi_cq_read(f->objs.cq, e, 1);
 	struct fi_cq_err_entry err = {0};
 
 	if (n == 1)
 		return 1;
 	if (n != -FI_EAVAIL)
 		return 0;
-	fi_cq_readerr(f->cq, &err, 0);
+	fi_cq_readerr(f->objs.cq, &err, 0);
 	*err_ctx = err.op_context;
 	return -1;
 }
@@ -214,7 +209,7 @@ static fi_addr_t peer_addr(struct fab *f, struct peers *p,
 			return p->addr[i];
 	}
 	if (p->n == MAX_PEERS ||
-	    fi_av_insert(f->av, h->name, 1, &p->addr[p->n], 0, NULL) != 1)
+	    fi_av_insert(f->objs.av, h->name, 1, &p->addr[p->n], 0, NULL) != 1)
 		return FI_ADDR_NOTAVAIL;
 	memcpy(p->name[p->n], h->name, h->name_len);
 	return p->addr[p->n++];
@@ -352,7 +347,8 @@ static int run_client(struct fab *f, const char *target_file, FILE *log,
 	int status = 0;
 
 	if (fuzz_name_read(target_file, name, sizeof(name), &name_len) ||
-	    fi_av_insert(f->av, name, 1, &target, 0, NULL) != 1 || post_recv(f))
+	    fi_av_insert(f->objs.av, name, 1, &target, 0, NULL) != 1 ||
+	    post_recv(f))
 		return 1;
 	for (uint64_t seq = 1; !stop && (!rounds || s.rounds < rounds); seq++) {
 		size_t len = sizes[seq % (sizeof(sizes) / sizeof(sizes[0]))];
@@ -419,13 +415,11 @@ int main(int argc, char **argv)
 				    (argc > 7 ? atoll(argv[7]) : 40) * 1000000);
 		fclose(log);
 	}
-	fi_close(&f.ep->fid);
+	/* The endpoint before its MR. */
+	fi_close(&f.objs.ep->fid);
+	f.objs.ep = NULL;
 	fi_close(&f.mr->fid);
-	fi_close(&f.cq->fid);
-	fi_close(&f.av->fid);
-	fi_close(&f.domain->fid);
-	fi_close(&f.fabric->fid);
-	fi_freeinfo(f.info);
+	ex_objs_close(&f.objs);
 	free(f.buf);
 	return status;
 }

@@ -30,17 +30,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "ex_objs.h"
 #include "vm_helpers.h"
 
 #define BTL_MR_MODE (FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR)
 
 struct bep {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct ex_objs objs;
 	char name[64];
 	size_t namelen;
 	fi_addr_t peer[3];
@@ -82,39 +78,28 @@ static void bep_open(struct bep *e, const char *device)
 	struct fi_av_attr av_attr = {.type = FI_AV_MAP};
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT,
 				     .wait_obj = FI_WAIT_NONE};
-	int mr_mode;
+	const char *failed = NULL;
+	int mr_mode, ret;
 
 	memset(e, 0, sizeof(*e));
-	e->info = btl_info(device);
+	e->objs.info = btl_info(device);
 	/* validate_info */
-	cr_assert_eq(e->info->caps & (FI_RMA | FI_ATOMIC | FI_MSG),
+	cr_assert_eq(e->objs.info->caps & (FI_RMA | FI_ATOMIC | FI_MSG),
 		     FI_RMA | FI_ATOMIC | FI_MSG);
-	mr_mode = e->info->domain_attr->mr_mode;
+	mr_mode = e->objs.info->domain_attr->mr_mode;
 	cr_assert(mr_mode == FI_MR_BASIC || mr_mode == FI_MR_SCALABLE ||
 			  (mr_mode & ~BTL_MR_MODE) == 0,
 		  "btl ofi refuses mr_mode 0x%x", mr_mode);
-	cr_assert_eq(fi_fabric(e->info->fabric_attr, &e->fabric, NULL), 0);
-	cr_assert_eq(fi_domain(e->fabric, e->info, &e->domain, NULL), 0);
-	cr_assert_eq(fi_av_open(e->domain, &av_attr, &e->av, NULL), 0);
-	cr_assert_eq(fi_cq_open(e->domain, &cq_attr, &e->cq, NULL), 0);
-	cr_assert_eq(fi_endpoint(e->domain, e->info, &e->ep, NULL), 0);
-	cr_assert_eq(fi_ep_bind(e->ep, &e->av->fid, 0), 0);
-	cr_assert_eq(
-		fi_ep_bind(e->ep, &e->cq->fid, FI_TRANSMIT | FI_SEND | FI_RECV),
-		0);
-	cr_assert_eq(fi_enable(e->ep), 0);
+	ret = ex_objs_open(&e->objs, fi_fabric, &av_attr, &cq_attr,
+			   FI_TRANSMIT | FI_SEND | FI_RECV, &failed);
+	cr_assert_eq(ret, 0, "%s: %s", failed, fi_strerror(-ret));
 	e->namelen = sizeof(e->name);
-	cr_assert_eq(fi_getname(&e->ep->fid, e->name, &e->namelen), 0);
+	cr_assert_eq(fi_getname(&e->objs.ep->fid, e->name, &e->namelen), 0);
 }
 
 static void bep_close(struct bep *e)
 {
-	fi_close(&e->ep->fid);
-	fi_close(&e->cq->fid);
-	fi_close(&e->av->fid);
-	fi_close(&e->domain->fid);
-	fi_close(&e->fabric->fid);
-	fi_freeinfo(e->info);
+	ex_objs_close(&e->objs);
 }
 
 static void setup(void)
@@ -125,7 +110,7 @@ static void setup(void)
 	bep_open(&b[2], "rxe0");
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 3; j++)
-			cr_assert_eq(fi_av_insert(b[i].av, b[j].name, 1,
+			cr_assert_eq(fi_av_insert(b[i].objs.av, b[j].name, 1,
 						  &b[i].peer[j], 0, NULL),
 				     1);
 }
@@ -149,9 +134,9 @@ struct reg {
 static struct reg reg_mem(struct bep *e, void *base, size_t len)
 {
 	struct reg r = {0};
-	int mr_mode = e->info->domain_attr->mr_mode;
+	int mr_mode = e->objs.info->domain_attr->mr_mode;
 	int ret =
-		fi_mr_reg(e->domain, base, len,
+		fi_mr_reg(e->objs.domain, base, len,
 			  FI_REMOTE_WRITE | FI_REMOTE_READ | FI_READ | FI_WRITE,
 			  0, (uint64_t)(uintptr_t)&r, 0, &r.mr, NULL);
 
@@ -181,12 +166,12 @@ static void wait_done(struct comp **c, int n)
 		for (int i = 0; i < 3; i++) {
 			struct fi_cq_entry e;
 			struct fi_cq_err_entry err = {0};
-			ssize_t got = fi_cq_read(b[i].cq, &e, 1);
+			ssize_t got = fi_cq_read(b[i].objs.cq, &e, 1);
 
 			if (got == 1)
 				((struct comp *)e.op_context)->done = 1;
 			else if (got == -FI_EAVAIL) {
-				fi_cq_readerr(b[i].cq, &err, 0);
+				fi_cq_readerr(b[i].objs.cq, &err, 0);
 				cr_assert_fail("completion error: %s",
 					       fi_strerror(err.err));
 			} else
@@ -206,7 +191,7 @@ static void wait_done(struct comp **c, int n)
 		ssize_t ret_;                                                  \
 		while ((ret_ = (call)) == -FI_EAGAIN)                          \
 			for (int i_ = 0; i_ < 3; i_++)                         \
-				fi_cq_read(b[i_].cq, NULL, 0);                 \
+				fi_cq_read(b[i_].objs.cq, NULL, 0);            \
 		cr_assert_eq(ret_, 0, "%s: %s", #call,                         \
 			     fi_strerror((int)-ret_));                         \
 	} while (0)
@@ -220,8 +205,8 @@ static void acswap(int e, struct comp *c, void *res, const struct reg *local,
 	memset(c, 0, sizeof(*c));
 	c->operand = value;
 	c->compare = compare;
-	POST(fi_compare_atomic(b[e].ep, &c->operand, 1, NULL, &c->compare, NULL,
-			       res, local->desc, b[e].peer[1],
+	POST(fi_compare_atomic(b[e].objs.ep, &c->operand, 1, NULL, &c->compare,
+			       NULL, res, local->desc, b[e].peer[1],
 			       raddr - remote->base_addr, remote->rkey, dt,
 			       FI_CSWAP, &c->ctx));
 }
@@ -256,13 +241,13 @@ Test(btl_ofi, cswap_spin_lock_from_two_endpoints_with_both_in_flight)
 		wins[winner]++;
 		/* The holder increments the counter by get and put. */
 		memset(&c[0], 0, sizeof(c[0]));
-		POST(fi_read(b[ep[winner]].ep, &frag[winner][1], 8,
+		POST(fi_read(b[ep[winner]].objs.ep, &frag[winner][1], 8,
 			     rfrag[winner].desc, b[ep[winner]].peer[1],
 			     counter - rwin.base_addr, rwin.rkey, &c[0].ctx));
 		wait_done(cp, 1);
 		frag[winner][1]++;
 		memset(&c[0], 0, sizeof(c[0]));
-		POST(fi_write(b[ep[winner]].ep, &frag[winner][1], 8,
+		POST(fi_write(b[ep[winner]].objs.ep, &frag[winner][1], 8,
 			      rfrag[winner].desc, b[ep[winner]].peer[1],
 			      counter - rwin.base_addr, rwin.rkey, &c[0].ctx));
 		wait_done(cp, 1);
@@ -312,23 +297,25 @@ Test(btl_ofi, cswap_32_bit_and_the_fetch_and_plain_atomics)
 	w64[10] = 100;
 	memset(&c, 0, sizeof(c));
 	c.operand = 5;
-	POST(fi_fetch_atomic(b[0].ep, &c.operand, 1, NULL, &frag[1], rf.desc,
-			     b[0].peer[1], (uintptr_t)&w64[10] - r64.base_addr,
-			     r64.rkey, FI_UINT64, FI_SUM, &c.ctx));
+	POST(fi_fetch_atomic(b[0].objs.ep, &c.operand, 1, NULL, &frag[1],
+			     rf.desc, b[0].peer[1],
+			     (uintptr_t)&w64[10] - r64.base_addr, r64.rkey,
+			     FI_UINT64, FI_SUM, &c.ctx));
 	wait_done(&cp, 1);
 	cr_assert_eq(frag[1], 100);
 	cr_assert_eq(w64[10], 105);
 	memset(&c, 0, sizeof(c));
 	c.operand = 42;
-	POST(fi_fetch_atomic(b[0].ep, &c.operand, 1, NULL, &frag[2], rf.desc,
-			     b[0].peer[1], (uintptr_t)&w64[10] - r64.base_addr,
-			     r64.rkey, FI_UINT64, FI_ATOMIC_WRITE, &c.ctx));
+	POST(fi_fetch_atomic(b[0].objs.ep, &c.operand, 1, NULL, &frag[2],
+			     rf.desc, b[0].peer[1],
+			     (uintptr_t)&w64[10] - r64.base_addr, r64.rkey,
+			     FI_UINT64, FI_ATOMIC_WRITE, &c.ctx));
 	wait_done(&cp, 1);
 	cr_assert_eq(frag[2], 105);
 	cr_assert_eq(w64[10], 42);
 	memset(&c, 0, sizeof(c));
 	c.operand = (uint64_t)-2;
-	POST(fi_atomic(b[0].ep, &c.operand, 1, NULL, b[0].peer[1],
+	POST(fi_atomic(b[0].objs.ep, &c.operand, 1, NULL, b[0].peer[1],
 		       (uintptr_t)&w64[10] - r64.base_addr, r64.rkey, FI_UINT64,
 		       FI_SUM, &c.ctx));
 	wait_done(&cp, 1);

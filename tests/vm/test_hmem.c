@@ -19,8 +19,7 @@
 #define FI_OPT_CUDA_API_PERMITTED 10
 #endif
 
-static struct dp_ep p[2];
-static bool paired;
+static struct dp_ep *const p = dp_pair_eps;
 
 /* The stand-in and the provider read their settings at first use. */
 static void start(const char *cuda_reg, bool cpu_visible)
@@ -31,19 +30,10 @@ static void start(const char *cuda_reg, bool cpu_visible)
 	if (cpu_visible)
 		setenv("GDRFAB_STANDIN_CPU_VISIBLE", "1", 1);
 	gpu_open();
-	dp_pair(&p[0], &p[1], &(struct dp_opts){0});
-	paired = true;
+	dp_pair_open(NULL);
 }
 
-static void teardown(void)
-{
-	if (paired) {
-		dp_close(&p[1]);
-		dp_close(&p[0]);
-	}
-}
-
-TestSuite(hmem, .fini = teardown, .timeout = 240);
+TestSuite(hmem, .fini = dp_pair_teardown, .timeout = 240);
 
 static struct fid_mr *reg_flags(struct dp_ep *e, void *buf, size_t len,
 				enum fi_hmem_iface iface, uint64_t flags,
@@ -103,9 +93,7 @@ Test(hmem, no_cuda_means_no_hmem)
 	int ret;
 
 	setenv("GDRFAB_STANDIN_INIT_FAIL", "1", 1);
-	require_vm();
-	dp_pair(&p[0], &p[1], &(struct dp_opts){0});
-	paired = true;
+	dp_pair_open(NULL);
 	cr_assert_not(p[0].d.info->caps & FI_HMEM);
 	mr = reg_cuda(&p[0], &off, sizeof(off), FI_SEND, &ret);
 	cr_assert_eq(ret, -FI_ENOSYS);
@@ -700,7 +688,7 @@ Test(hmem, p2p_disabled_endpoint_stages)
  * from GPU memory go through /dev/gdrfab's mapping, not through CUDA. Run
  * by tests/kmod/run-kmod-tests.sh, where the modules are loaded.
  */
-TestSuite(hmem_kmod, .fini = teardown, .timeout = 240);
+TestSuite(hmem_kmod, .fini = dp_pair_teardown, .timeout = 240);
 
 static void require_gdrfab_ko(void)
 {

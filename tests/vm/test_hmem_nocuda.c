@@ -19,19 +19,10 @@
 #define FI_OPT_CUDA_API_PERMITTED 10
 #endif
 
-static struct dp_ep p[2];
-static bool paired;
+static struct dp_ep *const p = dp_pair_eps;
 static int forbid_mode = 2; /* while one_message's data moves */
 
-static void teardown(void)
-{
-	if (paired) {
-		dp_close(&p[1]);
-		dp_close(&p[0]);
-	}
-}
-
-TestSuite(hmem_nocuda, .fini = teardown, .timeout = 240);
+TestSuite(hmem_nocuda, .fini = dp_pair_teardown, .timeout = 240);
 
 static int set_cuda(struct dp_ep *e, bool permitted)
 {
@@ -56,8 +47,7 @@ static void start(const char *cuda_reg, bool off)
 		setenv("GDRFAB_STANDIN_CPU_VISIBLE", "1", 1);
 	}
 	gpu_open();
-	dp_pair(&p[0], &p[1], &(struct dp_opts){0});
-	paired = true;
+	dp_pair_open(NULL);
 	for (int i = 0; off && i < 2; i++)
 		cr_assert_eq(set_cuda(&p[i], false), 0,
 			     "FI_OPT_CUDA_API_PERMITTED=false on a peermem "

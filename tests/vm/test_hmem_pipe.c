@@ -16,8 +16,7 @@
 
 #define CHUNK 65536
 
-static struct dp_ep p[2];
-static bool paired;
+static struct dp_ep *const p = dp_pair_eps;
 
 static void start(void)
 {
@@ -27,20 +26,10 @@ static void start(void)
 	snprintf(chunk, sizeof(chunk), "%d", CHUNK);
 	setenv("FI_GDRFAB_STAGE_CHUNK", chunk, 1);
 	gpu_open();
-	dp_pair(&p[0], &p[1], &(struct dp_opts){0});
-	paired = true;
+	dp_pair_open(NULL);
 }
 
-static void close_pair(void)
-{
-	if (paired) {
-		dp_close(&p[1]);
-		dp_close(&p[0]);
-	}
-	paired = false;
-}
-
-TestSuite(hmem_pipe, .fini = close_pair, .timeout = 300);
+TestSuite(hmem_pipe, .fini = dp_pair_teardown, .timeout = 300);
 
 static struct fid_mr *reg_gpu(struct dp_ep *e, void *buf, size_t len,
 			      uint64_t access)
@@ -378,7 +367,7 @@ Test(hmem_pipe, failed_copy_fails_its_operation_once)
 	fi_close(&smr->fid);
 	fi_close(&dmr->fid);
 	fi_close(&rmr->fid);
-	close_pair();
+	dp_pair_teardown();
 	after = gpu_stats();
 	cr_assert_eq(after.failed_copies - before.failed_copies, 4);
 	cr_assert_eq(after.host_regs - before.host_regs,

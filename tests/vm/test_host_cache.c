@@ -17,21 +17,10 @@
 
 #define LEN (1u << 20) /* far above the eager limit: rendezvous */
 
-static struct dp_ep p[2];
+static struct dp_ep *const p = dp_pair_eps;
 
-static void setup(void)
-{
-	require_vm();
-	dp_pair(&p[0], &p[1], NULL);
-}
-
-static void teardown(void)
-{
-	dp_close(&p[1]);
-	dp_close(&p[0]);
-}
-
-TestSuite(host_cache, .init = setup, .fini = teardown, .timeout = 240);
+TestSuite(host_cache, .init = dp_pair_setup, .fini = dp_pair_teardown,
+	  .timeout = 240);
 
 static struct fi_gdrfab_mr_cache_stats stats(struct dp_ep *e)
 {

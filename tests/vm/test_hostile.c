@@ -30,12 +30,12 @@ static struct wep c; /* a third endpoint, on rxe0 like a */
 static int poll3(struct wep *w, struct fi_cq_tagged_entry *e, int ms)
 {
 	for (int i = 0; i < ms * 10; i++) {
-		if (fi_cq_read(w->cq, e, 1) == 1)
+		if (fi_cq_read(w->objs.cq, e, 1) == 1)
 			return 1;
-		fi_cq_read(a.cq, NULL, 0);
-		fi_cq_read(b.cq, NULL, 0);
-		if (c.cq)
-			fi_cq_read(c.cq, NULL, 0);
+		fi_cq_read(a.objs.cq, NULL, 0);
+		fi_cq_read(b.objs.cq, NULL, 0);
+		if (c.objs.cq)
+			fi_cq_read(c.objs.cq, NULL, 0);
 		usleep(100);
 	}
 	return 0;
@@ -59,11 +59,12 @@ static void a_new_peer_reaches_b(void)
 	fi_addr_t to_b;
 
 	wep_open(&c, "rxe0");
-	fi_getname(&b.ep->fid, name, &len);
-	cr_assert_eq(fi_av_insert(c.av, name, 1, &to_b, 0, NULL), 1);
-	cr_assert_eq(fi_recv(b.ep, got, sizeof(got), NULL, FI_ADDR_UNSPEC, got),
-		     0);
-	cr_assert_eq(fi_send(c.ep, msg, 4, NULL, to_b, NULL), 0);
+	fi_getname(&b.objs.ep->fid, name, &len);
+	cr_assert_eq(fi_av_insert(c.objs.av, name, 1, &to_b, 0, NULL), 1);
+	cr_assert_eq(
+		fi_recv(b.objs.ep, got, sizeof(got), NULL, FI_ADDR_UNSPEC, got),
+		0);
+	cr_assert_eq(fi_send(c.objs.ep, msg, 4, NULL, to_b, NULL), 0);
 	cr_assert(poll3(&b, &e, 20000), "b cannot be reached any more");
 	cr_assert_str_eq(got, "new");
 	cr_assert(poll3(&c, &e, 20000));
@@ -299,16 +300,16 @@ static void refused_for_eager_size(void)
 	gdrfab_params.eager_max = 4 * def;
 	wep_open(&c, "rxe0");
 	gdrfab_params.eager_max = def;
-	fi_getname(&b.ep->fid, name, &len);
-	cr_assert_eq(fi_av_insert(c.av, name, 1, &to_b, 0, NULL), 1);
-	cr_assert_eq(fi_send(c.ep, "x", 2, NULL, to_b, NULL), 0);
+	fi_getname(&b.objs.ep->fid, name, &len);
+	cr_assert_eq(fi_av_insert(c.objs.av, name, 1, &to_b, 0, NULL), 1);
+	cr_assert_eq(fi_send(c.objs.ep, "x", 2, NULL, to_b, NULL), 0);
 	/* Refused at once, well before the connection timeout. */
-	for (int i = 0; i < 50000 && fi_cq_read(c.cq, &e, 1) != -FI_EAVAIL;
+	for (int i = 0; i < 50000 && fi_cq_read(c.objs.cq, &e, 1) != -FI_EAVAIL;
 	     i++) {
-		fi_cq_read(b.cq, NULL, 0);
+		fi_cq_read(b.objs.cq, NULL, 0);
 		usleep(100);
 	}
-	cr_assert_eq(fi_cq_readerr(c.cq, &err, 0), 1);
+	cr_assert_eq(fi_cq_readerr(c.objs.cq, &err, 0), 1);
 	cr_assert_eq(err.err, FI_ECONNREFUSED, "%s", fi_strerror(err.err));
 	wep_close(&c);
 	memset(&c, 0, sizeof(c));

@@ -13,22 +13,15 @@
 #include "dp_helpers.h"
 #include "misuse_tally.h"
 
-static struct dp_ep p[2];
-
-static void setup(void)
-{
-	require_vm();
-	dp_pair(&p[0], &p[1], NULL);
-}
+static struct dp_ep *const p = dp_pair_eps;
 
 static void teardown(void)
 {
 	misuse_tally_flush();
-	dp_close(&p[1]);
-	dp_close(&p[0]);
+	dp_pair_teardown();
 }
 
-TestSuite(misuse_data, .init = setup, .fini = teardown, .timeout = 180);
+TestSuite(misuse_data, .init = dp_pair_setup, .fini = teardown, .timeout = 180);
 
 #define TOO_MANY  5 /* iov_limit is at most 4 (fi_gdrfab(7)) */
 #define NOT_IN_AV 77

@@ -8,21 +8,9 @@
 
 #include "dp_helpers.h"
 
-static struct dp_ep p[2];
+static struct dp_ep *const p = dp_pair_eps;
 
-static void setup(void)
-{
-	require_vm();
-	dp_pair(&p[0], &p[1], NULL);
-}
-
-static void teardown(void)
-{
-	dp_close(&p[1]);
-	dp_close(&p[0]);
-}
-
-TestSuite(msg, .init = setup, .fini = teardown, .timeout = 240);
+TestSuite(msg, .init = dp_pair_setup, .fini = dp_pair_teardown, .timeout = 240);
 
 /* Sends len bytes a -> b, receive posted first or after, and checks the
  * completions and the data. */

@@ -17,21 +17,10 @@
 
 #define BIG (1 << 20) /* above the eager size: a rendezvous */
 
-static struct dp_ep p[2];
+static struct dp_ep *const p = dp_pair_eps;
 
-static void setup(void)
-{
-	require_vm();
-	dp_pair(&p[0], &p[1], NULL);
-}
-
-static void teardown(void)
-{
-	dp_close(&p[1]);
-	dp_close(&p[0]);
-}
-
-TestSuite(refused, .init = setup, .fini = teardown, .timeout = 240);
+TestSuite(refused, .init = dp_pair_setup, .fini = dp_pair_teardown,
+	  .timeout = 240);
 
 /* from sends len bytes of pattern seed to to; both sides check it. */
 static void message_passes(int from, int to, size_t len, unsigned seed)

@@ -7,23 +7,14 @@
 
 #include "dp_helpers.h"
 
-static struct dp_ep p[2];
+static struct dp_ep *const p = dp_pair_eps;
 
 static void setup(void)
 {
-	struct dp_opts o = {.counters = true};
-
-	require_vm();
-	dp_pair(&p[0], &p[1], &o);
+	dp_pair_open(&(struct dp_opts){.counters = true});
 }
 
-static void teardown(void)
-{
-	dp_close(&p[1]);
-	dp_close(&p[0]);
-}
-
-TestSuite(rma, .init = setup, .fini = teardown, .timeout = 240);
+TestSuite(rma, .init = setup, .fini = dp_pair_teardown, .timeout = 240);
 
 static void write_then_read(int target, size_t len)
 {

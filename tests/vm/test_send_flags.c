@@ -11,21 +11,10 @@
 
 #include "dp_helpers.h"
 
-static struct dp_ep p[2];
+static struct dp_ep *const p = dp_pair_eps;
 
-static void setup(void)
-{
-	require_vm();
-	dp_pair(&p[0], &p[1], NULL);
-}
-
-static void teardown(void)
-{
-	dp_close(&p[1]);
-	dp_close(&p[0]);
-}
-
-TestSuite(send_flags, .init = setup, .fini = teardown, .timeout = 240);
+TestSuite(send_flags, .init = dp_pair_setup, .fini = dp_pair_teardown,
+	  .timeout = 240);
 
 #define TAG 0x5eedULL
 

@@ -181,7 +181,7 @@ Test(wire, malformed_connection_messages_are_dropped)
 	good.mtu = IBV_MTU_1024;
 	good.qpn = 1234;
 	good.src = gep(&a)->name;
-	fi_getname(&b.ep->fid, &good.dst, &len);
+	fi_getname(&b.objs.ep->fid, &good.dst, &len);
 	bad = good;
 	bad.version = GDRFAB_WIRE_VERSION + 1;
 	gdrfab_conn_handle_cm(gep(&b)->proto, &bad, sizeof(bad));
@@ -327,7 +327,7 @@ Test(wire, malformed_atomic_requests_are_refused_and_logged)
 	atomic_mem = calloc(16, sizeof(uint64_t));
 	for (int i = 0; i < 16; i++)
 		atomic_mem[i] = 1000 + (uint64_t)i;
-	cr_assert_eq(fi_mr_reg(b.domain, atomic_mem, 64,
+	cr_assert_eq(fi_mr_reg(b.objs.domain, atomic_mem, 64,
 			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
 			       NULL),
 		     0);

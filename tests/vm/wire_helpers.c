@@ -21,6 +21,8 @@ void wep_open(struct wep *w, const char *dev)
 	struct fi_info *hints = fi_allocinfo(), *all, *i;
 	struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED};
+	const char *failed = NULL;
+	int ret;
 
 	hints->domain_attr->mr_mode = GDRFAB_MR_MODE;
 	cr_assert_eq(
@@ -29,43 +31,33 @@ void wep_open(struct wep *w, const char *dev)
 	for (i = all; i && strcmp(i->domain_attr->name, dev); i = i->next)
 		;
 	cr_assert_not_null(i);
-	w->info = fi_dupinfo(i);
+	w->objs.info = fi_dupinfo(i);
 	fi_freeinfo(all);
 	fi_freeinfo(hints);
-	cr_assert_eq(gdrfab_fabric_open(w->info->fabric_attr, &w->fabric, NULL),
-		     0);
-	cr_assert_eq(fi_domain(w->fabric, w->info, &w->domain, NULL), 0);
-	cr_assert_eq(fi_av_open(w->domain, &av_attr, &w->av, NULL), 0);
-	cr_assert_eq(fi_cq_open(w->domain, &cq_attr, &w->cq, NULL), 0);
-	cr_assert_eq(fi_endpoint(w->domain, w->info, &w->ep, NULL), 0);
-	cr_assert_eq(fi_ep_bind(w->ep, &w->av->fid, 0), 0);
-	cr_assert_eq(fi_ep_bind(w->ep, &w->cq->fid, FI_TRANSMIT | FI_RECV), 0);
-	cr_assert_eq(fi_enable(w->ep), 0);
+	/* gdrfab's own entry point: this program links its code. */
+	ret = ex_objs_open(&w->objs, gdrfab_fabric_open, &av_attr, &cq_attr,
+			   FI_TRANSMIT | FI_RECV, &failed);
+	cr_assert_eq(ret, 0, "%s: %s", failed, fi_strerror(-ret));
 }
 
 void wep_close(struct wep *w)
 {
-	fi_close(&w->ep->fid);
-	fi_close(&w->cq->fid);
-	fi_close(&w->av->fid);
-	fi_close(&w->domain->fid);
-	fi_close(&w->fabric->fid);
-	fi_freeinfo(w->info);
+	ex_objs_close(&w->objs);
 }
 
 struct gdrfab_ep *gep(struct wep *w)
 {
-	return gdrfab_container_of(w->ep, struct gdrfab_ep, fid);
+	return gdrfab_container_of(w->objs.ep, struct gdrfab_ep, fid);
 }
 
 /* Reads one entry from w's CQ, progressing both; 1, 0 on timeout. */
 int poll_one(struct wep *w, struct fi_cq_tagged_entry *e, int ms)
 {
 	for (int i = 0; i < ms * 10; i++) {
-		if (fi_cq_read(w->cq, e, 1) == 1)
+		if (fi_cq_read(w->objs.cq, e, 1) == 1)
 			return 1;
-		fi_cq_read(a.cq, NULL, 0);
-		fi_cq_read(b.cq, NULL, 0);
+		fi_cq_read(a.objs.cq, NULL, 0);
+		fi_cq_read(b.objs.cq, NULL, 0);
 		usleep(100);
 	}
 	return 0;
@@ -89,13 +81,13 @@ void wire_setup(void)
 	fi_freeinfo(none);
 	wep_open(&a, "rxe0");
 	wep_open(&b, "rxe1");
-	fi_getname(&a.ep->fid, na, &len);
-	fi_getname(&b.ep->fid, nb, &len);
-	fi_av_insert(a.av, nb, 1, &a.peer, 0, NULL);
-	fi_av_insert(b.av, na, 1, &b.peer, 0, NULL);
+	fi_getname(&a.objs.ep->fid, na, &len);
+	fi_getname(&b.objs.ep->fid, nb, &len);
+	fi_av_insert(a.objs.av, nb, 1, &a.peer, 0, NULL);
+	fi_av_insert(b.objs.av, na, 1, &b.peer, 0, NULL);
 	/* Establish the connection with one good message. */
-	cr_assert_eq(fi_recv(b.ep, got, 8, NULL, FI_ADDR_UNSPEC, NULL), 0);
-	cr_assert_eq(fi_send(a.ep, msg, 6, NULL, a.peer, NULL), 0);
+	cr_assert_eq(fi_recv(b.objs.ep, got, 8, NULL, FI_ADDR_UNSPEC, NULL), 0);
+	cr_assert_eq(fi_send(a.objs.ep, msg, 6, NULL, a.peer, NULL), 0);
 	cr_assert(poll_one(&b, &e, 20000));
 	cr_assert(poll_one(&a, &e, 20000));
 }
@@ -131,7 +123,7 @@ void raw_send(const void *bytes, size_t len)
 	cr_assert_eq(ibv_post_send(conn->qp, &wr, &bad), 0);
 	conn->sq_avail--;
 	while (ibv_poll_cq(proto->cq, 1, &wc) == 0)
-		fi_cq_read(b.cq, NULL, 0);
+		fi_cq_read(b.objs.cq, NULL, 0);
 	conn->sq_avail++;
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	ibv_dereg_mr(mr);
@@ -143,9 +135,10 @@ void expect_only_good_message(void)
 	char got[64], msg[8] = "after";
 	struct fi_cq_tagged_entry e;
 
-	cr_assert_eq(fi_recv(b.ep, got, sizeof(got), NULL, FI_ADDR_UNSPEC, got),
-		     0);
-	cr_assert_eq(fi_send(a.ep, msg, 6, NULL, a.peer, NULL), 0);
+	cr_assert_eq(
+		fi_recv(b.objs.ep, got, sizeof(got), NULL, FI_ADDR_UNSPEC, got),
+		0);
+	cr_assert_eq(fi_send(a.objs.ep, msg, 6, NULL, a.peer, NULL), 0);
 	cr_assert(poll_one(&b, &e, 20000), "b stopped receiving");
 	cr_assert_eq(e.len, 6, "a malformed message was delivered (%zu bytes)",
 		     e.len);

@@ -223,28 +223,7 @@ out:
 	return ret;
 }
 
-/* ---- the calls ---- */
-
-static ssize_t atomic_write(struct fid_ep *ep, const void *buf, size_t count,
-			    void *desc, fi_addr_t dest, uint64_t addr,
-			    uint64_t key, enum fi_datatype datatype,
-			    enum fi_op op, void *context)
-{
-	struct fi_ioc ioc = {.addr = (void *)buf, .count = count};
-	struct call c = {.kind = GDRFAB_ATOMIC_WRITE,
-			 .op = op,
-			 .datatype = datatype,
-			 .src = &ioc,
-			 .src_cnt = 1,
-			 .src_desc = &desc,
-			 .dest = dest,
-			 .addr = addr,
-			 .key = key,
-			 .flags = ep_of(ep)->tx_op_flags,
-			 .context = context};
-
-	return do_atomic(ep_of(ep), &c);
-}
+/* ---- the calls: each plain form is its v form with one operand ---- */
 
 static ssize_t atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 			     void **desc, size_t count, fi_addr_t dest,
@@ -265,6 +244,17 @@ static ssize_t atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 			 .context = context};
 
 	return do_atomic(ep_of(ep), &c);
+}
+
+static ssize_t atomic_write(struct fid_ep *ep, const void *buf, size_t count,
+			    void *desc, fi_addr_t dest, uint64_t addr,
+			    uint64_t key, enum fi_datatype datatype,
+			    enum fi_op op, void *context)
+{
+	struct fi_ioc ioc = {.addr = (void *)buf, .count = count};
+
+	return atomic_writev(ep, &ioc, &desc, 1, dest, addr, key, datatype, op,
+			     context);
 }
 
 /* fi_msg_atomic: one remote segment, whose count must be the operands'. */
@@ -345,33 +335,6 @@ static ssize_t atomic_inject(struct fid_ep *ep, const void *buf, size_t count,
 	return do_atomic(ep_of(ep), &c);
 }
 
-static ssize_t atomic_readwrite(struct fid_ep *ep, const void *buf,
-				size_t count, void *desc, void *result,
-				void *result_desc, fi_addr_t dest,
-				uint64_t addr, uint64_t key,
-				enum fi_datatype datatype, enum fi_op op,
-				void *context)
-{
-	struct fi_ioc ioc = {.addr = (void *)buf, .count = count};
-	struct fi_ioc rioc = {.addr = result, .count = count};
-	struct call c = {.kind = GDRFAB_ATOMIC_FETCH,
-			 .op = op,
-			 .datatype = datatype,
-			 .src = &ioc,
-			 .src_cnt = 1,
-			 .src_desc = &desc,
-			 .res = &rioc,
-			 .res_cnt = 1,
-			 .res_desc = &result_desc,
-			 .dest = dest,
-			 .addr = addr,
-			 .key = key,
-			 .flags = ep_of(ep)->tx_op_flags,
-			 .context = context};
-
-	return do_atomic(ep_of(ep), &c);
-}
-
 static ssize_t atomic_readwritev(struct fid_ep *ep, const struct fi_ioc *iov,
 				 void **desc, size_t count,
 				 struct fi_ioc *resultv, void **result_desc,
@@ -398,6 +361,20 @@ static ssize_t atomic_readwritev(struct fid_ep *ep, const struct fi_ioc *iov,
 	return do_atomic(ep_of(ep), &c);
 }
 
+static ssize_t atomic_readwrite(struct fid_ep *ep, const void *buf,
+				size_t count, void *desc, void *result,
+				void *result_desc, fi_addr_t dest,
+				uint64_t addr, uint64_t key,
+				enum fi_datatype datatype, enum fi_op op,
+				void *context)
+{
+	struct fi_ioc ioc = {.addr = (void *)buf, .count = count};
+	struct fi_ioc rioc = {.addr = result, .count = count};
+
+	return atomic_readwritev(ep, &ioc, &desc, 1, &rioc, &result_desc, 1,
+				 dest, addr, key, datatype, op, context);
+}
+
 static ssize_t atomic_readwritemsg(struct fid_ep *ep,
 				   const struct fi_msg_atomic *msg,
 				   struct fi_ioc *resultv, void **result_desc,
@@ -410,36 +387,6 @@ static ssize_t atomic_readwritemsg(struct fid_ep *ep,
 	int ret = from_msg(msg, flags, &c);
 
 	return ret ? ret : do_atomic(ep_of(ep), &c);
-}
-
-static ssize_t
-atomic_compwrite(struct fid_ep *ep, const void *buf, size_t count, void *desc,
-		 const void *compare, void *compare_desc, void *result,
-		 void *result_desc, fi_addr_t dest, uint64_t addr, uint64_t key,
-		 enum fi_datatype datatype, enum fi_op op, void *context)
-{
-	struct fi_ioc ioc = {.addr = (void *)buf, .count = count};
-	struct fi_ioc cioc = {.addr = (void *)compare, .count = count};
-	struct fi_ioc rioc = {.addr = result, .count = count};
-	struct call c = {.kind = GDRFAB_ATOMIC_COMPARE,
-			 .op = op,
-			 .datatype = datatype,
-			 .src = &ioc,
-			 .src_cnt = 1,
-			 .src_desc = &desc,
-			 .cmp = &cioc,
-			 .cmp_cnt = 1,
-			 .cmp_desc = &compare_desc,
-			 .res = &rioc,
-			 .res_cnt = 1,
-			 .res_desc = &result_desc,
-			 .dest = dest,
-			 .addr = addr,
-			 .key = key,
-			 .flags = ep_of(ep)->tx_op_flags,
-			 .context = context};
-
-	return do_atomic(ep_of(ep), &c);
 }
 
 static ssize_t atomic_compwritev(
@@ -468,6 +415,21 @@ static ssize_t atomic_compwritev(
 			 .context = context};
 
 	return do_atomic(ep_of(ep), &c);
+}
+
+static ssize_t
+atomic_compwrite(struct fid_ep *ep, const void *buf, size_t count, void *desc,
+		 const void *compare, void *compare_desc, void *result,
+		 void *result_desc, fi_addr_t dest, uint64_t addr, uint64_t key,
+		 enum fi_datatype datatype, enum fi_op op, void *context)
+{
+	struct fi_ioc ioc = {.addr = (void *)buf, .count = count};
+	struct fi_ioc cioc = {.addr = (void *)compare, .count = count};
+	struct fi_ioc rioc = {.addr = result, .count = count};
+
+	return atomic_compwritev(ep, &ioc, &desc, 1, &cioc, &compare_desc, 1,
+				 &rioc, &result_desc, 1, dest, addr, key,
+				 datatype, op, context);
 }
 
 static ssize_t atomic_compwritemsg(struct fid_ep *ep,

@@ -25,6 +25,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_ns.h"
+#include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
@@ -323,13 +324,9 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	const uint8_t *next = addr;
 	int inserted = 0;
 
-	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR)) {
-		GDRFAB_WARN(FI_LOG_AV,
-			    "fi_av_insert: unsupported flags "
-			    "0x%llx\n",
-			    (unsigned long long)flags);
+	if (gdrfab_obj_flags(FI_LOG_AV, "fi_av_insert", flags,
+			     FI_MORE | FI_SYNC_ERR))
 		return -FI_EBADFLAGS;
-	}
 	if (count && !addr) {
 		GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: NULL address array\n");
 		return -FI_EINVAL;
@@ -366,13 +363,9 @@ static int insert_native(struct gdrfab_av *av, const struct gdrfab_addr *a,
 	size_t slot;
 	int ret;
 
-	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR)) {
-		GDRFAB_WARN(FI_LOG_AV,
-			    "fi_av_insertsvc: unsupported flags "
-			    "0x%llx\n",
-			    (unsigned long long)flags);
+	if (gdrfab_obj_flags(FI_LOG_AV, "fi_av_insertsvc", flags,
+			     FI_MORE | FI_SYNC_ERR))
 		return -FI_EBADFLAGS;
-	}
 	gdrfab_lock_acquire(&av->lock);
 	ret = insert_one(av, a, &slot);
 	gdrfab_lock_release(&av->lock);
@@ -722,14 +715,11 @@ static int av_close(struct fid *fid)
 {
 	struct gdrfab_av *av =
 		gdrfab_container_of(fid, struct gdrfab_av, fid.fid);
+	int ret = gdrfab_obj_busy(FI_LOG_AV, "av", &av->ref,
+				  "endpoints are still bound to it");
 
-	if (atomic_load(&av->ref)) {
-		GDRFAB_WARN(FI_LOG_AV,
-			    "fi_close(av): %d endpoints are still "
-			    "bound to it\n",
-			    atomic_load(&av->ref));
-		return -FI_EBUSY;
-	}
+	if (ret)
+		return ret;
 	gdrfab_lock_fini(&av->lock);
 	gdrfab_addrmap_fini(&av->by_name);
 	gdrfab_addrmap_fini(&av->learnt_by_svc);
@@ -745,15 +735,8 @@ static int av_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops av_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = av_close,
-	.bind = av_bind,
-	.control = gdrfab_nosys_control,
-	.ops_open = gdrfab_nosys_ops_open,
-	.tostr = gdrfab_nosys_tostr,
-	.ops_set = gdrfab_nosys_ops_set,
-};
+static struct fi_ops av_fi_ops =
+	GDRFAB_FI_OPS(av_close, av_bind, gdrfab_nosys_control);
 
 static struct fi_ops_av av_ops = {
 	.size = sizeof(struct fi_ops_av),
@@ -793,12 +776,8 @@ static int check_attr(const struct fi_av_attr *attr)
 				       "inserts) is not supported\n");
 		return -FI_ENOSYS;
 	}
-	if (attr->flags & ~(uint64_t)FI_SYMMETRIC) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_av_open: unsupported flags 0x%llx\n",
-			    (unsigned long long)attr->flags);
-		return -FI_EBADFLAGS;
-	}
-	return 0;
+	return gdrfab_obj_flags(FI_LOG_AV, "fi_av_open", attr->flags,
+				FI_SYMMETRIC);
 }
 
 int gdrfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
@@ -851,9 +830,7 @@ int gdrfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	av->fmt = gdrfab_fmt_of(domain->info->addr_format);
 	gdrfab_lock_init(&av->lock, gdrfab_domain_locks(domain));
 	atomic_init(&av->ref, 0);
-	av->fid.fid.fclass = FI_CLASS_AV;
-	av->fid.fid.context = context;
-	av->fid.fid.ops = &av_fi_ops;
+	gdrfab_obj_init(&av->fid.fid, FI_CLASS_AV, context, &av_fi_ops);
 	av->fid.ops = &av_ops;
 	atomic_fetch_add(&domain->ref, 1);
 	*out = &av->fid;

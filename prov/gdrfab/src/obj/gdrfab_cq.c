@@ -5,21 +5,17 @@
  * bound endpoints first (manual progress). The ring grows instead of
  * overrunning, so a completion is never dropped.
  */
-#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
 #include "gdrfab_strerror.h"
-
-/* While endpoints are bound, a blocking read wakes at least this often to
- * progress them. */
-#define CQ_PROGRESS_SLICE_MS 1
 
 /* The most entries a CQ's ring starts with, whatever size was asked. */
 #define GDRFAB_CQ_RING_START_MAX (1u << 16)
@@ -80,7 +76,7 @@ static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	}
 	cq->count -= n;
 	if (!cq->count)
-		gdrfab_signal_clear(&cq->signal);
+		gdrfab_signal_clear(&cq->wait.signal);
 	gdrfab_lock_release(&cq->lock);
 	return (ssize_t)n;
 }
@@ -114,7 +110,7 @@ static ssize_t cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 	if (!cq->err_head)
 		cq->err_tail = NULL;
 	if (!cq->err_head && !cq->count)
-		gdrfab_signal_clear(&cq->signal);
+		gdrfab_signal_clear(&cq->wait.signal);
 	/* The previous entry's err_data was valid until this call. */
 	if (cq->err_returned) {
 		free(cq->err_returned->e.err_data);
@@ -163,7 +159,7 @@ int gdrfab_cq_trywait(struct gdrfab_cq *cq)
 {
 	bool pending;
 
-	if (cq->signal.fd < 0)
+	if (cq->wait.signal.fd < 0)
 		return -FI_EINVAL;
 	progress_eps(cq);
 	gdrfab_lock_acquire(&cq->lock);
@@ -181,7 +177,7 @@ static ssize_t cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	size_t threshold = 1;
 	ssize_t ret;
 
-	if (cq->wait_obj == FI_WAIT_NONE) {
+	if (cq->wait.obj == FI_WAIT_NONE) {
 		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_sread on a CQ opened with "
 				       "FI_WAIT_NONE\n");
 		return -FI_ENOSYS;
@@ -190,7 +186,6 @@ static ssize_t cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		threshold = GDRFAB_MAX((size_t)1, *(const size_t *)cond);
 	threshold = GDRFAB_MIN(threshold, GDRFAB_MAX(count, (size_t)1));
 	for (;;) {
-		int left;
 		bool ready;
 
 		progress_eps(cq);
@@ -204,17 +199,11 @@ static ssize_t cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		}
 		if (atomic_exchange(&cq->woken, false))
 			return -FI_EAGAIN;
-		left = gdrfab_timeout_left(timeout, start);
-		if (!left)
+		ret = gdrfab_waitobj_sleep(&cq->wait, cq->eps.cnt, timeout,
+					   start);
+		if (ret == -FI_ETIMEDOUT)
 			return -FI_EAGAIN;
-		if (cq->wait_obj == FI_WAIT_YIELD) {
-			sched_yield();
-			continue;
-		}
-		if (cq->eps.cnt && (left < 0 || left > CQ_PROGRESS_SLICE_MS))
-			left = CQ_PROGRESS_SLICE_MS;
-		ret = gdrfab_signal_wait(&cq->signal, left);
-		if (ret && ret != -FI_EAGAIN)
+		if (ret)
 			return ret;
 	}
 }
@@ -231,7 +220,7 @@ static int cq_signal(struct fid_cq *cq_fid)
 		gdrfab_container_of(cq_fid, struct gdrfab_cq, fid);
 
 	atomic_store(&cq->woken, true);
-	gdrfab_signal_raise(&cq->signal);
+	gdrfab_signal_raise(&cq->wait.signal);
 	return 0;
 }
 
@@ -247,31 +236,19 @@ static int cq_control(struct fid *fid, int command, void *arg)
 	struct gdrfab_cq *cq =
 		gdrfab_container_of(fid, struct gdrfab_cq, fid.fid);
 
-	if (!arg)
-		return -FI_EINVAL;
-	switch (command) {
-	case FI_GETWAIT:
-		if (cq->signal.fd < 0)
-			return -FI_ENODATA;
-		*(int *)arg = cq->signal.fd;
-		return 0;
-	case FI_GETWAITOBJ: *(enum fi_wait_obj *)arg = cq->wait_obj; return 0;
-	default: return -FI_ENOSYS;
-	}
+	return gdrfab_waitobj_control(cq->wait.signal.fd, cq->wait.obj, command,
+				      arg);
 }
 
 static int cq_close(struct fid *fid)
 {
 	struct gdrfab_cq *cq =
 		gdrfab_container_of(fid, struct gdrfab_cq, fid.fid);
+	int ret = gdrfab_obj_busy(FI_LOG_CQ, "cq", &cq->ref,
+				  "endpoints are still bound to it");
 
-	if (atomic_load(&cq->ref)) {
-		GDRFAB_WARN(FI_LOG_CQ,
-			    "fi_close(cq): %d endpoints are still "
-			    "bound to it\n",
-			    atomic_load(&cq->ref));
-		return -FI_EBUSY;
-	}
+	if (ret)
+		return ret;
 	while (cq->err_head) {
 		struct gdrfab_cq_err *next = cq->err_head->next;
 
@@ -283,9 +260,7 @@ static int cq_close(struct fid *fid)
 		free(cq->err_returned->e.err_data);
 		free(cq->err_returned);
 	}
-	if (cq->wait_set)
-		gdrfab_waitset_leave(cq->wait_set, &cq->fid.fid);
-	gdrfab_signal_fini(&cq->signal);
+	gdrfab_waitobj_close(&cq->wait, &cq->fid.fid);
 	gdrfab_lock_fini(&cq->lock);
 	gdrfab_eplist_fini(&cq->eps);
 	atomic_fetch_sub(&cq->domain->ref, 1);
@@ -295,15 +270,8 @@ static int cq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops cq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = cq_close,
-	.bind = gdrfab_nosys_bind,
-	.control = cq_control,
-	.ops_open = gdrfab_nosys_ops_open,
-	.tostr = gdrfab_nosys_tostr,
-	.ops_set = gdrfab_nosys_ops_set,
-};
+static struct fi_ops cq_fi_ops =
+	GDRFAB_FI_OPS(cq_close, gdrfab_nosys_bind, cq_control);
 
 static struct fi_ops_cq cq_ops = {
 	.size = sizeof(struct fi_ops_cq),
@@ -353,7 +321,7 @@ int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
 	slot->e = *e;
 	slot->src = src;
 	cq->count++;
-	gdrfab_signal_raise(&cq->signal);
+	gdrfab_signal_raise(&cq->wait.signal);
 	gdrfab_lock_release(&cq->lock);
 	return 0;
 }
@@ -383,30 +351,30 @@ int gdrfab_cq_write_error(struct gdrfab_cq *cq,
 	else
 		cq->err_head = entry;
 	cq->err_tail = entry;
-	gdrfab_signal_raise(&cq->signal);
+	gdrfab_signal_raise(&cq->wait.signal);
 	gdrfab_lock_release(&cq->lock);
 	return 0;
 }
 
 int gdrfab_cq_attach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep)
 {
-	int ret = gdrfab_eplist_add(&cq->eps, ep);
-
-	if (ret < 0)
-		return ret;
-	if (ret)
-		atomic_fetch_add(&cq->ref, 1);
-	return 0;
+	return gdrfab_obj_attach_ep(&cq->eps, &cq->ref, ep);
 }
 
 void gdrfab_cq_detach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep)
 {
-	if (gdrfab_eplist_del(&cq->eps, ep))
-		atomic_fetch_sub(&cq->ref, 1);
+	gdrfab_obj_detach_ep(&cq->eps, &cq->ref, ep);
 }
+
+/* What a CQ can be waited with. */
+#define CQ_WAIT_OBJS                                                           \
+	(GDRFAB_WAITOBJ_BASIC | GDRFAB_WAITOBJ_BIT(FI_WAIT_YIELD) |            \
+	 GDRFAB_WAITOBJ_BIT(FI_WAIT_SET))
 
 static int check_attr(const struct fi_cq_attr *attr)
 {
+	int ret;
+
 	if (!attr) {
 		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: attr is NULL\n");
 		return -FI_EINVAL;
@@ -416,31 +384,10 @@ static int check_attr(const struct fi_cq_attr *attr)
 			    attr->format);
 		return -FI_EINVAL;
 	}
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD:
-	case FI_WAIT_YIELD: break;
-	case FI_WAIT_SET:
-		if (!gdrfab_is_waitset(attr->wait_set ? &attr->wait_set->fid
-						      : NULL)) {
-			GDRFAB_WARN(FI_LOG_CQ,
-				    "fi_cq_open: FI_WAIT_SET without "
-				    "a gdrfab wait set\n");
-			return -FI_EINVAL;
-		}
-		break;
-	case FI_WAIT_MUTEX_COND:
-		GDRFAB_WARN(FI_LOG_CQ,
-			    "fi_cq_open: wait object %s is not "
-			    "supported (use FI_WAIT_FD)\n",
-			    gdrfab_wait_obj_str(attr->wait_obj));
-		return -FI_ENOSYS;
-	default:
-		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: unknown wait object %d\n",
-			    attr->wait_obj);
-		return -FI_EINVAL;
-	}
+	ret = gdrfab_waitobj_check(FI_LOG_CQ, "fi_cq_open", attr->wait_obj,
+				   attr->wait_set, CQ_WAIT_OBJS);
+	if (ret)
+		return ret;
 	if (attr->wait_cond != FI_CQ_COND_NONE &&
 	    attr->wait_cond != FI_CQ_COND_THRESHOLD) {
 		GDRFAB_WARN(FI_LOG_CQ,
@@ -449,12 +396,8 @@ static int check_attr(const struct fi_cq_attr *attr)
 			    attr->wait_cond);
 		return -FI_EINVAL;
 	}
-	if (attr->flags & ~(uint64_t)FI_AFFINITY) {
-		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_open: unsupported flags 0x%llx\n",
-			    (unsigned long long)attr->flags);
-		return -FI_EBADFLAGS;
-	}
-	return 0;
+	return gdrfab_obj_flags(FI_LOG_CQ, "fi_cq_open", attr->flags,
+				FI_AFFINITY);
 }
 
 int gdrfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
@@ -477,42 +420,31 @@ int gdrfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT
 							 : attr->format;
 	cq->entry_size = format_size(cq->format);
-	cq->wait_obj =
-		attr->wait_obj == FI_WAIT_UNSPEC ? FI_WAIT_FD : attr->wait_obj;
 	cq->wait_cond = attr->wait_cond;
 	/* The ring grows on demand, so a size beyond what memory can hold
 	 * (up to SIZE_MAX) starts small instead of overflowing the product. */
 	cq->cap = GDRFAB_MIN(attr->size ? attr->size : gdrfab_params.cq_size,
 			     GDRFAB_CQ_RING_START_MAX);
 	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
-	cq->signal.fd = -1;
-	/* A wait set waits on its members' eventfds. */
-	if (!cq->ring ||
-	    ((cq->wait_obj == FI_WAIT_FD || cq->wait_obj == FI_WAIT_SET) &&
-	     (ret = gdrfab_signal_init(&cq->signal)))) {
-		free(cq->ring);
+	if (!cq->ring) {
 		free(cq);
-		return ret ? ret : -FI_ENOMEM;
+		return -FI_ENOMEM;
 	}
 	gdrfab_lock_init(&cq->lock, gdrfab_domain_locks(domain));
 	gdrfab_eplist_init(&cq->eps, gdrfab_domain_locks(domain));
 	atomic_init(&cq->ref, 0);
 	atomic_init(&cq->woken, false);
-	cq->fid.fid.fclass = FI_CLASS_CQ;
-	cq->fid.fid.context = context;
-	cq->fid.fid.ops = &cq_fi_ops;
+	gdrfab_obj_init(&cq->fid.fid, FI_CLASS_CQ, context, &cq_fi_ops);
 	cq->fid.ops = &cq_ops;
-	if (cq->wait_obj == FI_WAIT_SET) {
-		ret = gdrfab_waitset_join(attr->wait_set, &cq->fid.fid);
-		if (ret) {
-			gdrfab_signal_fini(&cq->signal);
-			gdrfab_lock_fini(&cq->lock);
-			gdrfab_eplist_fini(&cq->eps);
-			free(cq->ring);
-			free(cq);
-			return ret;
-		}
-		cq->wait_set = attr->wait_set;
+	/* Last: a wait set may read the CQ as soon as it joins. */
+	ret = gdrfab_waitobj_open(&cq->wait, attr->wait_obj, attr->wait_set,
+				  &cq->fid.fid);
+	if (ret) {
+		gdrfab_lock_fini(&cq->lock);
+		gdrfab_eplist_fini(&cq->eps);
+		free(cq->ring);
+		free(cq);
+		return ret;
 	}
 	atomic_fetch_add(&domain->ref, 1);
 	*out = &cq->fid;
@@ -521,6 +453,5 @@ int gdrfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 
 bool gdrfab_is_cq(const struct fid *fid)
 {
-	return fid && !gdrfab_fid_dead(fid) && fid->fclass == FI_CLASS_CQ &&
-	       fid->ops == &cq_fi_ops;
+	return gdrfab_obj_is(fid, FI_CLASS_CQ, &cq_fi_ops);
 }

@@ -10,6 +10,7 @@
 #include "gdrfab_atomic_nic.h"
 #include "gdrfab_hmem_domain.h"
 #include "gdrfab_info.h"
+#include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
@@ -355,9 +356,8 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	gdrfab_hmem_domain_init(domain);
 	gdrfab_mr_keys_init(domain);
 	nic_atomics_init(domain);
-	domain->fid.fid.fclass = FI_CLASS_DOMAIN;
-	domain->fid.fid.context = context;
-	domain->fid.fid.ops = &domain_fi_ops;
+	gdrfab_obj_init(&domain->fid.fid, FI_CLASS_DOMAIN, context,
+			&domain_fi_ops);
 	domain->fid.ops = &domain_ops;
 	domain->fid.mr = &gdrfab_mr_ops;
 	atomic_init(&domain->ref, 0);

@@ -17,6 +17,7 @@
 #include "gdrfab.h"
 #include "gdrfab_info.h"
 #include "gdrfab_ns.h"
+#include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_quarantine.h"
@@ -471,20 +472,6 @@ static ssize_t ep_cancel(fid_t fid, void *context)
 	return ret;
 }
 
-static int ep_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-		     struct fid_ep **tx_ep, void *context)
-{
-	(void)sep, (void)index, (void)attr, (void)tx_ep, (void)context;
-	return -FI_ENOSYS;
-}
-
-static int ep_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
-		     struct fid_ep **rx_ep, void *context)
-{
-	(void)sep, (void)index, (void)attr, (void)rx_ep, (void)context;
-	return -FI_ENOSYS;
-}
-
 static ssize_t ep_size_left(struct fid_ep *ep)
 {
 	(void)ep;
@@ -521,77 +508,30 @@ static int ep_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops ep_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = ep_close,
-	.bind = ep_bind,
-	.control = ep_control,
-	.ops_open = gdrfab_nosys_ops_open,
-	.tostr = gdrfab_nosys_tostr,
-	.ops_set = gdrfab_nosys_ops_set,
-};
+static struct fi_ops ep_fi_ops = GDRFAB_FI_OPS(ep_close, ep_bind, ep_control);
 
 static struct fi_ops_ep ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = ep_cancel,
 	.getopt = ep_getopt,
 	.setopt = ep_setopt,
-	.tx_ctx = ep_tx_ctx,
-	.rx_ctx = ep_rx_ctx,
+	.tx_ctx = gdrfab_nosys_tx_ctx,
+	.rx_ctx = gdrfab_nosys_rx_ctx,
 	.rx_size_left = ep_size_left,
 	.tx_size_left = ep_size_left,
 };
-
-static int no_connect(struct fid_ep *ep, const void *addr, const void *param,
-		      size_t paramlen)
-{
-	(void)ep, (void)addr, (void)param, (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int no_listen(struct fid_pep *pep)
-{
-	(void)pep;
-	return -FI_ENOSYS;
-}
-
-static int no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
-{
-	(void)ep, (void)param, (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int no_reject(struct fid_pep *pep, fid_t handle, const void *param,
-		     size_t paramlen)
-{
-	(void)pep, (void)handle, (void)param, (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int no_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	(void)ep, (void)flags;
-	return -FI_ENOSYS;
-}
-
-static int no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-		   struct fid_mc **mc, void *context)
-{
-	(void)ep, (void)addr, (void)flags, (void)mc, (void)context;
-	return -FI_ENOSYS;
-}
 
 static struct fi_ops_cm ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = ep_setname,
 	.getname = ep_getname,
 	.getpeer = ep_getpeer,
-	.connect = no_connect,
-	.listen = no_listen,
-	.accept = no_accept,
-	.reject = no_reject,
-	.shutdown = no_shutdown,
-	.join = no_join,
+	.connect = gdrfab_nosys_connect,
+	.listen = gdrfab_nosys_listen,
+	.accept = gdrfab_nosys_accept,
+	.reject = gdrfab_nosys_reject,
+	.shutdown = gdrfab_nosys_shutdown,
+	.join = gdrfab_nosys_join,
 };
 
 static int check_info(const struct gdrfab_domain *domain,
@@ -662,7 +602,6 @@ int gdrfab_endpoint_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	gdrfab_lock_init(&ep->lock, gdrfab_domain_locks(domain));
-	ep->fid.fid.fclass = FI_CLASS_EP;
 	if (info->src_addr) {
 		struct gdrfab_addr src;
 		char why[160];
@@ -673,8 +612,7 @@ int gdrfab_endpoint_open(struct fid_domain *domain_fid, struct fi_info *info,
 					&src, &used, why, sizeof(why)))
 			ep->ns_service = gdrfab_addr_service(&src);
 	}
-	ep->fid.fid.context = context;
-	ep->fid.fid.ops = &ep_fi_ops;
+	gdrfab_obj_init(&ep->fid.fid, FI_CLASS_EP, context, &ep_fi_ops);
 	ep->fid.ops = &ep_ops;
 	ep->fid.cm = &ep_cm_ops;
 	ep->fid.msg = &gdrfab_msg_ops;

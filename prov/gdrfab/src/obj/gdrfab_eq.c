@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_quarantine.h"
 #include "gdrfab_strerror.h"
@@ -20,7 +21,7 @@ static void eq_push(struct gdrfab_eq *eq, struct gdrfab_eq_event *ev)
 	else
 		eq->head = ev;
 	eq->tail = ev;
-	gdrfab_signal_raise(&eq->signal);
+	gdrfab_signal_raise(&eq->wait.signal);
 	pthread_mutex_unlock(&eq->lock);
 }
 
@@ -30,7 +31,7 @@ static void eq_pop_locked(struct gdrfab_eq *eq)
 	eq->head = eq->head->next;
 	if (!eq->head) {
 		eq->tail = NULL;
-		gdrfab_signal_clear(&eq->signal);
+		gdrfab_signal_clear(&eq->wait.signal);
 	}
 }
 
@@ -150,22 +151,22 @@ static ssize_t eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 		gdrfab_container_of(eq_fid, struct gdrfab_eq, fid);
 	long long start = gdrfab_now_ms();
 
-	if (eq->signal.fd < 0) {
+	if (eq->wait.signal.fd < 0) {
 		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_sread on an EQ opened with "
 				       "FI_WAIT_NONE\n");
 		return -FI_ENOSYS;
 	}
 	for (;;) {
 		ssize_t ret = eq_read(eq_fid, event, buf, len, flags);
-		int left;
 
 		if (ret != -FI_EAGAIN)
 			return ret;
-		left = gdrfab_timeout_left(timeout, start);
-		if (!left)
+		/* Nothing to progress: EQ events come from the application
+		 * and from errors, which raise the eventfd. */
+		ret = gdrfab_waitobj_sleep(&eq->wait, false, timeout, start);
+		if (ret == -FI_ETIMEDOUT)
 			return -FI_EAGAIN;
-		ret = gdrfab_signal_wait(&eq->signal, left);
-		if (ret && ret != -FI_EAGAIN)
+		if (ret)
 			return ret;
 	}
 }
@@ -181,7 +182,7 @@ int gdrfab_eq_trywait(struct gdrfab_eq *eq)
 {
 	bool pending;
 
-	if (eq->signal.fd < 0)
+	if (eq->wait.signal.fd < 0)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&eq->lock);
 	pending = eq->head != NULL;
@@ -194,31 +195,19 @@ static int eq_control(struct fid *fid, int command, void *arg)
 	struct gdrfab_eq *eq =
 		gdrfab_container_of(fid, struct gdrfab_eq, fid.fid);
 
-	if (!arg)
-		return -FI_EINVAL;
-	switch (command) {
-	case FI_GETWAIT:
-		if (eq->signal.fd < 0)
-			return -FI_ENODATA;
-		*(int *)arg = eq->signal.fd;
-		return 0;
-	case FI_GETWAITOBJ: *(enum fi_wait_obj *)arg = eq->wait_obj; return 0;
-	default: return -FI_ENOSYS;
-	}
+	return gdrfab_waitobj_control(eq->wait.signal.fd, eq->wait.obj, command,
+				      arg);
 }
 
 static int eq_close(struct fid *fid)
 {
 	struct gdrfab_eq *eq =
 		gdrfab_container_of(fid, struct gdrfab_eq, fid.fid);
+	int ret = gdrfab_obj_busy(FI_LOG_EQ, "eq", &eq->ref,
+				  "endpoints are still bound to it");
 
-	if (atomic_load(&eq->ref)) {
-		GDRFAB_WARN(FI_LOG_EQ,
-			    "fi_close(eq): %d endpoints are still "
-			    "bound to it\n",
-			    atomic_load(&eq->ref));
-		return -FI_EBUSY;
-	}
+	if (ret)
+		return ret;
 	while (eq->head) {
 		struct gdrfab_eq_event *next = eq->head->next;
 
@@ -226,22 +215,15 @@ static int eq_close(struct fid *fid)
 		eq->head = next;
 	}
 	free(eq->err_returned);
-	gdrfab_signal_fini(&eq->signal);
+	gdrfab_waitobj_close(&eq->wait, &eq->fid.fid);
 	pthread_mutex_destroy(&eq->lock);
 	atomic_fetch_sub(&eq->fabric->ref, 1);
 	gdrfab_fid_retire(&eq->fid.fid, eq);
 	return 0;
 }
 
-static struct fi_ops eq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = eq_close,
-	.bind = gdrfab_nosys_bind,
-	.control = eq_control,
-	.ops_open = gdrfab_nosys_ops_open,
-	.tostr = gdrfab_nosys_tostr,
-	.ops_set = gdrfab_nosys_ops_set,
-};
+static struct fi_ops eq_fi_ops =
+	GDRFAB_FI_OPS(eq_close, gdrfab_nosys_bind, eq_control);
 
 static struct fi_ops_eq eq_ops = {
 	.size = sizeof(struct fi_ops_eq),
@@ -261,48 +243,29 @@ int gdrfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 
 	if (!gdrfab_fid_is(&fabric_fid->fid, FI_CLASS_FABRIC) || !attr || !out)
 		return -FI_EINVAL;
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_FD: break;
-	case FI_WAIT_SET:
-	case FI_WAIT_MUTEX_COND:
-	case FI_WAIT_YIELD:
-		GDRFAB_WARN(FI_LOG_EQ,
-			    "fi_eq_open: wait object %d is not "
-			    "supported (use FI_WAIT_FD)\n",
-			    attr->wait_obj);
-		return -FI_ENOSYS;
-	default:
-		/* Not a wait object at all, as fi_cq_open and fi_cntr_open
-		 * answer. */
-		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_open: unknown wait object %d\n",
-			    attr->wait_obj);
-		return -FI_EINVAL;
-	}
-	if (attr->flags & ~(uint64_t)FI_WRITE) {
-		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_open: unsupported flags 0x%llx\n",
-			    (unsigned long long)attr->flags);
-		return -FI_EBADFLAGS;
-	}
+	/* Not FI_WAIT_SET nor FI_WAIT_YIELD: nothing but the application
+	 * and errors fill an EQ, so there is no progress to wait for. */
+	ret = gdrfab_waitobj_check(FI_LOG_EQ, "fi_eq_open", attr->wait_obj,
+				   NULL, GDRFAB_WAITOBJ_BASIC);
+	if (ret)
+		return ret;
+	ret = gdrfab_obj_flags(FI_LOG_EQ, "fi_eq_open", attr->flags, FI_WRITE);
+	if (ret)
+		return ret;
 	fabric = gdrfab_container_of(fabric_fid, struct gdrfab_fabric, fid);
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
 		return -FI_ENOMEM;
 	eq->fabric = fabric;
-	eq->wait_obj =
-		attr->wait_obj == FI_WAIT_NONE ? FI_WAIT_NONE : FI_WAIT_FD;
-	eq->signal.fd = -1;
-	if (eq->wait_obj == FI_WAIT_FD &&
-	    (ret = gdrfab_signal_init(&eq->signal))) {
+	ret = gdrfab_waitobj_open(&eq->wait, attr->wait_obj, NULL,
+				  &eq->fid.fid);
+	if (ret) {
 		free(eq);
 		return ret;
 	}
 	pthread_mutex_init(&eq->lock, NULL);
 	atomic_init(&eq->ref, 0);
-	eq->fid.fid.fclass = FI_CLASS_EQ;
-	eq->fid.fid.context = context;
-	eq->fid.fid.ops = &eq_fi_ops;
+	gdrfab_obj_init(&eq->fid.fid, FI_CLASS_EQ, context, &eq_fi_ops);
 	eq->fid.ops = &eq_ops;
 	atomic_fetch_add(&fabric->ref, 1);
 	*out = &eq->fid;

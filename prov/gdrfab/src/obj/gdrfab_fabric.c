@@ -5,6 +5,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_info.h"
+#include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_quarantine.h"
 
@@ -79,15 +80,8 @@ static int no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static struct fi_ops fabric_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fabric_close,
-	.bind = gdrfab_nosys_bind,
-	.control = gdrfab_nosys_control,
-	.ops_open = gdrfab_nosys_ops_open,
-	.tostr = gdrfab_nosys_tostr,
-	.ops_set = gdrfab_nosys_ops_set,
-};
+static struct fi_ops fabric_fi_ops =
+	GDRFAB_FI_OPS(fabric_close, gdrfab_nosys_bind, gdrfab_nosys_control);
 
 /* fi_domain2 with no flags is fi_domain; gdrfab has no domain flags
  * (FI_PEER is for peer providers). */
@@ -148,9 +142,8 @@ int gdrfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **out,
 		free(fabric);
 		return -FI_ENOMEM;
 	}
-	fabric->fid.fid.fclass = FI_CLASS_FABRIC;
-	fabric->fid.fid.context = context;
-	fabric->fid.fid.ops = &fabric_fi_ops;
+	gdrfab_obj_init(&fabric->fid.fid, FI_CLASS_FABRIC, context,
+			&fabric_fi_ops);
 	fabric->fid.ops = &fabric_ops;
 	atomic_init(&fabric->ref, 0);
 	*out = &fabric->fid;

@@ -12,6 +12,7 @@
 #include "gdrfab.h"
 #include "gdrfab_api_compat.h"
 #include "gdrfab_hmem_domain.h"
+#include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_quarantine.h"
 
@@ -86,15 +87,7 @@ static int mr_control(struct fid *fid, int command, void *arg)
 	return command == FI_ENABLE ? 0 : -FI_ENOSYS;
 }
 
-static struct fi_ops mr_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = mr_close,
-	.bind = mr_bind,
-	.control = mr_control,
-	.ops_open = gdrfab_nosys_ops_open,
-	.tostr = gdrfab_nosys_tostr,
-	.ops_set = gdrfab_nosys_ops_set,
-};
+static struct fi_ops mr_fi_ops = GDRFAB_FI_OPS(mr_close, mr_bind, mr_control);
 
 /* The registration flags gdrfab knows: FI_HMEM_DEVICE_ONLY (Open MPI main,
  * fabtests -D cuda), FI_HMEM_HOST_ALLOC, and FI_MR_DMABUF (aws-ofi-nccl
@@ -385,9 +378,7 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		free(mr);
 		return ret;
 	}
-	mr->fid.fid.fclass = FI_CLASS_MR;
-	mr->fid.fid.context = attr->context;
-	mr->fid.fid.ops = &mr_fi_ops;
+	gdrfab_obj_init(&mr->fid.fid, FI_CLASS_MR, attr->context, &mr_fi_ops);
 	mr->fid.mem_desc = mr;
 	mr->fid.key = mr->ibv_mr ? mr->ibv_mr->rkey : 0;
 	mr->base = attr->mr_iov[0].iov_base;

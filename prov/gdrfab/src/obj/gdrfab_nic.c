@@ -11,6 +11,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_info.h"
+#include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 
 static int nic_close(struct fid *fid);

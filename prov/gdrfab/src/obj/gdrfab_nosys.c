@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Operations gdrfab does not offer: collectives. Every entry
+ * Operations gdrfab does not offer: collectives, the connection calls of
+ * connected endpoints, scalable endpoints' contexts. Every entry
  * of every ops table must be callable: an application that calls one gets
  * -FI_ENOSYS and a log line naming the call, never a NULL-pointer crash.
  * Capabilities whose operations are here are not advertised in fi_info.
@@ -70,6 +71,37 @@ struct fi_ops_collective gdrfab_nosys_collective_ops = {
 	.msg = nosys_collective_msg,
 	.barrier2 = nosys_barrier2,
 };
+
+/* Connection management of connected endpoints: gdrfab's are RDM, and
+ * its scalable-endpoint contexts do not exist. */
+static int nosys_ctrl(const char *call)
+{
+	GDRFAB_WARN(FI_LOG_EP_CTRL,
+		    "%s: not supported by gdrfab's FI_EP_RDM endpoints\n",
+		    call);
+	return -FI_ENOSYS;
+}
+
+#define NOSYS_CTRL(name, call, ...)                                            \
+	int gdrfab_nosys_##name(__VA_ARGS__)                                   \
+	{                                                                      \
+		return nosys_ctrl(call);                                       \
+	}
+
+NOSYS_CTRL(connect, "fi_connect", struct fid_ep *ep, const void *addr,
+	   const void *param, size_t paramlen)
+NOSYS_CTRL(listen, "fi_listen", struct fid_pep *pep)
+NOSYS_CTRL(accept, "fi_accept", struct fid_ep *ep, const void *param,
+	   size_t paramlen)
+NOSYS_CTRL(reject, "fi_reject", struct fid_pep *pep, fid_t handle,
+	   const void *param, size_t paramlen)
+NOSYS_CTRL(shutdown, "fi_shutdown", struct fid_ep *ep, uint64_t flags)
+NOSYS_CTRL(join, "fi_join", struct fid_ep *ep, const void *addr, uint64_t flags,
+	   struct fid_mc **mc, void *context)
+NOSYS_CTRL(tx_ctx, "fi_tx_context", struct fid_ep *sep, int index,
+	   struct fi_tx_attr *attr, struct fid_ep **tx_ep, void *context)
+NOSYS_CTRL(rx_ctx, "fi_rx_context", struct fid_ep *sep, int index,
+	   struct fi_rx_attr *attr, struct fid_ep **rx_ep, void *context)
 
 int gdrfab_nosys_flags(const char *call, uint64_t flags)
 {

@@ -25,6 +25,7 @@
 #include "gdrfab_eplist.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_lock.h"
+#include "gdrfab_obj_common.h"
 #include "gdrfab_signal.h"
 
 struct gdrfab_fabric {
@@ -84,16 +85,14 @@ struct gdrfab_cq {
 	struct gdrfab_domain *domain;
 	enum fi_cq_format format;
 	size_t entry_size;
-	enum fi_wait_obj wait_obj;
-	struct fid_wait *wait_set; /* FI_WAIT_SET: the set it is in */
+	struct gdrfab_waitobj wait;
 	enum fi_cq_wait_cond wait_cond;
 	struct gdrfab_lock lock;
 	struct gdrfab_cq_entry *ring; /* grows: completions are never lost */
 	size_t cap, head, count;
 	struct gdrfab_cq_err *err_head, *err_tail;
 	struct gdrfab_cq_err *err_returned; /* owns err_data handed out */
-	struct gdrfab_signal signal;
-	atomic_bool woken; /* fi_cq_signal() */
+	atomic_bool woken;		    /* fi_cq_signal() */
 	/* Endpoints bound to this CQ, progressed by every read. */
 	struct gdrfab_eplist eps; /* progressed by every read */
 	atomic_int ref;
@@ -110,22 +109,19 @@ struct gdrfab_eq_event {
 struct gdrfab_eq {
 	struct fid_eq fid;
 	struct gdrfab_fabric *fabric;
-	enum fi_wait_obj wait_obj;
+	struct gdrfab_waitobj wait; /* FI_WAIT_NONE or FI_WAIT_FD */
 	pthread_mutex_t lock;
 	struct gdrfab_eq_event *head, *tail;
 	struct gdrfab_eq_event *err_returned;
-	struct gdrfab_signal signal;
 	atomic_int ref;
 };
 
 struct gdrfab_cntr {
 	struct fid_cntr fid;
 	struct gdrfab_domain *domain;
-	enum fi_wait_obj wait_obj;
-	struct fid_wait *wait_set; /* FI_WAIT_SET: the set it is in */
+	struct gdrfab_waitobj wait;
 	atomic_uint_fast64_t value;
 	atomic_uint_fast64_t errors;
-	struct gdrfab_signal signal;
 	struct gdrfab_eplist eps; /* progressed by every read */
 	atomic_int ref;
 };
@@ -406,6 +402,21 @@ int gdrfab_nosys_ops_set(struct fid *fid, const char *name, uint64_t flags,
 			 void *ops, void *context);
 int gdrfab_nosys_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			  void **ops, void *context);
+/* fi_ops_cm and fi_ops_ep entries of connected and scalable endpoints,
+ * which gdrfab's RDM endpoints are not: -FI_ENOSYS, logged. */
+int gdrfab_nosys_connect(struct fid_ep *ep, const void *addr, const void *param,
+			 size_t paramlen);
+int gdrfab_nosys_listen(struct fid_pep *pep);
+int gdrfab_nosys_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int gdrfab_nosys_reject(struct fid_pep *pep, fid_t handle, const void *param,
+			size_t paramlen);
+int gdrfab_nosys_shutdown(struct fid_ep *ep, uint64_t flags);
+int gdrfab_nosys_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		      struct fid_mc **mc, void *context);
+int gdrfab_nosys_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+			struct fid_ep **tx_ep, void *context);
+int gdrfab_nosys_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+			struct fid_ep **rx_ep, void *context);
 
 /* Whether the domain's objects need their locks (anything but
  * FI_THREAD_DOMAIN). */

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "gdrfab.h"
+#include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_quarantine.h"
 
@@ -210,15 +211,8 @@ static int poll_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops poll_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = poll_close,
-	.bind = gdrfab_nosys_bind,
-	.control = gdrfab_nosys_control,
-	.ops_open = gdrfab_nosys_ops_open,
-	.tostr = gdrfab_nosys_tostr,
-	.ops_set = gdrfab_nosys_ops_set,
-};
+static struct fi_ops poll_fi_ops =
+	GDRFAB_FI_OPS(poll_close, gdrfab_nosys_bind, gdrfab_nosys_control);
 
 static struct fi_ops_poll poll_ops = {
 	.size = sizeof(struct fi_ops_poll),
@@ -246,8 +240,7 @@ int gdrfab_poll_open(struct fid_domain *domain_fid, struct fi_poll_attr *attr,
 		return -FI_ENOMEM;
 	ps->domain = domain;
 	gdrfab_lock_init(&ps->lock, true);
-	ps->fid.fid.fclass = FI_CLASS_POLL;
-	ps->fid.fid.ops = &poll_fi_ops;
+	gdrfab_obj_init(&ps->fid.fid, FI_CLASS_POLL, NULL, &poll_fi_ops);
 	ps->fid.ops = &poll_ops;
 	atomic_fetch_add(&domain->ref, 1);
 	*out = &ps->fid;
@@ -273,8 +266,9 @@ static int member_fd(const struct fid *fid)
 {
 	if (fid->fclass == FI_CLASS_CQ)
 		return gdrfab_container_of(fid, struct gdrfab_cq, fid.fid)
-			->signal.fd;
-	return gdrfab_container_of(fid, struct gdrfab_cntr, fid.fid)->signal.fd;
+			->wait.signal.fd;
+	return gdrfab_container_of(fid, struct gdrfab_cntr, fid.fid)
+		->wait.signal.fd;
 }
 
 static bool any_ready(struct gdrfab_waitset *ws, bool update)
@@ -291,7 +285,7 @@ static bool any_ready(struct gdrfab_waitset *ws, bool update)
 			gdrfab_signal_clear(
 				&gdrfab_container_of(fid, struct gdrfab_cntr,
 						     fid.fid)
-					 ->signal);
+					 ->wait.signal);
 		ready |= member_ready(&ws->members[i], update);
 	}
 	pthread_mutex_unlock(&ws->lock);
@@ -341,27 +335,18 @@ static int wait_control(struct fid *fid, int command, void *arg)
 	struct gdrfab_waitset *ws =
 		gdrfab_container_of(fid, struct gdrfab_waitset, fid.fid);
 
-	if (!arg)
-		return -FI_EINVAL;
-	switch (command) {
-	case FI_GETWAIT: *(int *)arg = ws->epfd; return 0;
-	case FI_GETWAITOBJ: *(enum fi_wait_obj *)arg = FI_WAIT_FD; return 0;
-	default: return -FI_ENOSYS;
-	}
+	return gdrfab_waitobj_control(ws->epfd, FI_WAIT_FD, command, arg);
 }
 
 static int wait_close(struct fid *fid)
 {
 	struct gdrfab_waitset *ws =
 		gdrfab_container_of(fid, struct gdrfab_waitset, fid.fid);
+	int ret = gdrfab_obj_busy(FI_LOG_FABRIC, "wait set", &ws->ref,
+				  "CQs or counters still use it");
 
-	if (atomic_load(&ws->ref)) {
-		GDRFAB_WARN(FI_LOG_FABRIC,
-			    "fi_close(wait set): %d CQs or counters still use "
-			    "it\n",
-			    atomic_load(&ws->ref));
-		return -FI_EBUSY;
-	}
+	if (ret)
+		return ret;
 	close(ws->epfd);
 	free(ws->members);
 	ws->members = NULL;
@@ -371,15 +356,8 @@ static int wait_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops wait_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = wait_close,
-	.bind = gdrfab_nosys_bind,
-	.control = wait_control,
-	.ops_open = gdrfab_nosys_ops_open,
-	.tostr = gdrfab_nosys_tostr,
-	.ops_set = gdrfab_nosys_ops_set,
-};
+static struct fi_ops wait_fi_ops =
+	GDRFAB_FI_OPS(wait_close, gdrfab_nosys_bind, wait_control);
 
 static struct fi_ops_wait wait_ops = {
 	.size = sizeof(struct fi_ops_wait),
@@ -388,8 +366,7 @@ static struct fi_ops_wait wait_ops = {
 
 bool gdrfab_is_waitset(const struct fid *fid)
 {
-	return fid && !gdrfab_fid_dead(fid) && fid->fclass == FI_CLASS_WAIT &&
-	       fid->ops == &wait_fi_ops;
+	return gdrfab_obj_is(fid, FI_CLASS_WAIT, &wait_fi_ops);
 }
 
 int gdrfab_waitset_join(struct fid_wait *wait, struct fid *member)
@@ -461,8 +438,7 @@ int gdrfab_wait_open(struct fid_fabric *fabric_fid, struct fi_wait_attr *attr,
 	ws->fabric = gdrfab_container_of(fabric_fid, struct gdrfab_fabric, fid);
 	pthread_mutex_init(&ws->lock, NULL);
 	atomic_init(&ws->ref, 0);
-	ws->fid.fid.fclass = FI_CLASS_WAIT;
-	ws->fid.fid.ops = &wait_fi_ops;
+	gdrfab_obj_init(&ws->fid.fid, FI_CLASS_WAIT, NULL, &wait_fi_ops);
 	ws->fid.ops = &wait_ops;
 	atomic_fetch_add(&ws->fabric->ref, 1);
 	*out = &ws->fid;
