@@ -17,8 +17,8 @@ set -u
 srcdir=${GDRFAB_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 # The waiting calls (a call: indented, so neither a definition at column 0
-# nor a comment line).
-calls='(usleep|nanosleep|sleep|sched_yield|pthread_cond_wait|pthread_cond_timedwait|cuStreamSynchronize|cuCtxSynchronize|cuEventSynchronize|gdrfab_cuda_copy_wait|gdrfab_cuda_copy_to_host|gdrfab_cuda_copy_to_device|gdrfab_copy_from_buf|gdrfab_copy_to_buf)[[:space:]]*\('
+# nor a comment line; a whole name, so gdrfab_waitobj_sleep is not sleep).
+calls='(^|[^[:alnum:]_])(usleep|nanosleep|sleep|sched_yield|pthread_cond_wait|pthread_cond_timedwait|cuStreamSynchronize|cuCtxSynchronize|cuEventSynchronize|gdrfab_cuda_copy_wait|gdrfab_cuda_copy_to_host|gdrfab_cuda_copy_to_device|gdrfab_copy_from_buf|gdrfab_copy_to_buf)[[:space:]]*\('
 
 # hits ROOT: "path:line:text" for every waiting call and waiting poll loop.
 hits() {
@@ -33,11 +33,13 @@ hits() {
 					if (t ~ /^[[:space:]]/ && t ~ calls) {
 						print f ":" i ":" t; continue
 					}
-					if (t !~ /ibv_poll_cq/) continue
+					# ibv_poll_cq, or through the verbs seam
+					# (gdrfab_vops->poll_cq).
+					if (t !~ /(ibv_|->)poll_cq\(/) continue
 					# A poll that repeats while nothing came, or
 					# that runs against a clock.
-					wait = t ~ /(while|for)[[:space:]]*\(.*!\(?[[:space:]]*[a-z_]*[[:space:]]*=?[[:space:]]*ibv_poll_cq/ ||
-					       t ~ /ibv_poll_cq\([^)]*\)\)?[[:space:]]*(==[[:space:]]*0|<[[:space:]]*1)/
+					wait = t ~ /(while|for)[[:space:]]*\(.*!\(?[[:space:]]*[a-z_]*[[:space:]]*=?[[:space:]]*[a-z_]*(ibv_|->)poll_cq/ ||
+					       t ~ /(ibv_|->)poll_cq\([^)]*\)\)?[[:space:]]*(==[[:space:]]*0|<[[:space:]]*1)/
 					for (j = i - 2; j <= i + 2 && !wait; j++)
 						if (j >= 1 && j <= NR &&
 						    line[j] ~ /deadline|timeout|TIMEOUT|now_ns|clock_gettime/ &&
@@ -96,6 +98,9 @@ static int flush(void)
 	while (!(n = ibv_poll_cq(cq, 1, &wc)) && now_ns() < deadline)
 		;
 	usleep(10);
+	while (gdrfab_vops->poll_cq(cq, 1, &wc) == 0)
+		;
+	gdrfab_waitobj_sleep(w, false, 10, 0);
 	gdrfab_cuda_copy_to_host(d, s, 4, 0);
 	n = ibv_poll_cq(cq, 8, wc);
 	return 0;
@@ -103,14 +108,16 @@ static int flush(void)
 C
 	: >"$t/empty.txt"
 	out=$(check "$t" "$t/empty.txt")
-	if [ "$(grep -c '^NOT ALLOWED' <<<"$out")" != 3 ]; then
-		echo "FAIL: no-wait self-test: expected 3 hits (the poll loop," \
-			"usleep, the synchronous copy), got:"
+	if [ "$(grep -c '^NOT ALLOWED' <<<"$out")" != 4 ]; then
+		echo "FAIL: no-wait self-test: expected 4 hits (the poll loop," \
+			"the seam's poll loop, usleep, the synchronous copy; not" \
+			"gdrfab_waitobj_sleep), got:"
 		echo "$out"
 		status=1
 	fi
 	printf '%s\n' 'prov/bad.c|ibv_poll_cq(cq, 1|setup|test' \
 		'prov/bad.c|usleep(10)|setup|test' \
+		'prov/bad.c|gdrfab_vops->poll_cq(cq, 1|setup|test' \
 		'prov/bad.c|gdrfab_cuda_copy_to_host|todo|test' >"$t/allow.txt"
 	if ! out=$(check "$t" "$t/allow.txt"); then
 		echo "FAIL: no-wait self-test: the allow-list did not cover them:"

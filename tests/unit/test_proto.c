@@ -14,6 +14,7 @@
 #include "fake_verbs.h"
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
+#include "gdrfab_hmem_domain.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "proto_fixture.h"

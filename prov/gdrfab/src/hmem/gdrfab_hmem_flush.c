@@ -20,6 +20,7 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_rc.h"
+#include "gdrfab_verbs_ops.h"
 
 enum gdrfab_cuda_flush gdrfab_hmem_flush_method(int device, bool cuda_ok)
 {
