@@ -49,7 +49,7 @@ int gdrfab_flush_step(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		      const struct iovec *iov, void **desc, size_t count,
 		      size_t len)
 {
-	struct gdrfab_mr *mr;
+	struct gdrfab_mr_desc *mr;
 	int last = -1;
 
 	if (req->flush_state == GDRFAB_FLUSH_STEP_DONE)
@@ -104,8 +104,8 @@ void gdrfab_flush_writedata(struct gdrfab_proto *proto,
 
 	if (proto->closing)
 		return;
-	if (gdrfab_hmem_remote_write_target(ep->domain, ep->cuda_api_permitted,
-					    &t)) {
+	if (gdrfab_hmem_remote_write_target(&ep->domain->hmem,
+					    ep->cuda_api_permitted, &t)) {
 		/* A step carries the completion until the READ ends: a
 		 * GPU_RX request, finished by gdrfab_gpu_rx_done. From the
 		 * control reserve, as other steps of data that arrived. */

@@ -24,7 +24,7 @@
 
 static bool cuda_gpu_desc(struct gdrfab_proto *proto, const void *desc)
 {
-	const struct gdrfab_mr *mr = desc;
+	const struct gdrfab_mr_desc *mr = desc;
 
 	return mr && proto->ops->mr_desc_live(desc) &&
 	       mr->iface == FI_HMEM_CUDA;

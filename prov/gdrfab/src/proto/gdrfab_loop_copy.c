@@ -91,7 +91,7 @@ int gdrfab_loop_open(struct gdrfab_proto *proto)
 
 	if (proto->loop && proto->loop->qp)
 		return 0;
-	pd = gdrfab_hmem_loop_pd(domain);
+	pd = gdrfab_hmem_loop_pd(&domain->hmem);
 	l = loop_get(proto);
 	if (!pd || !l)
 		return -FI_ENOMEM;
@@ -104,7 +104,9 @@ int gdrfab_loop_open(struct gdrfab_proto *proto)
 		l->scratch_mr = ibv_reg_mr(pd, &l->scratch, sizeof(l->scratch),
 					   IBV_ACCESS_LOCAL_WRITE);
 	if (l->rx_mr && l->scratch_mr)
-		l->qp = gdrfab_hmem_loop_qp(domain, pd, l->cq, LOOP_SQ, 1);
+		l->qp = gdrfab_hmem_loop_qp(&domain->port_addr,
+					    domain->port_num, domain->gid_index,
+					    pd, l->cq, LOOP_SQ, 1);
 	if (!l->qp) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
 			    "no loopback QP for eager data into GPU memory "
@@ -130,8 +132,9 @@ int gdrfab_loop_flush_open(struct gdrfab_proto *proto)
 					 sizeof(l->flush_scratch),
 					 IBV_ACCESS_LOCAL_WRITE);
 	if (l->flush_mr)
-		l->flush_qp = gdrfab_hmem_loop_qp(domain, domain->pd, l->cq,
-						  FLUSH_SQ, 1);
+		l->flush_qp = gdrfab_hmem_loop_qp(
+			&domain->port_addr, domain->port_num, domain->gid_index,
+			domain->pd, l->cq, FLUSH_SQ, 1);
 	if (!l->flush_qp) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
 			    "no loopback QP for the flush READ (writes into "
@@ -172,7 +175,7 @@ void gdrfab_loop_close(struct gdrfab_proto *proto)
 
 bool gdrfab_loop_gpu_desc(struct gdrfab_proto *proto, const void *desc)
 {
-	const struct gdrfab_mr *mr = desc;
+	const struct gdrfab_mr_desc *mr = desc;
 
 	return mr && proto->ops->mr_desc_live(desc) &&
 	       mr->iface == FI_HMEM_CUDA && !mr->staged && mr->ibv_mr;

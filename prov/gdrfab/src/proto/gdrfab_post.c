@@ -90,7 +90,7 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		return ret;
 	req->iov_count = count;
 	for (size_t i = 0; i < count; i++) {
-		struct gdrfab_mr *mr = desc ? desc[i] : NULL;
+		struct gdrfab_mr_desc *mr = desc ? desc[i] : NULL;
 		struct ibv_mr *ibv_mr = NULL;
 
 		req->iov[i] = iov[i];
