@@ -256,6 +256,13 @@ struct gdrfab_ep {
 	bool cuda_api_permitted;    /* FI_OPT_CUDA_API_PERMITTED */
 };
 
+/* A data call before fi_enable: logged, -FI_EOPBADSTATE. */
+static inline int gdrfab_ep_not_enabled(const char *call)
+{
+	GDRFAB_WARN(FI_LOG_EP_DATA, "%s before fi_enable\n", call);
+	return -FI_EOPBADSTATE;
+}
+
 /* Whether the endpoint may flush writes into GPU memory by a READ (it
  * then makes its flush QP when enabled). */
 bool gdrfab_ep_may_flush_by_read(const struct gdrfab_ep *ep);
@@ -265,17 +272,6 @@ int gdrfab_ep_hmem_setopt(struct gdrfab_ep *ep, int optname, const void *optval,
 			  size_t optlen);
 int gdrfab_ep_hmem_getopt(struct gdrfab_ep *ep, int optname, void *optval,
 			  size_t *optlen);
-
-/* Whether a request's GPU buffer (desc) goes through host bounce
- * buffers: its MR is staged, or the endpoint disabled P2P. */
-static inline bool gdrfab_ep_stages(const struct gdrfab_ep *ep,
-				    const void *desc)
-{
-	const struct gdrfab_mr *mr = desc;
-
-	return mr && mr->desc.iface == FI_HMEM_CUDA &&
-	       (mr->desc.staged || ep->hmem_p2p == FI_HMEM_P2P_DISABLED);
-}
 
 /* Object constructors reached through fabric and domain ops. */
 int gdrfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
@@ -302,9 +298,12 @@ int gdrfab_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			uint64_t flags);
 
 /* Completion producers (the data path) and the endpoint links. */
-/* What the endpoint registers with its protocol (gdrfab_ep_proto_ops.c). */
+/* What the endpoint registers with its protocol (gdrfab_ep_proto_ops.c),
+ * and the protocol's view of it, at fi_enable. */
 struct gdrfab_proto_ops;
+struct gdrfab_proto_env;
 extern const struct gdrfab_proto_ops gdrfab_ep_proto_ops;
+void gdrfab_ep_proto_env(struct gdrfab_ep *ep, struct gdrfab_proto_env *env);
 int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
 		    fi_addr_t src);
 int gdrfab_cq_write_error(struct gdrfab_cq *cq,
