@@ -13,8 +13,10 @@
 
 #include <infiniband/verbs.h>
 
+#include "gdrfab_addr.h"
 #include "gdrfab_cuda.h"
 #include "gdrfab_mr_cache.h"
+#include "gdrfab_mr_desc.h"
 
 enum gdrfab_cuda_reg {
 	GDRFAB_CUDA_REG_NONE,	 /* no CUDA: host memory only */
@@ -30,10 +32,10 @@ enum gdrfab_cuda_flush {
 	GDRFAB_FLUSH_NONE,
 };
 
-struct gdrfab_domain;
-
 struct gdrfab_hmem_domain {
 	enum gdrfab_cuda_reg path;
+	/* The domain's device, where the loopback PD is allocated. */
+	struct ibv_context *ctx;
 	struct gdrfab_mr_cache cache;
 	atomic_bool cuda_used; /* a CUDA buffer was registered */
 	/* GPU memory peers may write into (FI_REMOTE_WRITE, P2P): remote
@@ -73,14 +75,16 @@ enum gdrfab_cuda_flush gdrfab_hmem_flush_method(int device, bool cuda_ok);
 /* Whether some device's writes are flushed by a READ (an endpoint then
  * makes its flush QP when enabled). */
 bool gdrfab_hmem_flush_may_read(bool cuda_ok);
-/* An RC QP in pd connected to itself on the domain's port (RTS), its
- * sends completing on cq; NULL (logged) on failure. */
-struct ibv_qp *gdrfab_hmem_loop_qp(struct gdrfab_domain *domain,
+/* An RC QP in pd connected to itself on the domain's port (port_addr,
+ * port_num, gid_index) in RTS, its sends completing on cq; NULL (logged)
+ * on failure. */
+struct ibv_qp *gdrfab_hmem_loop_qp(const struct gdrfab_addr *port_addr,
+				   uint8_t port_num, int gid_index,
 				   struct ibv_pd *pd, struct ibv_cq *cq,
 				   int sq_depth, int max_sge);
 
 /* Tracks GPU memory registered for remote writes (owner is its MR). */
-void gdrfab_hmem_track_remote_write(struct gdrfab_domain *domain,
+void gdrfab_hmem_track_remote_write(struct gdrfab_hmem_domain *h,
 				    const void *owner, int device, void *addr,
 				    uint32_t rkey, bool add);
 /* The newest tracked region peers may write into, for flushing their
@@ -91,19 +95,18 @@ struct gdrfab_hmem_rw_target {
 	void *addr;
 	uint32_t rkey;
 };
-bool gdrfab_hmem_remote_write_target(struct gdrfab_domain *domain, bool cuda_ok,
+bool gdrfab_hmem_remote_write_target(struct gdrfab_hmem_domain *h, bool cuda_ok,
 				     struct gdrfab_hmem_rw_target *t);
 
-struct gdrfab_mr;
 /* The domain's loopback PD, made on first call; NULL (logged) on
  * failure. */
-struct ibv_pd *gdrfab_hmem_loop_pd(struct gdrfab_domain *domain);
+struct ibv_pd *gdrfab_hmem_loop_pd(struct gdrfab_hmem_domain *h);
 /* The MR's GPU memory registered in the loopback PD for local and remote
  * read and write, made on first call and kept until the MR closes; NULL
  * (logged) on failure. No CUDA call: the peermem or dma-buf
  * registration the MR has already made is repeated in the other PD. */
-struct ibv_mr *gdrfab_hmem_loop_mr(struct gdrfab_mr *mr);
-void gdrfab_hmem_loop_mr_release(struct gdrfab_mr *mr);
-void gdrfab_hmem_loop_fini(struct gdrfab_domain *domain);
+struct ibv_mr *gdrfab_hmem_loop_mr(struct gdrfab_mr_desc *d);
+void gdrfab_hmem_loop_mr_release(struct gdrfab_mr_desc *d);
+void gdrfab_hmem_loop_fini(struct gdrfab_hmem_domain *h);
 
 #endif /* GDRFAB_HMEM_H */

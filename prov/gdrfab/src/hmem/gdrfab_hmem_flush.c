@@ -17,7 +17,6 @@
 
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_rc.h"
 #include "gdrfab_verbs_ops.h"
@@ -38,23 +37,24 @@ enum gdrfab_cuda_flush gdrfab_hmem_flush_method(int device, bool cuda_ok)
 	return m == GDRFAB_FLUSH_CUDA && !cuda_ok ? GDRFAB_FLUSH_READ : m;
 }
 
-struct ibv_qp *gdrfab_hmem_loop_qp(struct gdrfab_domain *domain,
+struct ibv_qp *gdrfab_hmem_loop_qp(const struct gdrfab_addr *port_addr,
+				   uint8_t port_num, int gid_index,
 				   struct ibv_pd *pd, struct ibv_cq *cq,
 				   int sq_depth, int max_sge)
 {
 	struct gdrfab_rc_params p = {
 		.pd = pd,
 		.cq = cq,
-		.port_num = domain->port_num,
-		.gid_index = domain->gid_index,
-		.roce = !domain->port_addr.lid_be,
+		.port_num = port_num,
+		.gid_index = gid_index,
+		.roce = !port_addr->lid_be,
 		.sq_depth = sq_depth,
 		.max_sge = max_sge,
 		.max_rd_atomic = 1,
 		.max_dest_rd_atomic = 1,
 		.timeout = 14,
 	};
-	struct gdrfab_addr self = domain->port_addr;
+	struct gdrfab_addr self = *port_addr;
 	struct ibv_qp *qp = gdrfab_rc_create(&p, NULL);
 	int err;
 
@@ -83,12 +83,10 @@ bool gdrfab_hmem_flush_may_read(bool cuda_ok)
 	return false;
 }
 
-void gdrfab_hmem_track_remote_write(struct gdrfab_domain *domain,
+void gdrfab_hmem_track_remote_write(struct gdrfab_hmem_domain *h,
 				    const void *owner, int device, void *addr,
 				    uint32_t rkey, bool add)
 {
-	struct gdrfab_hmem_domain *h = &domain->hmem;
-
 	/* rw_lock: the rw_* fields only; a leaf lock (nothing is called
 	 * under it), taken from MR registration and close. */
 	pthread_mutex_lock(&h->rw_lock);
@@ -106,11 +104,9 @@ void gdrfab_hmem_track_remote_write(struct gdrfab_domain *domain,
 	pthread_mutex_unlock(&h->rw_lock);
 }
 
-bool gdrfab_hmem_remote_write_target(struct gdrfab_domain *domain, bool cuda_ok,
+bool gdrfab_hmem_remote_write_target(struct gdrfab_hmem_domain *h, bool cuda_ok,
 				     struct gdrfab_hmem_rw_target *t)
 {
-	struct gdrfab_hmem_domain *h = &domain->hmem;
-
 	if (!atomic_load(&h->rw_count))
 		return false;
 	/* rw_lock (a leaf, under the endpoint's lock here): a consistent

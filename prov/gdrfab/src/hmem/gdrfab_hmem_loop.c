@@ -13,21 +13,20 @@
 
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
-#include "gdrfab_objs.h"
+#include "gdrfab_mr_cache.h"
 #include "gdrfab_verbs_ops.h"
 
 #define LOOP_ACCESS                                                            \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |                    \
 	 IBV_ACCESS_REMOTE_READ)
 
-struct ibv_pd *gdrfab_hmem_loop_pd(struct gdrfab_domain *domain)
+struct ibv_pd *gdrfab_hmem_loop_pd(struct gdrfab_hmem_domain *h)
 {
-	struct gdrfab_hmem_domain *h = &domain->hmem;
 	struct ibv_pd *pd;
 
 	pthread_mutex_lock(&h->loop_lock);
 	if (!h->loop_pd) {
-		h->loop_pd = gdrfab_vops->alloc_pd(domain->ctx);
+		h->loop_pd = gdrfab_vops->alloc_pd(h->ctx);
 		if (!h->loop_pd)
 			GDRFAB_WARN(FI_LOG_DOMAIN,
 				    "ibv_alloc_pd for the loopback copies: "
@@ -42,7 +41,8 @@ struct ibv_pd *gdrfab_hmem_loop_pd(struct gdrfab_domain *domain)
 /* The same pages the MR's registration covers, in the loopback PD: a
  * dma-buf registration again from the fd the cache kept, else ibv_reg_mr
  * on the device address (peermem pins it, without CUDA). */
-static struct ibv_mr *register_again(struct gdrfab_mr *mr, struct ibv_pd *pd)
+static struct ibv_mr *register_again(struct gdrfab_mr_desc *mr,
+				     struct ibv_pd *pd)
 {
 	const struct gdrfab_reg *r = mr->reg;
 	uintptr_t base = (uintptr_t)mr->base;
@@ -54,9 +54,9 @@ static struct ibv_mr *register_again(struct gdrfab_mr *mr, struct ibv_pd *pd)
 	return gdrfab_vops->reg_mr(pd, mr->base, mr->len, LOOP_ACCESS);
 }
 
-struct ibv_mr *gdrfab_hmem_loop_mr(struct gdrfab_mr *mr)
+struct ibv_mr *gdrfab_hmem_loop_mr(struct gdrfab_mr_desc *mr)
 {
-	struct gdrfab_hmem_domain *h = &mr->domain->hmem;
+	struct gdrfab_hmem_domain *h = mr->hmem;
 	struct ibv_pd *pd;
 	struct ibv_mr *lmr;
 
@@ -65,7 +65,7 @@ struct ibv_mr *gdrfab_hmem_loop_mr(struct gdrfab_mr *mr)
 	lmr = __atomic_load_n(&mr->loop_mr, __ATOMIC_ACQUIRE);
 	if (lmr)
 		return lmr;
-	pd = gdrfab_hmem_loop_pd(mr->domain);
+	pd = gdrfab_hmem_loop_pd(h);
 	if (!pd)
 		return NULL;
 	pthread_mutex_lock(&h->loop_lock);
@@ -83,9 +83,9 @@ struct ibv_mr *gdrfab_hmem_loop_mr(struct gdrfab_mr *mr)
 	return lmr;
 }
 
-void gdrfab_hmem_loop_mr_release(struct gdrfab_mr *mr)
+void gdrfab_hmem_loop_mr_release(struct gdrfab_mr_desc *mr)
 {
-	struct gdrfab_hmem_domain *h = &mr->domain->hmem;
+	struct gdrfab_hmem_domain *h = mr->hmem;
 	struct ibv_mr *lmr;
 	int err;
 
@@ -98,9 +98,8 @@ void gdrfab_hmem_loop_mr_release(struct gdrfab_mr *mr)
 			    strerror(err));
 }
 
-void gdrfab_hmem_loop_fini(struct gdrfab_domain *domain)
+void gdrfab_hmem_loop_fini(struct gdrfab_hmem_domain *h)
 {
-	struct gdrfab_hmem_domain *h = &domain->hmem;
 	int err;
 
 	if (h->loop_pd && (err = gdrfab_vops->dealloc_pd(h->loop_pd)))

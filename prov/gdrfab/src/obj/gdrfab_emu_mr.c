@@ -100,8 +100,8 @@ struct gdrfab_mr *gdrfab_emu_mr_find(struct gdrfab_domain *domain,
 	else if (!(mr->access & access))
 		*why = access == FI_REMOTE_READ ? "key does not allow reads"
 						: "key does not allow writes";
-	else if (addr < (uintptr_t)mr->base || addr + len < addr ||
-		 addr + len > (uintptr_t)mr->base + mr->len)
+	else if (addr < (uintptr_t)mr->desc.base || addr + len < addr ||
+		 addr + len > (uintptr_t)mr->desc.base + mr->desc.len)
 		*why = "range outside the registration";
 	return *why ? NULL : mr;
 }

@@ -292,8 +292,17 @@ static int ep_enable_locked(struct gdrfab_ep *ep)
 	}
 	ep->name.qpn_be = htonl(ep->ud_qp->qp_num);
 	ret = listen_for_names(ep);
-	if (!ret)
-		ret = gdrfab_proto_create(ep, &gdrfab_ep_proto_ops);
+	if (!ret) {
+		struct gdrfab_proto_env env;
+
+		gdrfab_ep_proto_env(ep, &env);
+		ret = gdrfab_proto_create(&env, &gdrfab_ep_proto_ops,
+					  &ep->proto);
+		/* The protocol owns the UD QP now (destroyed it if it
+		 * failed). */
+		ep->ud_cq = NULL;
+		ep->ud_qp = NULL;
+	}
 	if (ret) {
 		gdrfab_ud_destroy(ep->ud_cq, ep->ud_qp);
 		ep->ud_cq = NULL;
@@ -444,6 +453,8 @@ static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
 		if (!optval || optlen != sizeof(size_t))
 			return -FI_EINVAL;
 		ep->min_multi_recv = *(const size_t *)optval;
+		if (ep->proto) /* its view, kept current */
+			ep->proto->env.min_multi_recv = ep->min_multi_recv;
 		return 0;
 	case FI_OPT_FI_HMEM_P2P:
 	case 10: /* FI_OPT_CUDA_API_PERMITTED (libfabric >= 1.18) */
@@ -483,7 +494,7 @@ static int ep_close(struct fid *fid)
 	struct gdrfab_ep *ep = ep_of(fid);
 
 	if (ep->proto)
-		gdrfab_proto_destroy(ep->proto);
+		gdrfab_proto_destroy(ep->proto); /* and its UD QP */
 	ep->proto = NULL;
 	gdrfab_ud_destroy(ep->ud_cq, ep->ud_qp);
 	gdrfab_ns_stop(ep->ns);

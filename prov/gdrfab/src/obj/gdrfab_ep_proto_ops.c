@@ -4,12 +4,14 @@
  * reports written as the application's CQ entries (honouring
  * FI_SELECTIVE_COMPLETION and FI_INJECT) and counters, and the AV, MR and
  * atomics-policy questions it asks, so that it never calls up into the
- * object layer.
+ * object layer; and its view of the endpoint and domain (struct
+ * gdrfab_proto_env), filled when the endpoint is enabled.
  */
 #include <string.h>
 
 #include "gdrfab.h"
 #include "gdrfab_atomic_nic.h"
+#include "gdrfab_hmem_domain.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 
@@ -125,6 +127,57 @@ static void ep_rma_event(struct gdrfab_ep *ep, bool read, uint64_t n)
 		fi_cntr_add(&cntr->fid, n);
 }
 
+static struct gdrfab_mr_desc *emu_mr_find(struct gdrfab_domain *domain,
+					  uint32_t handle, uint64_t addr,
+					  uint64_t len, uint64_t access,
+					  const char **why)
+{
+	struct gdrfab_mr *mr =
+		gdrfab_emu_mr_find(domain, handle, addr, len, access, why);
+
+	return mr ? &mr->desc : NULL;
+}
+
+void gdrfab_ep_proto_env(struct gdrfab_ep *ep, struct gdrfab_proto_env *env)
+{
+	struct gdrfab_domain *d = ep->domain;
+
+	*env = (struct gdrfab_proto_env){
+		.ep = ep,
+		.av = ep->av,
+		.domain = d,
+		.av_generation = &ep->av->generation,
+		.lock = &ep->lock,
+		.ctx = d->ctx,
+		.pd = d->pd,
+		.dev_attr = &d->dev_attr,
+		.port_num = d->port_num,
+		.gid_index = d->gid_index,
+		.port_addr = d->port_addr,
+		.max_msg_sz = d->max_msg_sz,
+		.active_mtu = d->active_mtu,
+		.ah_cache = &d->ah_cache,
+		.hmem = &d->hmem,
+		.nic_atomic_flag = d->nic_atomic_flag,
+		.atomics_nic = &d->atomics_nic,
+		.atomics_proto = &d->atomics_proto,
+		.atomics_held = &d->atomics_held,
+		.name = ep->name,
+		.ud_qp = ep->ud_qp,
+		.ud_cq = ep->ud_cq,
+		.ns_port = ep->ns ? ep->ns_service : 0,
+		.rma_events = ep->rma_events,
+		.caps = ep->info->caps,
+		.max_msg_size = ep->info->ep_attr->max_msg_size,
+		.tx_size = ep->info->tx_attr->size,
+		.rx_size = ep->info->rx_attr->size,
+		.flush_by_read = gdrfab_ep_may_flush_by_read(ep),
+		.min_multi_recv = ep->min_multi_recv,
+		.cuda_api_permitted = ep->cuda_api_permitted,
+		.hmem_p2p = ep->hmem_p2p,
+	};
+}
+
 const struct gdrfab_proto_ops gdrfab_ep_proto_ops = {
 	.report = ep_report,
 	.rma_event = ep_rma_event,
@@ -134,6 +187,7 @@ const struct gdrfab_proto_ops gdrfab_ep_proto_ops = {
 	.av_service_status = gdrfab_av_service_status,
 	.av_learn = gdrfab_av_learn,
 	.av_progress = gdrfab_av_progress,
+	.emu_mr_find = emu_mr_find,
 	.mr_check_desc = gdrfab_mr_check_desc,
 	.mr_check_descs = gdrfab_mr_check_descs,
 	.mr_desc_live = gdrfab_mr_desc_live,

@@ -247,6 +247,7 @@ int gdrfab_hmem_domain_init(struct gdrfab_domain *domain)
 		.ctx = domain,
 	};
 
+	h->ctx = domain->ctx;
 	pthread_mutex_init(&h->rw_lock, NULL);
 	pthread_mutex_init(&h->emu_lock, NULL);
 	pthread_mutex_init(&h->loop_lock, NULL);
@@ -266,6 +267,6 @@ void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain)
 	gdrfab_host_cache_fini(&h->cache);
 	gdrfab_mr_cache_fini(&h->cache);
 	gdrfab_emu_mr_fini(domain);
-	gdrfab_hmem_loop_fini(domain);
+	gdrfab_hmem_loop_fini(h);
 	pthread_mutex_destroy(&h->rw_lock);
 }

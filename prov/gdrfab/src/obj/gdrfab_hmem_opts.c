@@ -64,6 +64,8 @@ static int set_p2p(struct gdrfab_ep *ep, int mode)
 		return -FI_EINVAL;
 	}
 	ep->hmem_p2p = mode;
+	if (ep->proto) /* its view, kept current */
+		ep->proto->env.hmem_p2p = mode;
 	return 0;
 }
 
@@ -115,6 +117,8 @@ static int set_cuda_permitted(struct gdrfab_ep *ep, bool permitted)
 			return ret;
 	}
 	ep->cuda_api_permitted = permitted;
+	if (ep->proto) /* its view, kept current */
+		ep->proto->env.cuda_api_permitted = permitted;
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <rdma/fabric.h>
 
 #include "gdrfab_verbs.h"
+#include "gdrfab_wire.h" /* GDRFAB_IOV_LIMIT */
 
 /* Capabilities that work today (gdrfab never advertises what does not
  * work yet: FI_HMEM joins with the CUDA memory domain). */
@@ -55,7 +56,6 @@
 	(FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR |     \
 	 FI_ORDER_ATOMIC_WAW)
 
-#define GDRFAB_IOV_LIMIT   4
 #define GDRFAB_MR_KEY_SIZE 8 /* rkeys, and GDRFAB_EMU_KEY keys */
 /* Remote CQ data travels as RDMA immediate data: 4 bytes. */
 #define GDRFAB_CQ_DATA_SIZE 4

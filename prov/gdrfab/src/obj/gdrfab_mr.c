@@ -48,23 +48,23 @@ static int mr_close(struct fid *fid)
 	struct gdrfab_mr_cache *cache = &mr->domain->hmem.cache;
 
 	if (mr->tracked)
-		gdrfab_hmem_track_remote_write(mr->domain, mr, -1, NULL, 0,
-					       false);
+		gdrfab_hmem_track_remote_write(&mr->domain->hmem, mr, -1, NULL,
+					       0, false);
 	if (mr->emu_key)
 		gdrfab_emu_mr_remove(mr->domain, mr->emu_key);
-	gdrfab_hmem_loop_mr_release(mr);
+	gdrfab_hmem_loop_mr_release(&mr->desc);
 	/* No atomic of a peer reaches the memory once this returns. */
 	gdrfab_mr_keys_remove(mr->domain, mr);
 	/* GPU registrations stay in the cache (lazy unpinning); host ones
 	 * are deregistered now. */
-	if (mr->rndv_reg != mr->reg)
-		gdrfab_reg_put(cache, mr->rndv_reg);
-	gdrfab_reg_put(cache, mr->reg);
+	if (mr->desc.rndv_reg != mr->desc.reg)
+		gdrfab_reg_put(cache, mr->desc.rndv_reg);
+	gdrfab_reg_put(cache, mr->desc.reg);
 	atomic_fetch_sub(&mr->domain->ref, 1);
 	/* Its descriptor may still be handed to a data call: it must not
 	 * lead to the registrations just released. */
-	mr->reg = mr->rndv_reg = NULL;
-	mr->ibv_mr = mr->rndv_mr = NULL;
+	mr->desc.reg = mr->desc.rndv_reg = NULL;
+	mr->desc.ibv_mr = mr->desc.rndv_mr = NULL;
 	gdrfab_fid_retire(&mr->fid.fid, mr);
 	return 0;
 }
@@ -175,7 +175,7 @@ static int classify(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 		    const struct fi_mr_attr *attr, uint64_t flags)
 {
 	const struct iovec *iov = &attr->mr_iov[0];
-	struct gdrfab_cuda_ptr *m = &mr->mem;
+	struct gdrfab_cuda_ptr *m = &mr->desc.mem;
 	int ret;
 
 	m->kind = GDRFAB_MEM_HOST;
@@ -255,7 +255,7 @@ static int classify(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 			    attr->device.cuda, m->device, m->device);
 	atomic_store(&domain->hmem.cuda_used, true);
 	gdrfab_cuda_sync_memops(m); /* refusal (VMM) is logged, not fatal */
-	mr->staged = domain->hmem.path == GDRFAB_CUDA_REG_STAGED;
+	mr->desc.staged = domain->hmem.path == GDRFAB_CUDA_REG_STAGED;
 	return 0;
 }
 
@@ -265,39 +265,40 @@ static int register_region(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 {
 	const struct iovec *iov = &attr->mr_iov[0];
 	struct gdrfab_mr_cache *cache = &domain->hmem.cache;
-	bool gpu = mr->mem.kind == GDRFAB_MEM_CUDA_DEVICE;
+	bool gpu = mr->desc.mem.kind == GDRFAB_MEM_CUDA_DEVICE;
 	int ret;
 
 	/* Verbs cannot register nothing; a zero-length region needs no key
 	 * (zero-length transfers use none). Staged GPU memory is never
 	 * seen by the NIC. */
-	if (!iov->iov_len || mr->staged)
+	if (!iov->iov_len || mr->desc.staged)
 		return 0;
 	ret = gdrfab_reg_get(cache, iov->iov_base, iov->iov_len,
 			     verbs_access(domain, attr->access, gpu),
-			     gpu ? &mr->mem : NULL, &mr->reg);
+			     gpu ? &mr->desc.mem : NULL, &mr->desc.reg);
 	if (ret)
 		return ret;
-	mr->ibv_mr = mr->reg->mr;
+	mr->desc.ibv_mr = mr->desc.reg->mr;
 	if (attr->access & FI_REMOTE_READ) {
-		mr->rndv_reg = mr->reg;
+		mr->desc.rndv_reg = mr->desc.reg;
 	} else if (gpu || !attr->access || (attr->access & FI_SEND)) {
 		/* Rendezvous sources, and GPU memory always: the flush
 		 * READ reads it back through the NIC. */
 		ret = gdrfab_reg_get(cache, iov->iov_base, iov->iov_len,
 				     IBV_ACCESS_REMOTE_READ,
-				     gpu ? &mr->mem : NULL, &mr->rndv_reg);
+				     gpu ? &mr->desc.mem : NULL,
+				     &mr->desc.rndv_reg);
 		if (ret) {
-			gdrfab_reg_put(cache, mr->reg);
+			gdrfab_reg_put(cache, mr->desc.reg);
 			return ret;
 		}
 	}
-	mr->rndv_mr = mr->rndv_reg ? mr->rndv_reg->mr : NULL;
+	mr->desc.rndv_mr = mr->desc.rndv_reg ? mr->desc.rndv_reg->mr : NULL;
 	if (gpu && (attr->access & FI_REMOTE_WRITE)) {
 		mr->tracked = true;
-		gdrfab_hmem_track_remote_write(domain, mr, mr->mem.device,
-					       iov->iov_base, mr->rndv_mr->rkey,
-					       true);
+		gdrfab_hmem_track_remote_write(
+			&domain->hmem, mr, mr->desc.mem.device, iov->iov_base,
+			mr->desc.rndv_mr->rkey, true);
 	}
 	return 0;
 }
@@ -370,7 +371,8 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		return -FI_ENOMEM;
 	mr->domain = domain;
 	mr->access = attr->access;
-	mr->iface = attr->iface;
+	mr->desc.iface = attr->iface;
+	mr->desc.hmem = &domain->hmem;
 	ret = classify(domain, mr, attr, flags);
 	if (!ret)
 		ret = register_region(domain, mr, attr);
@@ -380,12 +382,13 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	}
 	gdrfab_obj_init(&mr->fid.fid, FI_CLASS_MR, attr->context, &mr_fi_ops);
 	mr->fid.mem_desc = mr;
-	mr->fid.key = mr->ibv_mr ? mr->ibv_mr->rkey : 0;
-	mr->base = attr->mr_iov[0].iov_base;
-	mr->len = attr->mr_iov[0].iov_len;
+	mr->fid.key = mr->desc.ibv_mr ? mr->desc.ibv_mr->rkey : 0;
+	mr->desc.base = attr->mr_iov[0].iov_base;
+	mr->desc.len = attr->mr_iov[0].iov_len;
 	/* Staged GPU memory has no rkey: peers' RMA to it is served by
 	 * this domain's data path, under a key of its own. */
-	if (mr->staged && (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE))) {
+	if (mr->desc.staged &&
+	    (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE))) {
 		ret = gdrfab_emu_mr_add(domain, mr, &mr->emu_key);
 		if (ret) {
 			free(mr);
@@ -394,7 +397,8 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		mr->fid.key = mr->emu_key;
 	}
 	/* Peers' atomics reach the memory through the data path. */
-	if (mr->ibv_mr && (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
+	if (mr->desc.ibv_mr &&
+	    (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
 		gdrfab_mr_keys_add(domain, mr);
 	atomic_fetch_add(&domain->ref, 1);
 	*out = &mr->fid;
@@ -464,13 +468,13 @@ int gdrfab_mr_check_desc(const struct gdrfab_domain *domain, const void *desc,
 			    domain->info->domain_attr->name);
 		return -FI_EINVAL;
 	}
-	base = (uintptr_t)mr->base;
-	if (len &&
-	    (b < base || b - base > mr->len || len > mr->len - (b - base))) {
+	base = (uintptr_t)mr->desc.base;
+	if (len && (b < base || b - base > mr->desc.len ||
+		    len > mr->desc.len - (b - base))) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "descriptor %p: %p+%zu is outside its MR "
 			    "(%p+%zu)\n",
-			    desc, buf, len, mr->base, mr->len);
+			    desc, buf, len, mr->desc.base, mr->desc.len);
 		return -FI_EINVAL;
 	}
 	return 0;

@@ -59,16 +59,16 @@ void gdrfab_mr_keys_remove(struct gdrfab_domain *domain, struct gdrfab_mr *mr)
 static const char *refusal(const struct gdrfab_mr *mr, uint64_t addr,
 			   uint64_t len, uint64_t access, int *err)
 {
-	uintptr_t base = (uintptr_t)mr->base;
+	uintptr_t base = (uintptr_t)mr->desc.base;
 
 	*err = FI_EACCES;
 	if ((mr->access & access) != access)
 		return access & FI_REMOTE_WRITE ? "key does not allow writes"
 						: "key does not allow reads";
-	if (addr < base || addr - base > mr->len ||
-	    len > mr->len - (addr - base))
+	if (addr < base || addr - base > mr->desc.len ||
+	    len > mr->desc.len - (addr - base))
 		return "range outside the registration";
-	if (mr->iface != FI_HMEM_SYSTEM) {
+	if (mr->desc.iface != FI_HMEM_SYSTEM) {
 		*err = FI_EOPNOTSUPP;
 		return "atomics on GPU memory are not supported";
 	}

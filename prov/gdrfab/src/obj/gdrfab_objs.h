@@ -126,32 +126,18 @@ struct gdrfab_cntr {
 	atomic_int ref;
 };
 
+/* desc first: a descriptor is read below the object layer as the struct
+ * gdrfab_mr_desc it starts with (gdrfab_mr_desc.h), and fi_mr_desc()
+ * hands out the MR itself. */
 struct gdrfab_mr {
+	struct gdrfab_mr_desc desc;
 	struct fid_mr fid;
 	struct gdrfab_domain *domain;
-	struct ibv_mr *ibv_mr;
-	/* What a peer reads a rendezvous message from: ibv_mr when the
-	 * application allowed FI_REMOTE_READ, else a second registration
-	 * whose rkey only gdrfab's own protocol ever hands out, so that
-	 * fi_mr_key() never grants more than the application asked. */
-	struct ibv_mr *rndv_mr;
-	struct gdrfab_reg *reg, *rndv_reg; /* what ibv_mr, rndv_mr are in */
 	uint64_t access;
-	enum fi_hmem_iface iface;
-	struct gdrfab_cuda_ptr mem; /* FI_HMEM_CUDA: what the buffer is */
-	/* GPU memory the NIC does not reach: the data path copies it
-	 * through host bounce buffers. */
-	bool staged;
 	bool tracked; /* counted as remotely writable GPU memory */
-	/* The registered range, and for staged GPU memory peers may access
-	 * its GDRFAB_EMU_KEY key (0: none). */
-	void *base;
-	size_t len;
+	/* For staged GPU memory peers may access: its GDRFAB_EMU_KEY key
+	 * (0: none). */
 	uint64_t emu_key;
-	/* GPU memory registered again in the domain's loopback PD, for
-	 * endpoints without CUDA calls (gdrfab_hmem_loop.c); NULL until
-	 * one needs it. */
-	struct ibv_mr *loop_mr;
 	struct gdrfab_mr *next_key; /* domain->keys' chain (keyed) */
 	bool keyed;
 };
@@ -182,14 +168,6 @@ int gdrfab_mr_check_desc(const struct gdrfab_domain *domain, const void *desc,
 int gdrfab_mr_check_descs(const struct gdrfab_domain *domain,
 			  const struct iovec *iov, void **desc, size_t count);
 bool gdrfab_mr_desc_live(const void *desc);
-
-/* The GPU device of a descriptor's memory, or -1 for host memory. */
-static inline int gdrfab_mr_device(const void *desc)
-{
-	const struct gdrfab_mr *mr = desc;
-
-	return mr && mr->iface == FI_HMEM_CUDA ? mr->mem.device : -1;
-}
 
 /* What an AV slot holds: an endpoint's name, or a service address (an
  * IP:port) and, once its endpoint answered, the name behind it. */
@@ -274,6 +252,13 @@ struct gdrfab_ep {
 	bool cuda_api_permitted;    /* FI_OPT_CUDA_API_PERMITTED */
 };
 
+/* A data call before fi_enable: logged, -FI_EOPBADSTATE. */
+static inline int gdrfab_ep_not_enabled(const char *call)
+{
+	GDRFAB_WARN(FI_LOG_EP_DATA, "%s before fi_enable\n", call);
+	return -FI_EOPBADSTATE;
+}
+
 /* Whether the endpoint may flush writes into GPU memory by a READ (it
  * then makes its flush QP when enabled). */
 bool gdrfab_ep_may_flush_by_read(const struct gdrfab_ep *ep);
@@ -283,17 +268,6 @@ int gdrfab_ep_hmem_setopt(struct gdrfab_ep *ep, int optname, const void *optval,
 			  size_t optlen);
 int gdrfab_ep_hmem_getopt(struct gdrfab_ep *ep, int optname, void *optval,
 			  size_t *optlen);
-
-/* Whether a request's GPU buffer (desc) goes through host bounce
- * buffers: its MR is staged, or the endpoint disabled P2P. */
-static inline bool gdrfab_ep_stages(const struct gdrfab_ep *ep,
-				    const void *desc)
-{
-	const struct gdrfab_mr *mr = desc;
-
-	return mr && mr->iface == FI_HMEM_CUDA &&
-	       (mr->staged || ep->hmem_p2p == FI_HMEM_P2P_DISABLED);
-}
 
 /* Object constructors reached through fabric and domain ops. */
 int gdrfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
@@ -320,9 +294,12 @@ int gdrfab_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			uint64_t flags);
 
 /* Completion producers (the data path) and the endpoint links. */
-/* What the endpoint registers with its protocol (gdrfab_ep_proto_ops.c). */
+/* What the endpoint registers with its protocol (gdrfab_ep_proto_ops.c),
+ * and the protocol's view of it, at fi_enable. */
 struct gdrfab_proto_ops;
+struct gdrfab_proto_env;
 extern const struct gdrfab_proto_ops gdrfab_ep_proto_ops;
+void gdrfab_ep_proto_env(struct gdrfab_ep *ep, struct gdrfab_proto_env *env);
 int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
 		    fi_addr_t src);
 int gdrfab_cq_write_error(struct gdrfab_cq *cq,

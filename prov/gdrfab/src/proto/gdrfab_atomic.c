@@ -23,7 +23,6 @@
 
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 
 #define HDR  sizeof(struct gdrfab_pkt_hdr)
@@ -236,7 +235,7 @@ static void process(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		why = "no bounce buffer for the answer";
 		if (len <= CTRL_ROOM || resp->txbuf)
 			err = proto->ops->mr_keys_access(
-				proto->ep->domain, w->key, h->tag,
+				proto->env.domain, w->key, h->tag,
 				(uint64_t)w->count * size, access, apply_cb,
 				&args, &why);
 	}

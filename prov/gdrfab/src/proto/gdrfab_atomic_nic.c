@@ -16,7 +16,6 @@
 
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
 

@@ -14,18 +14,17 @@
  * from inside the completion handling that answered the last one.
  */
 #include "gdrfab.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 
 static void start(struct gdrfab_req *req)
 {
 	struct gdrfab_conn *conn = req->conn;
-	struct gdrfab_domain *domain = conn->proto->ep->domain;
+	const struct gdrfab_proto_env *env = &conn->proto->env;
 
 	if (req->op == GDRFAB_OP_NIC_ATOMIC) {
-		atomic_fetch_add(&domain->atomics_nic, 1);
+		atomic_fetch_add(env->atomics_nic, 1);
 	} else {
-		atomic_fetch_add(&domain->atomics_proto, 1);
+		atomic_fetch_add(env->atomics_proto, 1);
 		/* Requests of a connection still resolving its peer move to
 		 * the resolved one, which counts them then. */
 		if (conn->state != GDRFAB_CONN_RESOLVING) {
@@ -45,8 +44,7 @@ void gdrfab_atomic_submit(struct gdrfab_req *req)
 	    (!gdrfab_list_empty(&conn->atomic_hold) ||
 	     (nic && conn->proto_atomics_out))) {
 		if (nic)
-			atomic_fetch_add(&conn->proto->ep->domain->atomics_held,
-					 1);
+			atomic_fetch_add(conn->proto->env.atomics_held, 1);
 		gdrfab_list_push_tail(&conn->atomic_hold, &req->entry);
 		return;
 	}

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "gdrfab.h"
-#include "gdrfab_objs.h"
+#include "gdrfab_ah_cache.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_ud.h"
 #include "gdrfab_verbs_ops.h"
@@ -119,7 +119,7 @@ bool gdrfab_ud_send(struct gdrfab_proto *proto, const struct gdrfab_addr *peer,
 	 * message is dropped as UD could drop it, and resent later. */
 	if (!~proto->ud_tx_busy)
 		return false;
-	if (gdrfab_ah_get(&proto->ep->domain->ah_cache, peer, local, &ah) !=
+	if (gdrfab_ah_get(proto->env.ah_cache, peer, local, &ah) !=
 	    GDRFAB_AH_READY)
 		return false;
 	slot = (unsigned)__builtin_ctzll(~proto->ud_tx_busy);
@@ -216,7 +216,7 @@ void gdrfab_ud_check(struct gdrfab_proto *proto)
 	if ((proto->ud_rx_posted || proto->ud_tx_busy) &&
 	    gdrfab_tick_ms() - proto->ud_broken_ms < UD_FLUSH_WAIT_MS)
 		return;
-	err = gdrfab_ud_reset(proto->ud_qp, proto->ep->domain->port_num);
+	err = gdrfab_ud_reset(proto->ud_qp, proto->env.port_num);
 	if (err) {
 		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
 				 "connection QP %u cannot be reset: %s; peers "

@@ -26,8 +26,8 @@
 #include <sys/random.h>
 
 #include "gdrfab.h"
+#include "gdrfab_ah_cache.h"
 #include "gdrfab_atomic_nic.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_rc.h"
@@ -41,20 +41,20 @@
 
 static void rc_params(struct gdrfab_proto *proto, struct gdrfab_rc_params *p)
 {
-	struct gdrfab_domain *domain = proto->ep->domain;
+	const struct gdrfab_proto_env *env = &proto->env;
 
 	memset(p, 0, sizeof(*p));
 	p->pd = proto->pd;
 	p->cq = proto->cq;
 	p->srq = proto->srq;
-	p->port_num = domain->port_num;
-	p->gid_index = domain->gid_index;
-	p->roce = !domain->port_addr.lid_be;
+	p->port_num = env->port_num;
+	p->gid_index = env->gid_index;
+	p->roce = !env->port_addr.lid_be;
 	p->sq_depth = proto->sq_depth;
 	p->max_sge = proto->max_sge;
 	p->max_rd_atomic = proto->max_rd_atomic;
 	p->max_dest_rd_atomic = proto->max_rd_atomic;
-	p->remote_atomic = domain->nic_atomic_flag != 0;
+	p->remote_atomic = env->nic_atomic_flag != 0;
 	p->timeout = gdrfab_rc_timeout_for_ms(gdrfab_params.peer_timeout_ms);
 }
 
@@ -62,11 +62,9 @@ static void rc_params(struct gdrfab_proto *proto, struct gdrfab_rc_params *p)
  * under FI_GDRFAB_NIC_ATOMICS (the peer said so in cm_flags). */
 static void peer_nic_atomics(struct gdrfab_conn *conn, uint16_t cm_flags)
 {
-	struct gdrfab_domain *domain = conn->proto->ep->domain;
-
 	conn->nic_atomics = conn->proto->ops->nic_atomic_pair(
-		gdrfab_params.nic_atomics, domain->dev_attr.atomic_cap,
-		cm_flags);
+		gdrfab_params.nic_atomics,
+		conn->proto->env.dev_attr->atomic_cap, cm_flags);
 }
 
 /* ---- RC QP number -> connection (open addressing, linear probing) ---- */
@@ -164,10 +162,10 @@ static void cm_fill(struct gdrfab_proto *proto, struct gdrfab_cm_msg *msg,
 	msg->rd_atomic = (uint8_t)proto->max_rd_atomic;
 	msg->eager_max = (uint32_t)proto->eager_max;
 	msg->nonce = proto->nonce;
-	msg->ns_port = proto->ep->ns ? proto->ep->ns_service : 0;
-	msg->cm_flags = (proto->ep->rma_events ? GDRFAB_CM_F_RMA_EVENTS : 0) |
-			proto->ep->domain->nic_atomic_flag;
-	msg->src = proto->ep->name;
+	msg->ns_port = proto->env.ns_port;
+	msg->cm_flags = (proto->env.rma_events ? GDRFAB_CM_F_RMA_EVENTS : 0) |
+			proto->env.nic_atomic_flag;
+	msg->src = proto->env.name;
 	msg->dst = *dst;
 }
 
@@ -351,7 +349,7 @@ struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 	conn = conn_new(proto, peer, true);
 	if (!conn)
 		return NULL;
-	if (gdrfab_addr_equal(peer, &proto->ep->name)) {
+	if (gdrfab_addr_equal(peer, &proto->env.name)) {
 		/* Talking to itself: one QP, connected to itself. */
 		if (connect_qp(conn, conn->qp->qp_num, conn->psn,
 			       proto->port_mtu, proto->max_rd_atomic)) {
@@ -362,8 +360,8 @@ struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 		}
 		conn->state = GDRFAB_CONN_CONNECTED;
 		conn->last_rx_ms = gdrfab_tick_ms();
-		conn->peer_rma_events = proto->ep->rma_events;
-		peer_nic_atomics(conn, proto->ep->domain->nic_atomic_flag);
+		conn->peer_rma_events = proto->env.rma_events;
+		peer_nic_atomics(conn, proto->env.nic_atomic_flag);
 		return conn;
 	}
 	conn->state = GDRFAB_CONN_CONNECTING;
@@ -432,7 +430,7 @@ static void resolve_step(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			 long long now)
 {
 	struct gdrfab_addr name;
-	int ret = proto->ops->av_service_status(proto->ep->av, &conn->peer,
+	int ret = proto->ops->av_service_status(proto->env.av, &conn->peer,
 						&name);
 
 	if (!ret) {
@@ -457,7 +455,6 @@ static struct gdrfab_conn *resolving_conn(struct gdrfab_proto *proto,
 int gdrfab_conn_for_addr(struct gdrfab_proto *proto, fi_addr_t fi_addr,
 			 struct gdrfab_conn **out)
 {
-	struct gdrfab_av *av = proto->ep->av;
 	struct gdrfab_conn_cache_ent *e =
 		&proto->conn_cache[fi_addr & (GDRFAB_CONN_CACHE - 1)];
 	struct gdrfab_addr peer, svc;
@@ -465,11 +462,11 @@ int gdrfab_conn_for_addr(struct gdrfab_proto *proto, fi_addr_t fi_addr,
 	int ret;
 
 	if (e->fi_addr == fi_addr && e->conn_epoch == proto->conn_epoch &&
-	    e->av_generation == av->generation) {
+	    e->av_generation == *proto->env.av_generation) {
 		*out = e->conn;
 		return 0;
 	}
-	ret = proto->ops->av_peer(av, fi_addr, &peer, &svc);
+	ret = proto->ops->av_peer(proto->env.av, fi_addr, &peer, &svc);
 	if (ret == -FI_EINVAL)
 		return ret;
 	conn = gdrfab_addr_is_service(&svc) ? resolving_conn(proto, &svc)
@@ -491,7 +488,7 @@ int gdrfab_conn_for_addr(struct gdrfab_proto *proto, fi_addr_t fi_addr,
 	/* A failed connection is in no table: the next call retries. */
 	if (conn->state != GDRFAB_CONN_FAILED) {
 		e->fi_addr = fi_addr;
-		e->av_generation = av->generation;
+		e->av_generation = *proto->env.av_generation;
 		e->conn_epoch = proto->conn_epoch;
 		e->conn = conn;
 	}
@@ -501,11 +498,12 @@ int gdrfab_conn_for_addr(struct gdrfab_proto *proto, fi_addr_t fi_addr,
 
 fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn)
 {
-	struct gdrfab_av *av = conn->proto->ep->av;
+	uint64_t generation = *conn->proto->env.av_generation;
 
-	if (conn->av_generation != av->generation) {
-		conn->fi_addr = conn->proto->ops->av_find(av, &conn->peer);
-		conn->av_generation = av->generation;
+	if (conn->av_generation != generation) {
+		conn->fi_addr = conn->proto->ops->av_find(conn->proto->env.av,
+							  &conn->peer);
+		conn->av_generation = generation;
 	}
 	return conn->fi_addr;
 }
@@ -619,11 +617,11 @@ static void learn_service(struct gdrfab_proto *proto,
 	struct gdrfab_addr svc;
 	uint32_t ip;
 
-	if (!msg->ns_port || !proto->ep->av ||
+	if (!msg->ns_port || !proto->env.av ||
 	    !gdrfab_addr_ipv4(&msg->src, &ip))
 		return;
 	gdrfab_addr_make_service(&svc, ip, msg->ns_port);
-	proto->ops->av_learn(proto->ep->av, &svc, &msg->src);
+	proto->ops->av_learn(proto->env.av, &svc, &msg->src);
 }
 
 static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
@@ -669,8 +667,8 @@ static void accept_new(struct gdrfab_proto *proto,
 		return;
 	}
 	/* No QP for a peer we cannot answer yet: it resends. */
-	if (gdrfab_ah_get(&proto->ep->domain->ah_cache, &msg->src, false,
-			  &ah) != GDRFAB_AH_READY)
+	if (gdrfab_ah_get(proto->env.ah_cache, &msg->src, false, &ah) !=
+	    GDRFAB_AH_READY)
 		return;
 	conn = conn_new(proto, &msg->src, false);
 	if (conn)
@@ -693,7 +691,7 @@ static void handle_req(struct gdrfab_proto *proto,
 	}
 	if (conn->state == GDRFAB_CONN_CONNECTING) {
 		/* Both sides connecting: the smaller name stays active. */
-		if (memcmp(&proto->ep->name, &msg->src, sizeof(msg->src)) < 0)
+		if (memcmp(&proto->env.name, &msg->src, sizeof(msg->src)) < 0)
 			return;
 		if ((why = settings_differ(proto, msg))) {
 			send_rej(proto, msg, why);
@@ -837,7 +835,7 @@ void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *buf,
 		return;
 	}
 	/* Meant for an earlier endpoint that had our QP number. */
-	if (!gdrfab_addr_equal(&msg.dst, &proto->ep->name))
+	if (!gdrfab_addr_equal(&msg.dst, &proto->env.name))
 		return;
 	switch (msg.type) {
 	case GDRFAB_CM_REQ: handle_req(proto, &msg); break;
@@ -902,8 +900,8 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 
 	gdrfab_async_poll(proto->ctx);
 	async_errors(proto);
-	if (proto->ep->av)
-		proto->ops->av_progress(proto->ep->av);
+	if (proto->env.av)
+		proto->ops->av_progress(proto->env.av);
 	gdrfab_ud_check(proto);
 	gdrfab_list_for_each_safe(&proto->conns, it, tmp)
 	{

@@ -34,15 +34,15 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_host_cache.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 
 void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	for (size_t i = 0; i < GDRFAB_MAX_IOV; i++) {
 		if (req->tmp_reg[i])
-			gdrfab_reg_put(&proto->ep->domain->hmem.cache,
+			gdrfab_reg_put(&proto->env.hmem->cache,
 				       req->tmp_reg[i]);
 	}
 	if (req->txbuf)
@@ -89,7 +89,7 @@ static void write_report(struct gdrfab_proto *proto,
 			 const struct gdrfab_report *r)
 {
 	if (!proto->closing && r->kind != GDRFAB_REPORT_NONE)
-		proto->ops->report(proto->ep, r);
+		proto->ops->report(proto->env.ep, r);
 }
 
 static void report(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -187,7 +187,7 @@ void gdrfab_report_remote_error(struct gdrfab_proto *proto, uint64_t flags,
 void gdrfab_report_rma_event(struct gdrfab_proto *proto, bool read, uint64_t n)
 {
 	if (!proto->closing)
-		proto->ops->rma_event(proto->ep, read, n);
+		proto->ops->rma_event(proto->env.ep, read, n);
 }
 
 /* An RMA or atomic to a peer that counts what reaches it (FI_RMA_EVENT)

@@ -15,7 +15,7 @@
 #include <arpa/inet.h>
 
 #include "gdrfab.h"
-#include "gdrfab_objs.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 
 /* Starts the flush of device memory at addr (rkey from the domain's PD):
@@ -26,7 +26,7 @@ static int flush_start(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	int ret;
 
 	switch (gdrfab_hmem_flush_method(device,
-					 proto->ep->cuda_api_permitted)) {
+					 proto->env.cuda_api_permitted)) {
 	case GDRFAB_FLUSH_CUDA: return gdrfab_cuda_flush(device);
 	case GDRFAB_FLUSH_READ: break;
 	default: return 0;
@@ -49,7 +49,7 @@ int gdrfab_flush_step(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		      const struct iovec *iov, void **desc, size_t count,
 		      size_t len)
 {
-	struct gdrfab_mr *mr;
+	struct gdrfab_mr_desc *mr;
 	int last = -1;
 
 	if (req->flush_state == GDRFAB_FLUSH_STEP_DONE)
@@ -95,7 +95,6 @@ void gdrfab_flush_done(struct gdrfab_proto *proto, struct gdrfab_req *req,
 void gdrfab_flush_writedata(struct gdrfab_proto *proto,
 			    struct gdrfab_conn *conn, const struct ibv_wc *wc)
 {
-	struct gdrfab_ep *ep = proto->ep;
 	uint64_t flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
 	uint64_t data = ntohl(wc->imm_data);
 	struct gdrfab_hmem_rw_target t;
@@ -104,8 +103,8 @@ void gdrfab_flush_writedata(struct gdrfab_proto *proto,
 
 	if (proto->closing)
 		return;
-	if (gdrfab_hmem_remote_write_target(ep->domain, ep->cuda_api_permitted,
-					    &t)) {
+	if (gdrfab_hmem_remote_write_target(
+		    proto->env.hmem, proto->env.cuda_api_permitted, &t)) {
 		/* A step carries the completion until the READ ends: a
 		 * GPU_RX request, finished by gdrfab_gpu_rx_done. From the
 		 * control reserve, as other steps of data that arrived. */

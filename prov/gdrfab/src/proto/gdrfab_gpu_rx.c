@@ -18,13 +18,12 @@
 #include <string.h>
 
 #include "gdrfab.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
 
 static bool cuda_gpu_desc(struct gdrfab_proto *proto, const void *desc)
 {
-	const struct gdrfab_mr *mr = desc;
+	const struct gdrfab_mr_desc *mr = desc;
 
 	return mr && proto->ops->mr_desc_live(desc) &&
 	       mr->iface == FI_HMEM_CUDA;
@@ -32,7 +31,7 @@ static bool cuda_gpu_desc(struct gdrfab_proto *proto, const void *desc)
 
 bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, void **desc, size_t count)
 {
-	bool cuda = proto->ep->cuda_api_permitted;
+	bool cuda = proto->env.cuda_api_permitted;
 
 	for (size_t i = 0; desc && i < count; i++) {
 		if (cuda ? cuda_gpu_desc(proto, desc[i])
@@ -113,7 +112,7 @@ int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 	st->parent = a->done ? a->recv : NULL;
 	st->conn = a->conn;
 	a->conn->refs++;
-	ret = proto->ep->cuda_api_permitted ? cuda_start(proto, st, a)
+	ret = proto->env.cuda_api_permitted ? cuda_start(proto, st, a)
 					    : gdrfab_loop_start(proto, st, a);
 	if (ret) {
 		st->parent = NULL;

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "gdrfab.h"
-#include "gdrfab_objs.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_verbs_ops.h"
 #include "gdrfab_strerror.h"
@@ -86,13 +86,13 @@ static struct gdrfab_loop *loop_get(struct gdrfab_proto *proto)
 
 int gdrfab_loop_open(struct gdrfab_proto *proto)
 {
-	struct gdrfab_domain *domain = proto->ep->domain;
+	const struct gdrfab_proto_env *env = &proto->env;
 	struct ibv_pd *pd;
 	struct gdrfab_loop *l;
 
 	if (proto->loop && proto->loop->qp)
 		return 0;
-	pd = gdrfab_hmem_loop_pd(domain);
+	pd = gdrfab_hmem_loop_pd(env->hmem);
 	l = loop_get(proto);
 	if (!pd || !l)
 		return -FI_ENOMEM;
@@ -105,7 +105,9 @@ int gdrfab_loop_open(struct gdrfab_proto *proto)
 		l->scratch_mr = gdrfab_vops->reg_mr(pd, &l->scratch, sizeof(l->scratch),
 					   IBV_ACCESS_LOCAL_WRITE);
 	if (l->rx_mr && l->scratch_mr)
-		l->qp = gdrfab_hmem_loop_qp(domain, pd, l->cq, LOOP_SQ, 1);
+		l->qp = gdrfab_hmem_loop_qp(&env->port_addr, env->port_num,
+					    env->gid_index, pd, l->cq, LOOP_SQ,
+					    1);
 	if (!l->qp) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
 			    "no loopback QP for eager data into GPU memory "
@@ -118,7 +120,7 @@ int gdrfab_loop_open(struct gdrfab_proto *proto)
 
 int gdrfab_loop_flush_open(struct gdrfab_proto *proto)
 {
-	struct gdrfab_domain *domain = proto->ep->domain;
+	const struct gdrfab_proto_env *env = &proto->env;
 	struct gdrfab_loop *l;
 
 	if (proto->loop && proto->loop->flush_qp)
@@ -127,12 +129,13 @@ int gdrfab_loop_flush_open(struct gdrfab_proto *proto)
 	if (!l)
 		return -FI_ENOMEM;
 	if (!l->flush_mr)
-		l->flush_mr = gdrfab_vops->reg_mr(domain->pd, &l->flush_scratch,
+		l->flush_mr = gdrfab_vops->reg_mr(env->pd, &l->flush_scratch,
 					 sizeof(l->flush_scratch),
 					 IBV_ACCESS_LOCAL_WRITE);
 	if (l->flush_mr)
-		l->flush_qp = gdrfab_hmem_loop_qp(domain, domain->pd, l->cq,
-						  FLUSH_SQ, 1);
+		l->flush_qp = gdrfab_hmem_loop_qp(&env->port_addr,
+						  env->port_num, env->gid_index,
+						  env->pd, l->cq, FLUSH_SQ, 1);
 	if (!l->flush_qp) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
 			    "no loopback QP for the flush READ (writes into "
@@ -183,7 +186,7 @@ void gdrfab_loop_close(struct gdrfab_proto *proto)
 
 bool gdrfab_loop_gpu_desc(struct gdrfab_proto *proto, const void *desc)
 {
-	const struct gdrfab_mr *mr = desc;
+	const struct gdrfab_mr_desc *mr = desc;
 
 	return mr && proto->ops->mr_desc_live(desc) &&
 	       mr->iface == FI_HMEM_CUDA && !mr->staged && mr->ibv_mr;
@@ -302,7 +305,7 @@ int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 	ret = plan(st, a, a->src);
 	if (!ret && st->rseg_count && !a->rxbuf) {
 		/* An unexpected message's copy: registered for this step. */
-		st->loop_src_mr = gdrfab_vops->reg_mr(proto->ep->domain->hmem.loop_pd,
+		st->loop_src_mr = gdrfab_vops->reg_mr(proto->env.hmem->loop_pd,
 					     (void *)a->src, a->got, 0);
 		if (!st->loop_src_mr) {
 			GDRFAB_WARN(FI_LOG_EP_DATA,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * fi_ops_msg and fi_ops_tagged: argument checks, then a request that goes
+ * Sends and receives (the object layer's fi_ops_msg and fi_ops_tagged,
+ * obj/gdrfab_msg_api.c, call here): argument checks, then a request that goes
  * eager (copied into a bounce buffer, up to FI_GDRFAB_EAGER_MAX) or
  * rendezvous (a header naming the source buffer; the receiver reads it).
  */
@@ -10,22 +11,13 @@
 #include <rdma/fi_tagged.h>
 
 #include "gdrfab.h"
-#include "gdrfab_objs.h"
+#include "gdrfab_lock.h"
 #include "gdrfab_proto.h"
 
-static struct gdrfab_ep *ep_of(struct fid_ep *ep_fid)
-{
-	return gdrfab_container_of(ep_fid, struct gdrfab_ep, fid);
-}
-
 /* Checks common to every data call; 0 or the FI_E* to return. */
-int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
+int gdrfab_check_iov(struct gdrfab_proto *proto, const struct iovec *iov,
 		     size_t count, const char *call)
 {
-	if (!ep->proto) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "%s before fi_enable\n", call);
-		return -FI_EOPBADSTATE;
-	}
 	if (count > GDRFAB_MAX_IOV || (count && !iov)) {
 		GDRFAB_WARN(FI_LOG_EP_DATA, "%s: %zu iovecs (at most %d)\n",
 			    call, count, GDRFAB_MAX_IOV);
@@ -49,11 +41,11 @@ int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
 				    call, i, len);
 			return -FI_EINVAL;
 		}
-		if (len > ep->info->ep_attr->max_msg_size - sum) {
+		if (len > proto->env.max_msg_size - sum) {
 			GDRFAB_WARN(FI_LOG_EP_DATA,
 				    "%s: the iovecs' lengths exceed "
 				    "max_msg_size %zu\n",
-				    call, ep->info->ep_attr->max_msg_size);
+				    call, proto->env.max_msg_size);
 			return -FI_EMSGSIZE;
 		}
 		sum += len;
@@ -131,7 +123,7 @@ static int prepare_gather(struct gdrfab_proto *proto, struct gdrfab_req *req,
 {
 	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
 	int ret =
-		proto->ep->cuda_api_permitted
+		proto->env.cuda_api_permitted
 			? gdrfab_stage_setup(proto, req, iov, desc, count, 0,
 					     true)
 			: gdrfab_req_set_local(proto, req, iov, desc, count, 0);
@@ -172,7 +164,7 @@ static int prepare_rndv(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	/* GPU memory the NIC cannot read, and data the caller may reuse at
 	 * once (FI_INJECT), is copied to a host buffer that the receiver
 	 * reads instead. */
-	int ret = gdrfab_iov_stages(proto->ep, desc, count) ||
+	int ret = gdrfab_iov_stages(proto, desc, count) ||
 				  (req->op_flags & FI_INJECT)
 			  ? gdrfab_stage_setup(proto, req, iov, desc, count,
 					       IBV_ACCESS_REMOTE_READ, true)
@@ -209,9 +201,9 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		prepare_inline(req, iov, count, flags);
 	else if (len <= proto->eager_max && !delivery && !copy &&
 		 gdrfab_iov_has_gpu(proto, desc, count) &&
-		 (proto->ep->cuda_api_permitted
+		 (proto->env.cuda_api_permitted
 			  ? proto->max_sge >= 2
-			  : !gdrfab_iov_stages(proto->ep, desc, count) &&
+			  : !gdrfab_iov_stages(proto, desc, count) &&
 				    count + 1 <= (size_t)proto->max_sge))
 		ret = prepare_gather(proto, req, iov, desc, count, flags);
 	else if (len <= proto->eager_max && !delivery)
@@ -229,12 +221,11 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return 0;
 }
 
-static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
-		       void **desc, size_t count, fi_addr_t dest, uint64_t tag,
-		       uint64_t data, uint64_t flags, void *context,
-		       bool tagged, bool silent)
+ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
+			  void **desc, size_t count, fi_addr_t dest,
+			  uint64_t tag, uint64_t data, uint64_t flags,
+			  void *context, bool tagged, bool silent)
 {
-	struct gdrfab_proto *proto = ep->proto;
 	struct gdrfab_req *req;
 	uint16_t pkt_flags =
 		(tagged ? GDRFAB_PKT_TAGGED : 0) |
@@ -242,10 +233,11 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 	size_t len;
 	struct iovec host;
 	uint8_t *bounce = NULL;
-	int ret = gdrfab_check_iov(ep, iov, count, "send");
+	int ret = gdrfab_check_iov(proto, iov, count, "send");
 
 	if (!ret) /* every path, inline ones too, reads the buffers */
-		ret = proto->ops->mr_check_descs(ep->domain, iov, desc, count);
+		ret = proto->ops->mr_check_descs(proto->env.domain, iov, desc,
+						 count);
 	if (ret)
 		return ret;
 	len = gdrfab_iov_len(iov, count);
@@ -270,7 +262,7 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 			count = 1;
 		}
 	}
-	gdrfab_lock_acquire(&ep->lock);
+	gdrfab_lock_acquire(proto->env.lock);
 	ret = gdrfab_req_to_peer(proto, dest, &req);
 	if (ret)
 		goto out;
@@ -289,23 +281,23 @@ static ssize_t do_send(struct gdrfab_ep *ep, const struct iovec *iov,
 		gdrfab_req_submit(req);
 out:
 	gdrfab_req_drain(proto);
-	gdrfab_lock_release(&ep->lock);
+	gdrfab_lock_release(proto->env.lock);
 	free(bounce);
 	return ret;
 }
 
-static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
-		       void **desc, size_t count, fi_addr_t src, uint64_t tag,
-		       uint64_t ignore, uint64_t flags, void *context,
-		       bool tagged)
+ssize_t gdrfab_proto_recv(struct gdrfab_proto *proto, const struct iovec *iov,
+			  void **desc, size_t count, fi_addr_t src,
+			  uint64_t tag, uint64_t ignore, uint64_t flags,
+			  void *context, bool tagged)
 {
-	struct gdrfab_proto *proto = ep->proto;
 	struct gdrfab_addr peer;
 	struct gdrfab_req *req;
-	int ret = gdrfab_check_iov(ep, iov, count, "recv");
+	int ret = gdrfab_check_iov(proto, iov, count, "recv");
 
 	if (!ret) /* every path, inline ones too, reads the buffers */
-		ret = proto->ops->mr_check_descs(ep->domain, iov, desc, count);
+		ret = proto->ops->mr_check_descs(proto->env.domain, iov, desc,
+						 count);
 	if (ret)
 		return ret;
 	if ((flags & FI_MULTI_RECV) && (tagged || count != 1)) {
@@ -321,13 +313,13 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 		return -FI_EINVAL;
 	}
 	/* A source still being resolved is a source all the same. */
-	if (src != FI_ADDR_UNSPEC && (ep->info->caps & FI_DIRECTED_RECV) &&
-	    proto->ops->av_get_addr(ep->av, src, &peer) == -FI_EINVAL)
+	if (src != FI_ADDR_UNSPEC && (proto->env.caps & FI_DIRECTED_RECV) &&
+	    proto->ops->av_get_addr(proto->env.av, src, &peer) == -FI_EINVAL)
 		return -FI_EINVAL;
-	gdrfab_lock_acquire(&ep->lock);
+	gdrfab_lock_acquire(proto->env.lock);
 	req = gdrfab_req_alloc(proto, false);
 	if (!req) {
-		gdrfab_lock_release(&ep->lock);
+		gdrfab_lock_release(proto->env.lock);
 		return -FI_EAGAIN;
 	}
 	req->op = GDRFAB_OP_RECV;
@@ -345,198 +337,6 @@ static ssize_t do_recv(struct gdrfab_ep *ep, const struct iovec *iov,
 	req->len = gdrfab_iov_len(iov, count);
 	ret = gdrfab_recv_post(proto, req, flags);
 	gdrfab_req_drain(proto);
-	gdrfab_lock_release(&ep->lock);
+	gdrfab_lock_release(proto->env.lock);
 	return ret;
 }
-
-static ssize_t msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
-			fi_addr_t src, void *context)
-{
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
-
-	return do_recv(ep_of(ep), &iov, &desc, 1, src, 0, 0,
-		       ep_of(ep)->rx_op_flags, context, false);
-}
-
-static ssize_t msg_recvv(struct fid_ep *ep, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src,
-			 void *context)
-{
-	return do_recv(ep_of(ep), iov, desc, count, src, 0, 0,
-		       ep_of(ep)->rx_op_flags, context, false);
-}
-
-static ssize_t msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			   uint64_t flags)
-{
-	if (!msg)
-		return -FI_EINVAL;
-	return do_recv(ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
-		       msg->addr, 0, 0, flags, msg->context, false);
-}
-
-static ssize_t msg_send(struct fid_ep *ep, const void *buf, size_t len,
-			void *desc, fi_addr_t dest, void *context)
-{
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-
-	return do_send(ep_of(ep), &iov, &desc, 1, dest, 0, 0,
-		       ep_of(ep)->tx_op_flags, context, false, false);
-}
-
-static ssize_t msg_sendv(struct fid_ep *ep, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t dest,
-			 void *context)
-{
-	return do_send(ep_of(ep), iov, desc, count, dest, 0, 0,
-		       ep_of(ep)->tx_op_flags, context, false, false);
-}
-
-static ssize_t msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			   uint64_t flags)
-{
-	if (!msg)
-		return -FI_EINVAL;
-	return do_send(ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
-		       msg->addr, 0, msg->data, flags, msg->context, false,
-		       false);
-}
-
-static ssize_t msg_inject(struct fid_ep *ep, const void *buf, size_t len,
-			  fi_addr_t dest)
-{
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-
-	return do_send(ep_of(ep), &iov, NULL, 1, dest, 0, 0, FI_INJECT, NULL,
-		       false, true);
-}
-
-static ssize_t msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
-			    void *desc, uint64_t data, fi_addr_t dest,
-			    void *context)
-{
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-
-	return do_send(ep_of(ep), &iov, &desc, 1, dest, 0, data,
-		       ep_of(ep)->tx_op_flags | FI_REMOTE_CQ_DATA, context,
-		       false, false);
-}
-
-static ssize_t msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
-			      uint64_t data, fi_addr_t dest)
-{
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-
-	return do_send(ep_of(ep), &iov, NULL, 1, dest, 0, data,
-		       FI_INJECT | FI_REMOTE_CQ_DATA, NULL, false, true);
-}
-
-struct fi_ops_msg gdrfab_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = msg_recv,
-	.recvv = msg_recvv,
-	.recvmsg = msg_recvmsg,
-	.send = msg_send,
-	.sendv = msg_sendv,
-	.sendmsg = msg_sendmsg,
-	.inject = msg_inject,
-	.senddata = msg_senddata,
-	.injectdata = msg_injectdata,
-};
-
-static ssize_t tag_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
-			fi_addr_t src, uint64_t tag, uint64_t ignore,
-			void *context)
-{
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
-
-	return do_recv(ep_of(ep), &iov, &desc, 1, src, tag, ignore,
-		       ep_of(ep)->rx_op_flags, context, true);
-}
-
-static ssize_t tag_recvv(struct fid_ep *ep, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src, uint64_t tag,
-			 uint64_t ignore, void *context)
-{
-	return do_recv(ep_of(ep), iov, desc, count, src, tag, ignore,
-		       ep_of(ep)->rx_op_flags, context, true);
-}
-
-static ssize_t tag_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
-			   uint64_t flags)
-{
-	if (!msg)
-		return -FI_EINVAL;
-	return do_recv(ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
-		       msg->addr, msg->tag, msg->ignore, flags, msg->context,
-		       true);
-}
-
-static ssize_t tag_send(struct fid_ep *ep, const void *buf, size_t len,
-			void *desc, fi_addr_t dest, uint64_t tag, void *context)
-{
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-
-	return do_send(ep_of(ep), &iov, &desc, 1, dest, tag, 0,
-		       ep_of(ep)->tx_op_flags, context, true, false);
-}
-
-static ssize_t tag_sendv(struct fid_ep *ep, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t dest,
-			 uint64_t tag, void *context)
-{
-	return do_send(ep_of(ep), iov, desc, count, dest, tag, 0,
-		       ep_of(ep)->tx_op_flags, context, true, false);
-}
-
-static ssize_t tag_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
-			   uint64_t flags)
-{
-	if (!msg)
-		return -FI_EINVAL;
-	return do_send(ep_of(ep), msg->msg_iov, msg->desc, msg->iov_count,
-		       msg->addr, msg->tag, msg->data, flags, msg->context,
-		       true, false);
-}
-
-static ssize_t tag_inject(struct fid_ep *ep, const void *buf, size_t len,
-			  fi_addr_t dest, uint64_t tag)
-{
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-
-	return do_send(ep_of(ep), &iov, NULL, 1, dest, tag, 0, FI_INJECT, NULL,
-		       true, true);
-}
-
-static ssize_t tag_senddata(struct fid_ep *ep, const void *buf, size_t len,
-			    void *desc, uint64_t data, fi_addr_t dest,
-			    uint64_t tag, void *context)
-{
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-
-	return do_send(ep_of(ep), &iov, &desc, 1, dest, tag, data,
-		       ep_of(ep)->tx_op_flags | FI_REMOTE_CQ_DATA, context,
-		       true, false);
-}
-
-static ssize_t tag_injectdata(struct fid_ep *ep, const void *buf, size_t len,
-			      uint64_t data, fi_addr_t dest, uint64_t tag)
-{
-	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-
-	return do_send(ep_of(ep), &iov, NULL, 1, dest, tag, data,
-		       FI_INJECT | FI_REMOTE_CQ_DATA, NULL, true, true);
-}
-
-struct fi_ops_tagged gdrfab_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = tag_recv,
-	.recvv = tag_recvv,
-	.recvmsg = tag_recvmsg,
-	.send = tag_send,
-	.sendv = tag_sendv,
-	.sendmsg = tag_sendmsg,
-	.inject = tag_inject,
-	.senddata = tag_senddata,
-	.injectdata = tag_injectdata,
-};

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_host_cache.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
@@ -85,13 +85,13 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 {
 	bool remote = access & IBV_ACCESS_REMOTE_READ;
 	int ret =
-		proto->ops->mr_check_descs(proto->ep->domain, iov, desc, count);
+		proto->ops->mr_check_descs(proto->env.domain, iov, desc, count);
 
 	if (ret)
 		return ret;
 	req->iov_count = count;
 	for (size_t i = 0; i < count; i++) {
-		struct gdrfab_mr *mr = desc ? desc[i] : NULL;
+		struct gdrfab_mr_desc *mr = desc ? desc[i] : NULL;
 		struct ibv_mr *ibv_mr = NULL;
 
 		req->iov[i] = iov[i];
@@ -104,7 +104,7 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			/* No usable registration from the application: the
 			 * host cache's, or one for this operation only. */
 			ret = gdrfab_host_reg_get(
-				&proto->ep->domain->hmem.cache, iov[i].iov_base,
+				&proto->env.hmem->cache, iov[i].iov_base,
 				iov[i].iov_len, access, &req->tmp_reg[i]);
 			if (ret) {
 				GDRFAB_WARN(FI_LOG_EP_DATA,

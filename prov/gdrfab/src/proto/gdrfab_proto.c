@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "gdrfab.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_ud.h"
@@ -47,25 +46,25 @@ static struct ibv_mr *reg(struct gdrfab_proto *proto, void *p, size_t len,
 
 static void set_limits(struct gdrfab_proto *proto)
 {
-	struct gdrfab_domain *d = proto->ep->domain;
-	const struct ibv_device_attr *a = &d->dev_attr;
+	const struct gdrfab_proto_env *env = &proto->env;
+	const struct ibv_device_attr *a = env->dev_attr;
 
 	proto->eager_max = gdrfab_params.eager_max;
 	proto->inject_max = proto->eager_max;
-	proto->max_wr_len = d->max_msg_sz ? d->max_msg_sz : 1u << 30;
+	proto->max_wr_len = env->max_msg_sz ? env->max_msg_sz : 1u << 30;
 	proto->max_sge = GDRFAB_MAX(1, GDRFAB_MIN(a->max_sge, GDRFAB_MAX_IOV));
-	proto->sq_depth = (int)GDRFAB_MIN(proto->ep->info->tx_attr->size,
-					  (size_t)a->max_qp_wr);
+	proto->sq_depth =
+		(int)GDRFAB_MIN(proto->env.tx_size, (size_t)a->max_qp_wr);
 	proto->sq_depth = GDRFAB_MAX(proto->sq_depth, 8);
 	proto->max_rd_atomic = GDRFAB_MAX(
 		1, GDRFAB_MIN(16, GDRFAB_MIN(a->max_qp_rd_atom,
 					     a->max_qp_init_rd_atom)));
-	proto->port_mtu = d->active_mtu;
+	proto->port_mtu = env->active_mtu;
 }
 
 static int create_queues(struct gdrfab_proto *proto)
 {
-	const struct ibv_device_attr *a = &proto->ep->domain->dev_attr;
+	const struct ibv_device_attr *a = proto->env.dev_attr;
 	struct ibv_srq_init_attr srq_attr = {
 		.attr = {.max_wr = (uint32_t)proto->rxbuf_cnt, .max_sge = 1}};
 	int cqe = (int)GDRFAB_MIN((size_t)a->max_cqe, proto->rxbuf_cnt + 8192);
@@ -165,20 +164,23 @@ static int post_receives(struct gdrfab_proto *proto)
 	return gdrfab_ud_post_recvs(proto);
 }
 
-int gdrfab_proto_create(struct gdrfab_ep *ep,
-			const struct gdrfab_proto_ops *ops)
+int gdrfab_proto_create(const struct gdrfab_proto_env *env,
+			const struct gdrfab_proto_ops *ops,
+			struct gdrfab_proto **out)
 {
 	struct gdrfab_proto *proto = calloc(1, sizeof(*proto));
 	int ret;
 
-	if (!proto)
+	if (!proto) {
+		gdrfab_ud_destroy(env->ud_cq, env->ud_qp);
 		return -FI_ENOMEM;
-	proto->ep = ep;
+	}
+	proto->env = *env;
 	proto->ops = ops;
-	proto->ctx = ep->domain->ctx;
-	proto->pd = ep->domain->pd;
-	proto->ud_qp = ep->ud_qp;
-	proto->ud_cq = ep->ud_cq;
+	proto->ctx = env->ctx;
+	proto->pd = env->pd;
+	proto->ud_qp = env->ud_qp;
+	proto->ud_cq = env->ud_cq;
 	gdrfab_list_init(&proto->conns);
 	gdrfab_list_init(&proto->dead);
 	gdrfab_list_init(&proto->posted_msg);
@@ -196,16 +198,15 @@ int gdrfab_proto_create(struct gdrfab_ep *ep,
 	if (getrandom(&proto->nonce, sizeof(proto->nonce), 0) !=
 	    sizeof(proto->nonce)) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "getrandom: %s\n", strerror(errno));
+		gdrfab_ud_destroy(env->ud_cq, env->ud_qp);
 		free(proto);
 		return -FI_EOTHER;
 	}
 	proto->conn_epoch = 1; /* the zeroed cache entries hold nothing */
 	proto->rxbuf_cnt = GDRFAB_MIN(gdrfab_params.rx_bufs,
-				      (size_t)ep->domain->dev_attr.max_srq_wr);
+				      (size_t)env->dev_attr->max_srq_wr);
 	proto->txbuf_cnt = gdrfab_params.tx_bufs;
-	proto->req_cnt = ep->info->tx_attr->size + ep->info->rx_attr->size +
-			 GDRFAB_CTRL_RESERVE;
-	ep->proto = proto;
+	proto->req_cnt = env->tx_size + env->rx_size + GDRFAB_CTRL_RESERVE;
 	ret = gdrfab_addrmap_init(&proto->conn_by_name);
 	if (!ret)
 		ret = create_queues(proto);
@@ -216,17 +217,17 @@ int gdrfab_proto_create(struct gdrfab_ep *ep,
 	/* FI_OPT_CUDA_API_PERMITTED=false set before fi_enable (as
 	 * aws-ofi-nccl does): the loopback QP is made here, not on the
 	 * data path. */
-	if (!ret && !ep->cuda_api_permitted && (ep->info->caps & FI_HMEM))
+	if (!ret && !env->cuda_api_permitted && (env->caps & FI_HMEM))
 		ret = gdrfab_loop_open(proto);
 	/* The flush QP too, where writes into GPU memory are flushed by a
 	 * READ. Without it (logged) such data is reported as failed, as a
 	 * failed flush is: the endpoint still serves everything else. */
-	if (!ret && gdrfab_ep_may_flush_by_read(ep))
+	if (!ret && env->flush_by_read)
 		(void)gdrfab_loop_flush_open(proto);
-	if (ret) {
+	if (ret)
 		gdrfab_proto_destroy(proto);
-		ep->proto = NULL;
-	}
+	else
+		*out = proto;
 	return ret;
 }
 
@@ -247,9 +248,9 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 	proto->closing = true;
 	/* The UD QP goes first: its async events name proto->ud_owner, and
 	 * destroying it waits for any being read to be acknowledged. */
-	gdrfab_ud_destroy(proto->ep->ud_cq, proto->ep->ud_qp);
-	proto->ep->ud_cq = NULL;
-	proto->ep->ud_qp = NULL;
+	gdrfab_ud_destroy(proto->ud_cq, proto->ud_qp);
+	proto->ud_cq = NULL;
+	proto->ud_qp = NULL;
 	/* Unexpected messages and requests hold connections: free them
 	 * first (requests still in flight hold temporary registrations),
 	 * then every connection, whatever its count. */

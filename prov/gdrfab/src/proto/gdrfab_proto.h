@@ -22,8 +22,9 @@
 #include "gdrfab_addrmap.h"
 #include "gdrfab_async.h"
 #include "gdrfab_cuda.h"
-#include "gdrfab_info.h"
 #include "gdrfab_list.h"
+#include "gdrfab_mr_desc.h"
+#include "gdrfab_proto_env.h"
 #include "gdrfab_ratelimit.h"
 #include "gdrfab_signal.h"
 #include "gdrfab_wire.h"
@@ -376,10 +377,6 @@ struct gdrfab_unexp {
 	struct gdrfab_list entry;
 };
 
-struct gdrfab_ep;
-struct gdrfab_av;
-struct gdrfab_domain;
-
 /* What the protocol needs from the object layer above it, registered by
  * the endpoint at gdrfab_proto_create: completions are reported, and the
  * AV and memory descriptors consulted, through these, never by calling
@@ -403,6 +400,13 @@ struct gdrfab_proto_ops {
 			 const struct gdrfab_addr *name);
 	void (*av_progress)(struct gdrfab_av *av);
 	/* Memory descriptors and keys of the domain. */
+	/* The staged MR behind an emulated-access key's handle (the low
+	 * 32 bits) that allows access to addr..addr+len, or NULL with why
+	 * the cause. */
+	struct gdrfab_mr_desc *(*emu_mr_find)(struct gdrfab_domain *domain,
+					      uint32_t handle, uint64_t addr,
+					      uint64_t len, uint64_t access,
+					      const char **why);
 	int (*mr_check_desc)(const struct gdrfab_domain *domain,
 			     const void *desc, const void *buf, size_t len);
 	int (*mr_check_descs)(const struct gdrfab_domain *domain,
@@ -438,7 +442,8 @@ struct gdrfab_proto_ops {
 
 /* Per-endpoint protocol state, made by fi_enable. */
 struct gdrfab_proto {
-	struct gdrfab_ep *ep;
+	/* What it needs of the endpoint and domain (gdrfab_proto_env.h). */
+	struct gdrfab_proto_env env;
 	const struct gdrfab_proto_ops *ops; /* the object layer's */
 	/* Warnings about what peers send (bad packets, unknown FINs). */
 	struct gdrfab_ratelimit wire_warn;
@@ -533,8 +538,12 @@ struct gdrfab_proto {
 #define GDRFAB_CTRL_RESERVE 64
 
 /* ---- lifecycle (gdrfab_proto.c) ---- */
-int gdrfab_proto_create(struct gdrfab_ep *ep,
-			const struct gdrfab_proto_ops *ops);
+/* Makes the protocol of an endpoint being enabled, from its view (env,
+ * copied) and the object layer's ops: 0 with *out, or -FI_E*. It takes
+ * env's UD QP and CQ either way: on failure they are destroyed. */
+int gdrfab_proto_create(const struct gdrfab_proto_env *env,
+			const struct gdrfab_proto_ops *ops,
+			struct gdrfab_proto **out);
 void gdrfab_proto_destroy(struct gdrfab_proto *proto);
 void gdrfab_proto_progress(struct gdrfab_proto *proto);
 
@@ -670,8 +679,25 @@ void gdrfab_recv_flush_all(struct gdrfab_proto *proto);
 
 /* ---- the application's calls (gdrfab_msg.c, gdrfab_rma.c) ---- */
 /* Checks common to every data call; 0 or the -FI_E* to return. */
-int gdrfab_check_iov(struct gdrfab_ep *ep, const struct iovec *iov,
+int gdrfab_check_iov(struct gdrfab_proto *proto, const struct iovec *iov,
 		     size_t count, const char *call);
+/* The application's sends and receives (fi_ops_msg, fi_ops_tagged: the
+ * object layer's wrappers pass the endpoint's protocol); silent: an
+ * inject, no CQ entry. The return value of the API call. */
+ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
+			  void **desc, size_t count, fi_addr_t dest,
+			  uint64_t tag, uint64_t data, uint64_t flags,
+			  void *context, bool tagged, bool silent);
+ssize_t gdrfab_proto_recv(struct gdrfab_proto *proto, const struct iovec *iov,
+			  void **desc, size_t count, fi_addr_t src,
+			  uint64_t tag, uint64_t ignore, uint64_t flags,
+			  void *context, bool tagged);
+/* The application's RMA (fi_ops_rma), op GDRFAB_OP_READ or _WRITE. */
+ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
+			 const struct iovec *iov, void **desc, size_t count,
+			 fi_addr_t peer_addr, uint64_t raddr, uint64_t key,
+			 uint64_t data, uint64_t flags, void *context,
+			 bool silent);
 /* Writes a rendezvous header (with a new cookie) into req->ctrl from
  * req->tag, data, len and rseg; the request then waits for a FIN. */
 void gdrfab_rndv_header(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -770,7 +796,7 @@ int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto, const struct iovec *iov,
 			    uint8_t **bounce);
 bool gdrfab_iov_has_gpu(struct gdrfab_proto *proto, void **desc, size_t count);
 /* Whether any of the buffers must go through host memory. */
-bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count);
+bool gdrfab_iov_stages(struct gdrfab_proto *proto, void **desc, size_t count);
 /* Points the request's local side at a registered host buffer of the
  * iovec's length, filled from it when fill; access adds remote reading
  * for rendezvous sources. */

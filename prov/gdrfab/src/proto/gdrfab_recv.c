@@ -12,7 +12,6 @@
 #include <rdma/fi_tagged.h>
 
 #include "gdrfab.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
@@ -96,7 +95,7 @@ static bool source_matches(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			   struct gdrfab_conn *conn)
 {
 	if (req->addr == FI_ADDR_UNSPEC ||
-	    !(proto->ep->info->caps & FI_DIRECTED_RECV))
+	    !(proto->env.caps & FI_DIRECTED_RECV))
 		return true;
 	return gdrfab_conn_fi_addr(conn) == req->addr;
 }
@@ -161,7 +160,7 @@ static void *buf_at(const struct gdrfab_req *req, size_t off)
 static bool multi_exhausted(struct gdrfab_proto *proto,
 			    const struct gdrfab_req *req)
 {
-	return capacity(req) < GDRFAB_MAX(proto->ep->min_multi_recv, (size_t)1);
+	return capacity(req) < GDRFAB_MAX(proto->env.min_multi_recv, (size_t)1);
 }
 
 static void finish_recv(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -348,7 +347,7 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	conn->refs++;
 	/* Into GPU memory the NIC cannot reach: read into host memory and
 	 * copy from there when the data is in. */
-	if (gdrfab_iov_stages(proto->ep, desc, n)) {
+	if (gdrfab_iov_stages(proto, desc, n)) {
 		size_t left = got;
 
 		for (size_t i = 0; i < n; i++) {
@@ -594,8 +593,7 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 		gdrfab_rxbuf_repost(proto, rxbuf);
 		return;
 	}
-	why = check_header(h, wc->byte_len,
-			   proto->ep->info->ep_attr->max_msg_size);
+	why = check_header(h, wc->byte_len, proto->env.max_msg_size);
 	if (why) {
 		char peer[128];
 
@@ -753,7 +751,7 @@ int gdrfab_recv_post(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		bool more = (req->op_flags & FI_MULTI_RECV) &&
 			    capacity(req) - GDRFAB_MIN(u->hdr.size,
 						       capacity(req)) >=
-				    GDRFAB_MAX(proto->ep->min_multi_recv,
+				    GDRFAB_MAX(proto->env.min_multi_recv,
 					       (size_t)1);
 
 		take_unexpected(proto, req, u);

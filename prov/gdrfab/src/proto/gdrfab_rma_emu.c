@@ -23,8 +23,6 @@
 
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
-#include "gdrfab_hmem_domain.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 
 int gdrfab_emu_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -94,8 +92,8 @@ struct gdrfab_req *gdrfab_emu_target_start(struct gdrfab_proto *proto,
 {
 	bool write = h->flags & GDRFAB_PKT_EMU_WRITE;
 	const char *why;
-	struct gdrfab_mr *mr = gdrfab_emu_mr_find(
-		proto->ep->domain, (uint32_t)(h->data >> 32), h->tag, h->size,
+	struct gdrfab_mr_desc *mr = proto->ops->emu_mr_find(
+		proto->env.domain, (uint32_t)(h->data >> 32), h->tag, h->size,
 		write ? FI_REMOTE_WRITE : FI_REMOTE_READ, &why);
 	struct gdrfab_req *req;
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)h->tag,

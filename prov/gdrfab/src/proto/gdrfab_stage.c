@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/fi_endpoint.h>
+
 #include "gdrfab.h"
-#include "gdrfab_objs.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 
 /* The GPU device of a buffer: from its descriptor, or, for a buffer
@@ -26,8 +28,8 @@ static int buf_device(struct gdrfab_proto *proto, const void *buf, void *desc)
 		return gdrfab_mr_device(desc);
 	/* Without CUDA calls, a buffer without a descriptor is host memory
 	 * (FI_MR_HMEM: GPU memory comes with its descriptor). */
-	if (!proto->ep->cuda_api_permitted ||
-	    !atomic_load(&proto->ep->domain->hmem.cuda_used) ||
+	if (!proto->env.cuda_api_permitted ||
+	    !atomic_load(&proto->env.hmem->cuda_used) ||
 	    gdrfab_cuda_classify(buf, &p) || p.kind != GDRFAB_MEM_CUDA_DEVICE)
 		return -1;
 	return p.device;
@@ -50,7 +52,7 @@ static int copy_without_cuda(size_t n, bool to_dev)
 int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 			 size_t n, void *desc)
 {
-	int dev = proto->ops->mr_check_desc(proto->ep->domain, desc, src, n);
+	int dev = proto->ops->mr_check_desc(proto->env.domain, desc, src, n);
 
 	if (dev)
 		return dev;
@@ -61,7 +63,7 @@ int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		memcpy(dst, src, n);
 		return 0;
 	}
-	if (!proto->ep->cuda_api_permitted)
+	if (!proto->env.cuda_api_permitted)
 		return copy_without_cuda(n, false);
 	return gdrfab_cuda_copy_to_host(dst, src, n, dev);
 }
@@ -69,7 +71,7 @@ int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		       size_t n, void *desc)
 {
-	int dev = proto->ops->mr_check_desc(proto->ep->domain, desc, dst, n);
+	int dev = proto->ops->mr_check_desc(proto->env.domain, desc, dst, n);
 
 	if (dev)
 		return dev;
@@ -80,7 +82,7 @@ int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		memcpy(dst, src, n);
 		return 0;
 	}
-	if (!proto->ep->cuda_api_permitted)
+	if (!proto->env.cuda_api_permitted)
 		return copy_without_cuda(n, true);
 	return gdrfab_cuda_copy_to_device(dst, src, n, dev);
 }
@@ -98,10 +100,20 @@ bool gdrfab_iov_has_gpu(struct gdrfab_proto *proto, void **desc, size_t count)
 	return false;
 }
 
-bool gdrfab_iov_stages(struct gdrfab_ep *ep, void **desc, size_t count)
+/* Whether a request's GPU buffer (desc) goes through host bounce
+ * buffers: its MR is staged, or the endpoint disabled P2P. */
+static bool desc_stages(const struct gdrfab_proto *proto, const void *desc)
+{
+	const struct gdrfab_mr_desc *d = desc;
+
+	return d && d->iface == FI_HMEM_CUDA &&
+	       (d->staged || proto->env.hmem_p2p == FI_HMEM_P2P_DISABLED);
+}
+
+bool gdrfab_iov_stages(struct gdrfab_proto *proto, void **desc, size_t count)
 {
 	for (size_t i = 0; desc && i < count; i++) {
-		if (gdrfab_ep_stages(ep, desc[i]))
+		if (desc_stages(proto, desc[i]))
 			return true;
 	}
 	return false;

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "gdrfab.h"
-#include "gdrfab_objs.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_stage_sched.h"
@@ -48,8 +48,8 @@ static void buf_destroy(struct gdrfab_stage_buf *b)
  * host data first is pinned when GPU data first goes through it). */
 static void buf_pin(struct gdrfab_proto *proto, struct gdrfab_stage_buf *b)
 {
-	if (b->pinned || !atomic_load(&proto->ep->domain->hmem.cuda_used) ||
-	    !proto->ep->cuda_api_permitted)
+	if (b->pinned || !atomic_load(&proto->env.hmem->cuda_used) ||
+	    !proto->env.cuda_api_permitted)
 		return;
 	b->pinned = !gdrfab_cuda_host_register(b->mem, b->cap);
 }
@@ -135,8 +135,8 @@ static int iov_device(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	if (desc)
 		return gdrfab_mr_device(desc);
 	/* Without CUDA calls, no descriptor means host memory. */
-	if (!proto->ep->cuda_api_permitted ||
-	    !atomic_load(&proto->ep->domain->hmem.cuda_used) ||
+	if (!proto->env.cuda_api_permitted ||
+	    !atomic_load(&proto->env.hmem->cuda_used) ||
 	    gdrfab_cuda_classify(req->gpu_iov[i].iov_base, &p) ||
 	    p.kind != GDRFAB_MEM_CUDA_DEVICE)
 		return -1;
@@ -238,7 +238,7 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 {
 	size_t len = gdrfab_iov_len(iov, count);
 	int ret =
-		proto->ops->mr_check_descs(proto->ep->domain, iov, desc, count);
+		proto->ops->mr_check_descs(proto->env.domain, iov, desc, count);
 
 	if (ret)
 		return ret;
@@ -246,7 +246,7 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	 * may not call CUDA (an FI_INJECT rendezvous or RMA from GPU memory
 	 * is the only way here; the option is refused where every GPU
 	 * transfer would stage). */
-	if (!proto->ep->cuda_api_permitted &&
+	if (!proto->env.cuda_api_permitted &&
 	    gdrfab_iov_has_gpu(proto, desc, count)) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "staging %zu bytes of GPU memory (FI_INJECT) needs "

@@ -72,6 +72,10 @@ struct gdrfab_rndv_seg {
 	uint32_t reserved;
 };
 
+/* iovecs one data call takes (fi_info's iov_limit), and so segments one
+ * RNDV header carries. */
+#define GDRFAB_IOV_LIMIT 4
+
 /* An ATOMIC message: the header (tag: the target address, data: remote
  * CQ data, size: the bytes after the header, msg_id: the initiator's
  * cookie), then this, then the operands and the compare values (count
