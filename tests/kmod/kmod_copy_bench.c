@@ -12,9 +12,17 @@
  * Runs in the VM with gdrfab.ko over nvp2p_standin.ko (backing=process)
  * and the CUDA stand-in as the GPU (tests/bench/kmod-copy-bench.sh). The
  * "GPU" pages are RAM there: the table measures gdrfab's software path,
- * not a PCIe BAR (docs/results.md says what a real BAR adds). Exit 77
- * without /dev/gdrfab or CUDA, 1 when a copy does not take the kmod path
- * or its bytes are wrong.
+ * not a PCIe BAR (docs/results.md says what a real BAR adds).
+ *
+ * Where CUDA is real but /dev/gdrfab is absent (the lent GPU machine, which
+ * loads no module), it times the path the provider takes there instead:
+ * gdrfab_cuda_copy_to_device/_to_host (an asynchronous copy on gdrfab's
+ * stream, its event polled), from pageable and from pinned host memory,
+ * against memcpy between host buffers.
+ *
+ * Exit 77 without CUDA, or without /dev/gdrfab where CUDA is the stand-in;
+ * 1 when a copy fails, does not take the path measured, or its bytes are
+ * wrong.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -44,6 +52,7 @@ static const size_t sizes[] = {8, 32, 128, 512, 2048, 8192, 32768, 65536};
 
 static int (*cu_alloc)(unsigned long long *, size_t);
 static int (*cu_free)(unsigned long long);
+static void *cu_lib;
 
 static void die(const char *what)
 {
@@ -338,6 +347,97 @@ static void one_time(int fd)
 	       median(psecond, FRESH));
 }
 
+static void cuda_copy(void *dst, const void *src, size_t len, bool to_device)
+{
+	if (to_device ? gdrfab_cuda_copy_to_device(dst, src, len, 0)
+		      : gdrfab_cuda_copy_to_host(dst, src, len, 0))
+		die("gdrfab_cuda_copy_*");
+}
+
+/* ns per call of one batch of the provider's CUDA copies. */
+static double time_cuda(void *gpu, void *host, size_t len, bool to_device)
+{
+	unsigned n = batch_of(len) / 10;
+	double t = now_ns();
+
+	for (unsigned i = 0; i < n; i++)
+		cuda_copy(to_device ? gpu : host, to_device ? host : gpu, len,
+			  to_device);
+	return (now_ns() - t) / n;
+}
+
+/* Without gdrfab.ko: what the provider's small copies cost through CUDA.
+ * Columns: pageable H->D, pinned H->D, pageable D->H, pinned D->H, host
+ * memcpy. */
+static int cuda_path(void)
+{
+	uint8_t *gpu = gpu_alloc(BUF_LEN);
+	uint8_t *page = aligned_alloc(4096, MAX_SIZE);
+	uint8_t *pin = aligned_alloc(4096, MAX_SIZE);
+	uint8_t *other = aligned_alloc(4096, MAX_SIZE);
+	double v[5][NSIZES][ROUNDS];
+
+	if (!page || !pin || !other)
+		die("malloc");
+	if (gdrfab_cuda_host_register(pin, MAX_SIZE))
+		die("gdrfab_cuda_host_register");
+	for (size_t i = 0; i < MAX_SIZE; i++)
+		page[i] = (uint8_t)(i * 7 + 3);
+	cuda_copy(gpu, page, MAX_SIZE, true);
+	cuda_copy(pin, gpu, MAX_SIZE, false);
+	if (memcmp(pin, page, MAX_SIZE))
+		die("bytes differ after a round trip through CUDA");
+	memcpy(other, page, MAX_SIZE);
+
+	for (int rd = 0; rd < ROUNDS; rd++)
+		for (size_t s = 0; s < NSIZES; s++) {
+			size_t len = sizes[s];
+
+			v[0][s][rd] = time_cuda(gpu, page, len, true);
+			v[1][s][rd] = time_cuda(gpu, pin, len, true);
+			v[2][s][rd] = time_cuda(gpu, page, len, false);
+			v[3][s][rd] = time_cuda(gpu, pin, len, false);
+			v[4][s][rd] = time_memcpy(other, page, len);
+		}
+	printf("\nno %s: the CUDA path (gdrfab_cuda_copy_to_device/_to_host: "
+	       "copy on gdrfab's stream, event polled), ns per copy, medians "
+	       "of %d interleaved rounds\n",
+	       GDRFAB_DEVICE_PATH, ROUNDS);
+	printf("%8s | %9s %9s | %9s %9s | %9s %9s\n", "bytes", "H->D", "H->D",
+	       "D->H", "D->H", "host", "pinned");
+	printf("%8s | %9s %9s | %9s %9s | %9s %9s\n", "", "pageable", "pinned",
+	       "pageable", "pinned", "memcpy", "/memcpy");
+	for (size_t s = 0; s < NSIZES; s++) {
+		double m[5];
+
+		for (int k = 0; k < 5; k++)
+			m[k] = median(v[k][s], ROUNDS);
+		printf("%8zu | %9.0f %9.0f | %9.0f %9.0f | %9.0f %8.0fx\n",
+		       sizes[s], m[0], m[1], m[2], m[3], m[4],
+		       (m[1] + m[3]) / 2 / m[4]);
+	}
+	gdrfab_cuda_host_unregister(pin);
+	cu_free((uintptr_t)gpu);
+	free(page);
+	free(pin);
+	free(other);
+	printf("kmod copy bench (CUDA path): ok\n");
+	return 0;
+}
+
+/* The primary context current, as an application has it (the stand-in
+ * needs none and has no cuCtxSetCurrent). */
+static void make_context_current(void)
+{
+	int (*retain)(void **, int) =
+		(__typeof__(retain))dlsym(cu_lib, "cuDevicePrimaryCtxRetain");
+	int (*set)(void *) = (__typeof__(set))dlsym(cu_lib, "cuCtxSetCurrent");
+	void *ctx = NULL;
+
+	if (retain && set && (retain(&ctx, 0) || set(ctx)))
+		die("making the primary context current");
+}
+
 int main(void)
 {
 	const char *why = NULL;
@@ -345,22 +445,27 @@ int main(void)
 	int fd;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (access(GDRFAB_DEVICE_PATH, R_OK | W_OK)) {
-		printf("SKIP: kmod copy benchmark: no %s (gdrfab.ko is not "
-		       "loaded)\n",
-		       GDRFAB_DEVICE_PATH);
-		return 77;
-	}
 	if (!gdrfab_cuda_available(&why)) {
 		printf("SKIP: kmod copy benchmark: no CUDA: %s\n", why);
 		return 77;
 	}
-	lib = dlopen("libcuda.so.1", RTLD_NOW);
+	lib = cu_lib = dlopen("libcuda.so.1", RTLD_NOW);
 	cu_alloc =
 		lib ? (__typeof__(cu_alloc))dlsym(lib, "cuMemAlloc_v2") : NULL;
 	cu_free = lib ? (__typeof__(cu_free))dlsym(lib, "cuMemFree_v2") : NULL;
 	if (!cu_alloc || !cu_free)
 		die("libcuda.so.1 lacks cuMemAlloc_v2/cuMemFree_v2");
+	make_context_current();
+	if (access(GDRFAB_DEVICE_PATH, R_OK | W_OK)) {
+		/* The stand-in's copies are memcpy's: nothing to learn. */
+		if (dlsym(lib, "standin_stats")) {
+			printf("SKIP: kmod copy benchmark: no %s (gdrfab.ko is "
+			       "not loaded)\n",
+			       GDRFAB_DEVICE_PATH);
+			return 77;
+		}
+		return cuda_path();
+	}
 	fd = open(GDRFAB_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		die("open /dev/gdrfab");
