@@ -46,17 +46,14 @@ static void print_json(const struct gdrfab_topo *t,
 	printf("{\"source\": \"%s\", \"flat\": %s,\n \"nics\": [", t->source,
 	       t->flat ? "true" : "false");
 	for (size_t n = 0; n < t->nnic; n++)
-		printf("%s{\"name\": \"%s\", \"busid\": \"%s\", \"adapter\": "
-		       "%u, "
-		       "\"link_gbs\": %.2f}",
+		printf("%s{\"name\": \"%s\", \"busid\": \"%s\", \"adapter\": %u, \"link_gbs\": %.2f}",
 		       n ? ", " : "", t->nic[n].name, t->nic[n].busid,
 		       t->nic[n].adapter, (double)t->nic[n].link_gbs);
 	printf("],\n \"gpus\": [");
 	for (size_t g = 0, first = 1; g < t->ngpu; g++) {
 		if (only >= 0 && (size_t)only != g)
 			continue;
-		printf("%s\n  {\"name\": \"%s\", \"busid\": \"%s\", \"class\": "
-		       "\"%s\", \"paths\": {",
+		printf("%s\n  {\"name\": \"%s\", \"busid\": \"%s\", \"class\": \"%s\", \"paths\": {",
 		       first ? "" : ",", t->gpu[g].name, t->gpu[g].busid,
 		       c[g].count ? gdrfab_path_name(c[g].path) : "none");
 		first = 0;
@@ -116,8 +113,7 @@ int main(int argc, char **argv)
 		case 'r': rank = atoi(optarg); break;
 		default:
 			fprintf(stderr,
-				"usage: %s [--xml FILE] [--json | --env] "
-				"[--gpu ID | --rank N]\n",
+				"usage: %s [--xml FILE] [--json | --env] [--gpu ID | --rank N]\n",
 				argv[0]);
 			return 2;
 		}
@@ -145,9 +141,7 @@ int main(int argc, char **argv)
 	}
 	printf("topology: %s\n", t.source);
 	if (t.flat)
-		printf("warning: flat PCIe topology or unknown NUMA locality "
-		       "(a VM?): the classes carry no information; NICs are "
-		       "spread evenly\n");
+		printf("warning: flat PCIe topology or unknown NUMA locality (a VM?): the classes carry no information; NICs are spread evenly\n");
 	if (!t.ngpu) {
 		printf("no NVIDIA GPU here; RDMA NICs:");
 		for (size_t n = 0; n < t.nnic; n++)

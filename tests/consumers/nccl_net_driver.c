@@ -144,8 +144,7 @@ int main(int argc, char **argv)
 		check(ret == ncclSuccess && (p.ptrSupport & NCCL_PTR_HOST) &&
 			      p.maxComms > 0 && p.maxRecvs >= 1 &&
 			      (!expect_gdr || (p.ptrSupport & NCCL_PTR_CUDA)),
-		      "getProperties(%d): %s, %s, ptrSupport %#x, %d Mbps, "
-		      "maxComms %d, maxRecvs %d, regIsGlobal %d",
+		      "getProperties(%d): %s, %s, ptrSupport %#x, %d Mbps, maxComms %d, maxRecvs %d, regIsGlobal %d",
 		      d, ret ? "?" : p.name, ret ? "?" : p.pciPath,
 		      p.ptrSupport, p.speed, p.maxComms, p.maxRecvs,
 		      p.regIsGlobal);

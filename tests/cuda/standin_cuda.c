@@ -86,8 +86,7 @@ static bool forbidden(const char *fn, bool moves_data)
 		return false;
 	__atomic_fetch_add(&stats.forbidden_calls, 1, __ATOMIC_SEQ_CST);
 	fprintf(stderr,
-		"standin libcuda: %s called while CUDA calls are forbidden "
-		"(GDRFAB_STANDIN_FORBID / standin_forbid)%s\n",
+		"standin libcuda: %s called while CUDA calls are forbidden (GDRFAB_STANDIN_FORBID / standin_forbid)%s\n",
 		fn, moves_data ? ": failing it" : "");
 	return moves_data;
 }

@@ -252,8 +252,7 @@ static void test_dmabuf_and_flush(void)
 	uint64_t off;
 	int fd, ret;
 
-	printf("INFO device 0 %s: GPUDirect %d, dma-buf %d, flush %d, writes "
-	       "ordering %d\n",
+	printf("INFO device 0 %s: GPUDirect %d, dma-buf %d, flush %d, writes ordering %d\n",
 	       d->bus_id, d->gdr_supported, d->dmabuf_supported,
 	       d->flush_supported, d->writes_ordering);
 	p_cuMemAlloc_v2(&dev, 2 << 20);
@@ -338,14 +337,12 @@ static void test_async_semantics(void)
 	p_cuEventRecord(ev, st);
 	q = p_cuEventQuery(ev);
 	CHECK(r == CUDA_SUCCESS && q == CUDA_ERROR_NOT_READY,
-	      "async copies return before they run: cuEventQuery says "
-	      "NOT_READY (%d)",
+	      "async copies return before they run: cuEventQuery says NOT_READY (%d)",
 	      (int)q);
 	while ((q = p_cuEventQuery(ev)) == CUDA_ERROR_NOT_READY)
 		polls++;
 	CHECK(q == CUDA_SUCCESS && !memcmp(back, pinned, n),
-	      "the event completes after both copies, in stream order "
-	      "(%d polls), bytes there",
+	      "the event completes after both copies, in stream order (%d polls), bytes there",
 	      polls);
 	/* Into pageable memory the same copy has ended when it returns:
 	 * the stand-in defers it anyway, which only delays what gdrfab
@@ -360,8 +357,7 @@ static void test_async_semantics(void)
 		q = p_cuEventQuery(done);
 		p_cuEventDestroy_v2(done);
 		CHECK(q == CUDA_SUCCESS && !memcmp(pageable, pinned, n),
-		      "async D->H into pageable memory is done when it "
-		      "returns (%d)",
+		      "async D->H into pageable memory is done when it returns (%d)",
 		      (int)q);
 		free(pageable);
 	}
@@ -409,8 +405,7 @@ static void test_async_semantics(void)
 			polls++;
 		CHECK(!ret && first == -FI_EAGAIN && !op.event &&
 			      !memcmp(back, pinned, n),
-		      "gdrfab_cuda_copy_start returns at once, copy_test "
-		      "polls it done (%d polls)",
+		      "gdrfab_cuda_copy_start returns at once, copy_test polls it done (%d polls)",
 		      polls);
 	}
 	p_cuEventDestroy_v2(never);
@@ -573,17 +568,13 @@ static void bench(void)
 	printf("BENCH medians of %d interleaved rounds of %d calls\n", ROUNDS,
 	       N);
 	printf("BENCH bare cuPointerGetAttributes (2 attrs): %.3f us\n", bare);
-	printf("BENCH gdrfab classification of a known allocation (buffer ID, "
-	       "then its entry): %.3f us (%.2fx)\n",
+	printf("BENCH gdrfab classification of a known allocation (buffer ID, then its entry): %.3f us (%.2fx)\n",
 	       cls, cls / bare);
-	printf("BENCH cache hit with buffer-ID check (the thread's last hit, "
-	       "no lock): %.3f us (%.2fx; goal <= 1.5x)\n",
+	printf("BENCH cache hit with buffer-ID check (the thread's last hit, no lock): %.3f us (%.2fx; goal <= 1.5x)\n",
 	       hit, hit / bare);
-	printf("BENCH cache hit with buffer-ID check, two buffers in turn "
-	       "(found under the lock): %.3f us (%.2fx)\n",
+	printf("BENCH cache hit with buffer-ID check, two buffers in turn (found under the lock): %.3f us (%.2fx)\n",
 	       lhit, lhit / bare);
-	printf("BENCH cache miss, registration stubbed (no NIC here): %.3f us "
-	       "(%.2fx)\n",
+	printf("BENCH cache miss, registration stubbed (no NIC here): %.3f us (%.2fx)\n",
 	       miss, miss / bare);
 	{
 		int fd;
@@ -595,8 +586,7 @@ static void bench(void)
 						   &off))
 				close(fd);
 		}
-		printf("BENCH dma-buf export of 1 MiB (a miss's CUDA part): "
-		       "%.3f us (%.0fx)\n",
+		printf("BENCH dma-buf export of 1 MiB (a miss's CUDA part): %.3f us (%.0fx)\n",
 		       (now_us() - t0) / 1000, (now_us() - t0) / 1000 / bare);
 	}
 	for (size_t n = 4096; n <= (64 << 20); n *= 64) {
@@ -613,8 +603,7 @@ static void bench(void)
 		for (int i = 0; i < reps; i++)
 			gdrfab_cuda_copy_to_host(h, (void *)dev, n, 0);
 		ts = (now_us() - t0) / reps;
-		printf("BENCH staged copy D->H %zu B: %.1f MB/s, cuMemcpyDtoH "
-		       "%.1f MB/s, ratio %.2f\n",
+		printf("BENCH staged copy D->H %zu B: %.1f MB/s, cuMemcpyDtoH %.1f MB/s, ratio %.2f\n",
 		       n, n / ts, n / tc, tc / ts);
 		free(h);
 	}
@@ -684,9 +673,7 @@ static void bench_staged(void)
 	      "bounce buffer pinned with cuMemHostRegister");
 	memset(bounce, 3, max);
 	memset(pinned, 3, max);
-	printf("BENCH staged copies (pipeline: %zu KiB pieces, %d in flight, "
-	       "events polled) vs pinned cuMemcpy*Async + cuStreamSynchronize, "
-	       "medians of %d interleaved rounds; goal >= 0.80x at >= 1 MiB\n",
+	printf("BENCH staged copies (pipeline: %zu KiB pieces, %d in flight, events polled) vs pinned cuMemcpy*Async + cuStreamSynchronize, medians of %d interleaved rounds; goal >= 0.80x at >= 1 MiB\n",
 	       gdrfab_params.stage_chunk >> 10, STAGE_OPS, ROUNDS);
 	printf("BENCH %10s %12s %12s %6s %12s %12s %6s\n", "bytes",
 	       "D->H staged", "pinned", "ratio", "H->D staged", "pinned",
@@ -719,8 +706,7 @@ static void bench_staged(void)
 		}
 		for (int j = 0; j < 4; j++)
 			m[j] = median(v[j], ROUNDS);
-		printf("BENCH %10zu %9.1f MB/s %7.1f MB/s %5.2fx %7.1f MB/s "
-		       "%7.1f MB/s %5.2fx\n",
+		printf("BENCH %10zu %9.1f MB/s %7.1f MB/s %5.2fx %7.1f MB/s %7.1f MB/s %5.2fx\n",
 		       n, m[0], m[1], m[0] / m[1], m[2], m[3], m[2] / m[3]);
 	}
 	CHECK(ok, "every staged copy in the benchmark succeeded");

@@ -195,10 +195,7 @@ static void print_parts(void *gpu)
 		}
 		fence[r] = (now_ns() - t) / n;
 	}
-	printf("parts of the fixed overhead, each alone (ns per call): "
-	       "classification %.0f (the CUDA stand-in's "
-	       "cuPointerGetAttributes), uncontended mutex lock+unlock %.0f "
-	       "(the path takes two), fence %.0f\n",
+	printf("parts of the fixed overhead, each alone (ns per call): classification %.0f (the CUDA stand-in's cuPointerGetAttributes), uncontended mutex lock+unlock %.0f (the path takes two), fence %.0f\n",
 	       median(cls, ROUNDS), median(mtx, ROUNDS), median(fence, ROUNDS));
 }
 
@@ -247,8 +244,7 @@ static void steady_state(int fd)
 			}
 		}
 
-	printf("\nsteady state: ns per copy, medians of %d interleaved rounds "
-	       "(window pinned and mapped, pages faulted in)\n",
+	printf("\nsteady state: ns per copy, medians of %d interleaved rounds (window pinned and mapped, pages faulted in)\n",
 	       ROUNDS);
 	printf("%8s | %9s %9s %6s %9s | %9s %9s %6s %9s\n", "", "host->GPU", "",
 	       "", "", "GPU->host", "", "", "");
@@ -262,13 +258,11 @@ static void steady_state(int fd)
 			m[k] = median(v[k][s], ROUNDS);
 		over[0][s] = m[0] - m[1];
 		over[1][s] = m[2] - m[3];
-		printf("%8zu | %9.0f %9.0f %5.2fx %9.0f | %9.0f %9.0f %5.2fx "
-		       "%9.0f\n",
+		printf("%8zu | %9.0f %9.0f %5.2fx %9.0f | %9.0f %9.0f %5.2fx %9.0f\n",
 		       sizes[s], m[0], m[1], m[0] / m[1], over[0][s], m[2],
 		       m[3], m[2] / m[3], over[1][s]);
 	}
-	printf("fixed overhead per copy (median over the sizes of kmod - "
-	       "memcpy): host->GPU %.0f ns, GPU->host %.0f ns\n",
+	printf("fixed overhead per copy (median over the sizes of kmod - memcpy): host->GPU %.0f ns, GPU->host %.0f ns\n",
 	       median(over[0], NSIZES), median(over[1], NSIZES));
 	print_parts(gpu);
 
@@ -325,8 +319,7 @@ static void one_time(int fd)
 	for (int i = 0; i < FRESH; i++)
 		cu_free((uintptr_t)bufs[i]);
 
-	printf("\none-time costs, medians of %d fresh %lu KiB allocations "
-	       "(ns):\n",
+	printf("\none-time costs, medians of %d fresh %lu KiB allocations (ns):\n",
 	       FRESH, FRESH_LEN >> 10);
 	printf("  pin (GDRFAB_IOC_PIN)                 %9.0f\n",
 	       median(pin, FRESH));
@@ -334,16 +327,13 @@ static void one_time(int fd)
 	       median(map, FRESH));
 	printf("  first touch (one fault)              %9.0f\n",
 	       median(first, FRESH));
-	printf("  each further page's first touch      %9.0f (4 KiB pages "
-	       "here; a GPU maps 64 KiB)\n",
+	printf("  each further page's first touch      %9.0f (4 KiB pages here; a GPU maps 64 KiB)\n",
 	       median(all, FRESH));
 	printf("  munmap + unpin                       %9.0f\n",
 	       median(drop, FRESH));
-	printf("  provider: first 8 B copy, fresh buffer %7.0f (pin, map, "
-	       "fault, copy)\n",
+	printf("  provider: first 8 B copy, fresh buffer %7.0f (pin, map, fault, copy)\n",
 	       median(pfirst, FRESH));
-	printf("  provider: the same copy again        %9.0f (one call, "
-	       "clock included)\n",
+	printf("  provider: the same copy again        %9.0f (one call, clock included)\n",
 	       median(psecond, FRESH));
 }
 
@@ -399,9 +389,7 @@ static int cuda_path(void)
 			v[3][s][rd] = time_cuda(gpu, pin, len, false);
 			v[4][s][rd] = time_memcpy(other, page, len);
 		}
-	printf("\nno %s: the CUDA path (gdrfab_cuda_copy_to_device/_to_host: "
-	       "copy on gdrfab's stream, event polled), ns per copy, medians "
-	       "of %d interleaved rounds\n",
+	printf("\nno %s: the CUDA path (gdrfab_cuda_copy_to_device/_to_host: copy on gdrfab's stream, event polled), ns per copy, medians of %d interleaved rounds\n",
 	       GDRFAB_DEVICE_PATH, ROUNDS);
 	printf("%8s | %9s %9s | %9s %9s | %9s %9s\n", "bytes", "H->D", "H->D",
 	       "D->H", "D->H", "host", "pinned");
@@ -459,8 +447,7 @@ int main(void)
 	if (access(GDRFAB_DEVICE_PATH, R_OK | W_OK)) {
 		/* The stand-in's copies are memcpy's: nothing to learn. */
 		if (dlsym(lib, "standin_stats")) {
-			printf("SKIP: kmod copy benchmark: no %s (gdrfab.ko is "
-			       "not loaded)\n",
+			printf("SKIP: kmod copy benchmark: no %s (gdrfab.ko is not loaded)\n",
 			       GDRFAB_DEVICE_PATH);
 			return 77;
 		}
@@ -472,8 +459,7 @@ int main(void)
 	/* Past the default FI_GDRFAB_KMOD_COPY_MAX, to show where the
 	 * threshold sits. */
 	gdrfab_params.kmod_copy_max = GDRFAB_MAX_KMOD_COPY;
-	printf("gdrfab_kmod_copy vs memcpy through a mapping of the same "
-	       "pages; default FI_GDRFAB_KMOD_COPY_MAX %d\n",
+	printf("gdrfab_kmod_copy vs memcpy through a mapping of the same pages; default FI_GDRFAB_KMOD_COPY_MAX %d\n",
 	       GDRFAB_DEFAULT_KMOD_COPY_MAX);
 	steady_state(fd);
 	one_time(fd);

@@ -96,8 +96,7 @@ Test(race, revoke_vs_unpin_mmap_munmap, .timeout = 600)
 	pthread_join(t, NULL);
 	close(fd);
 	cr_log_info(
-		"race: %d iterations, %d reads, %d faults, %d lost pins, %ld "
-		"revoked, put_pages issued during/after a callback: %ld/%ld",
+		"race: %d iterations, %d reads, %d faults, %d lost pins, %ld revoked, put_pages issued during/after a callback: %ld/%ld",
 		n, reads, faults, lost, kt_stat("revoked"),
 		kt_stat("put_during_callback"), kt_stat("put_after_callback"));
 	cr_assert(reads > 0 && faults > 0, "the race was not exercised");

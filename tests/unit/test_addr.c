@@ -30,8 +30,9 @@ Test(addr, text_round_trip)
 	char text[128];
 	size_t n = gdrfab_addr_to_str(&a, text, sizeof(text));
 
-	cr_assert_str_eq(text, "gdrfab://::ffff:192.0.2.1/lid=18/qpn=11259375/"
-			       "id=4000000000/port=1");
+	cr_assert_str_eq(
+		text,
+		"gdrfab://::ffff:192.0.2.1/lid=18/qpn=11259375/id=4000000000/port=1");
 	cr_assert_eq(n, strlen(text));
 	cr_assert_eq(gdrfab_addr_from_str(text, &b), 0);
 	cr_assert(gdrfab_addr_equal(&a, &b));
@@ -177,16 +178,17 @@ Test(addr, a_ports_address_with_a_service_keeps_it_in_text)
 	a.qpn_be = 0;
 	a.reserved = htonl(GDRFAB_ADDR_SVC_TAG | 9228);
 	gdrfab_addr_to_str(&a, text, sizeof(text));
-	cr_assert_str_eq(text, "gdrfab://::ffff:192.0.2.1/lid=18/qpn=0/"
-			       "id=4000000000/port=1/svc=9228");
+	cr_assert_str_eq(
+		text,
+		"gdrfab://::ffff:192.0.2.1/lid=18/qpn=0/id=4000000000/port=1/svc=9228");
 	cr_assert_eq(gdrfab_addr_from_str(text, &b), 0);
 	cr_assert(gdrfab_addr_equal(&a, &b));
 	cr_assert_eq(gdrfab_addr_to_str(&a, NULL, 0), strlen(text));
 	/* An endpoint's name carries no service. */
-	cr_assert_eq(gdrfab_addr_from_str("gdrfab://::1/lid=0/qpn=5/id=1/"
-					  "port=1/svc=9228",
-					  &b),
-		     -FI_EINVAL);
+	cr_assert_eq(
+		gdrfab_addr_from_str(
+			"gdrfab://::1/lid=0/qpn=5/id=1/port=1/svc=9228", &b),
+		-FI_EINVAL);
 }
 
 Test(addr, malformed_socket_address_strings_are_refused)

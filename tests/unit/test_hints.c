@@ -500,9 +500,9 @@ Test(hints, fabtests_mr_mode_every_combination)
 			     info->domain_attr->mr_mode);
 		fi_freeinfo(info);
 	}
-	cr_assert_eq(answered, 256,
-		     "every mode is served (an RMA target "
-		     "where it may be one)");
+	cr_assert_eq(
+		answered, 256,
+		"every mode is served (an RMA target where it may be one)");
 }
 
 /* mr_mode 0 (API >= 1.5) offers no mode: the answer needs none, the caps

@@ -97,8 +97,7 @@ static bool use(void *buf, size_t len)
 	cr_assert_eq(gdrfab_host_reg_get(&cache, buf, len, 1, &r), 0);
 	memcpy(&now, (void *)r->start, sizeof(now));
 	cr_assert_eq(token_of(r), now,
-		     "stale registration: token %u, memory "
-		     "now holds %u",
+		     "stale registration: token %u, memory now holds %u",
 		     token_of(r), now);
 	gdrfab_reg_put(&cache, r);
 	return cache.host_hits != hits;
@@ -455,13 +454,13 @@ Test(host_cache, concurrent_lookups_and_unmaps, .timeout = 120)
 	cr_assert_eq(atomic_load(&stale), 0, "%d stale registrations served",
 		     atomic_load(&stale));
 	invalidated();
-	cr_log_info("hits %lu misses %lu invalidated %lu uncached %lu "
-		    "evicted %lu",
-		    (unsigned long)cache.host_hits,
-		    (unsigned long)cache.host_misses,
-		    (unsigned long)cache.host_invalidated,
-		    (unsigned long)cache.host_uncached,
-		    (unsigned long)cache.evictions);
+	cr_log_info(
+		"hits %lu misses %lu invalidated %lu uncached %lu evicted %lu",
+		(unsigned long)cache.host_hits,
+		(unsigned long)cache.host_misses,
+		(unsigned long)cache.host_invalidated,
+		(unsigned long)cache.host_uncached,
+		(unsigned long)cache.evictions);
 	cr_assert_gt(cache.host_invalidated, 0);
 	cr_assert_gt(cache.host_hits, 0);
 }

@@ -174,9 +174,8 @@ void dp_expect_none(struct fid_cq *cq, struct dp_ep *eps, int n, int ms)
 	int ret = dp_wait(cq, &e, NULL, NULL, eps, n, ms);
 
 	cr_assert_eq(ret, -FI_ETIMEDOUT,
-		     "unexpected completion (ret %d, "
-		     "flags 0x%llx)",
-		     ret, (unsigned long long)e.flags);
+		     "unexpected completion (ret %d, flags 0x%llx)", ret,
+		     (unsigned long long)e.flags);
 }
 
 void *dp_alloc(size_t len)

@@ -219,8 +219,7 @@ static void class_replay(struct fuzz *f)
 		GDRFAB_CM_REQ, GDRFAB_CM_RTU, GDRFAB_CM_REP};
 
 	if (!f->client_qpn) {
-		printf("fuzz_ud: replay: the client's RC QP is unknown "
-		       "(-q): nothing sent\n");
+		printf("fuzz_ud: replay: the client's RC QP is unknown (-q): nothing sent\n");
 		return;
 	}
 	for (long i = 0; i < f->count; i++) {
@@ -341,8 +340,7 @@ static const struct fuzz_class {
 };
 
 const char *const fuzz_class_names =
-	"random truncated fields bytes replay spoof invented bogus-gid "
-	"flood oversized";
+	"random truncated fields bytes replay spoof invented bogus-gid flood oversized";
 
 bool fuzz_run_class(struct fuzz *f, const char *name)
 {

@@ -356,8 +356,7 @@ static int run_client(struct fab *f, const char *target_file, FILE *log,
 
 		status = one_round(f, target, seq, len, hang_us, &s);
 		if (status == 3)
-			printf("client: HANG: round trip %llu stalled over "
-			       "%lld s\n",
+			printf("client: HANG: round trip %llu stalled over %lld s\n",
 			       (unsigned long long)seq, hang_us / 1000000);
 		if (status)
 			break;
@@ -369,8 +368,7 @@ static int run_client(struct fab *f, const char *target_file, FILE *log,
 		status = 0;
 	if (!status && s.corrupt)
 		status = 4;
-	printf("client: rounds=%lld corrupt=%lld stale=%lld send_errors=%lld "
-	       "resends=%lld\n",
+	printf("client: rounds=%lld corrupt=%lld stale=%lld send_errors=%lld resends=%lld\n",
 	       s.rounds, s.corrupt, s.stale, s.send_errors, s.resends);
 	return status;
 }
@@ -387,8 +385,7 @@ int main(int argc, char **argv)
 	if (!target && !client) {
 		fprintf(stderr,
 			"usage: fuzz_peer target DEV NAMEFILE\n"
-			"       fuzz_peer client DEV TARGET_NAMEFILE NAMEFILE "
-			"RTTLOG [ROUNDS [HANG_S]]\n");
+			"       fuzz_peer client DEV TARGET_NAMEFILE NAMEFILE RTTLOG [ROUNDS [HANG_S]]\n");
 		return 2;
 	}
 	sigaction(SIGTERM, &sa, NULL);

@@ -268,9 +268,7 @@ static int read_addr(const char *path, struct gdrfab_addr *a)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: fuzz_ud -d DEV -t TARGET_NAMEFILE -c CLIENT_NAMEFILE "
-		"[-q CLIENT_RC_QPN] [-p CLIENT_PSN] [-n COUNT] [-s SECONDS] "
-		"[-S SEED] CLASS\nclasses: %s\n",
+		"usage: fuzz_ud -d DEV -t TARGET_NAMEFILE -c CLIENT_NAMEFILE [-q CLIENT_RC_QPN] [-p CLIENT_PSN] [-n COUNT] [-s SECONDS] [-S SEED] CLASS\nclasses: %s\n",
 		fuzz_class_names);
 	exit(2);
 }
@@ -307,8 +305,7 @@ int main(int argc, char **argv)
 	if (!fuzz_run_class(&f, cls))
 		usage();
 	fuzz_drain(&f, 200);
-	printf("fuzz_ud: %s: sent=%ld cases=%ld send_failed=%ld reps=%ld "
-	       "first_us=%lld last_us=%lld\n",
+	printf("fuzz_ud: %s: sent=%ld cases=%ld send_failed=%ld reps=%ld first_us=%lld last_us=%lld\n",
 	       cls, f.sent, f.cases, f.send_failed, f.reps, f.first_us,
 	       f.last_us);
 	ibv_destroy_ah(f.ah);

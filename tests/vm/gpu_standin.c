@@ -25,8 +25,8 @@ void gpu_open(void)
 
 	lib = dlopen("libcuda.so.1", RTLD_NOW);
 	if (!lib || !dlsym(lib, "standin_stats"))
-		cr_skip_test("the CUDA stand-in is not on LD_LIBRARY_PATH "
-			     "(tests/cuda/.libs)");
+		cr_skip_test(
+			"the CUDA stand-in is not on LD_LIBRARY_PATH (tests/cuda/.libs)");
 	init = sym("cuInit");
 	cr_assert_eq(init(0), 0, "stand-in cuInit");
 }

@@ -324,8 +324,7 @@ Test(conn, a_rendezvous_send_to_a_dead_peer_fails_once)
 		if (ret == -FI_ETIMEDOUT)
 			break;
 		cr_assert_eq(ret, -FI_EAVAIL,
-			     "a send to a dead peer "
-			     "succeeded");
+			     "a send to a dead peer succeeded");
 		cr_assert_eq(err.op_context, &ctx);
 		errors++;
 	}
@@ -379,8 +378,7 @@ Test(conn, a_peer_killed_mid_transfer_leaves_errors_not_hangs)
 		int ret = dp_wait(p[0].txcq, &e, NULL, &err, p, 2, 30000);
 
 		cr_assert_neq(ret, -FI_ETIMEDOUT,
-			      "a send to the dead peer "
-			      "hangs");
+			      "a send to the dead peer hangs");
 		if (ret == 1)
 			tx_done++;
 		else

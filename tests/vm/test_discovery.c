@@ -130,8 +130,7 @@ Test(discovery, capability_hints_match_what_is_advertised)
 		got = gdrfab_getinfo_hints(hints, 0, NULL, &ret);
 		if (all->caps & caps[i]) {
 			cr_expect_not_null(got,
-					   "cap %s advertised but not "
-					   "matched",
+					   "cap %s advertised but not matched",
 					   fi_tostr(&caps[i], FI_TYPE_CAPS));
 		} else {
 			cr_expect_null(got, "cap %s matched but not advertised",

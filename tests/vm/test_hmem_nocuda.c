@@ -49,9 +49,9 @@ static void start(const char *cuda_reg, bool off)
 	gpu_open();
 	dp_pair_open(NULL);
 	for (int i = 0; off && i < 2; i++)
-		cr_assert_eq(set_cuda(&p[i], false), 0,
-			     "FI_OPT_CUDA_API_PERMITTED=false on a peermem "
-			     "domain");
+		cr_assert_eq(
+			set_cuda(&p[i], false), 0,
+			"FI_OPT_CUDA_API_PERMITTED=false on a peermem domain");
 }
 
 static struct fid_mr *reg(struct dp_ep *e, void *buf, size_t len,
@@ -158,13 +158,12 @@ Test(hmem_nocuda, gpu_to_gpu_without_cuda_calls)
 	start("peermem", true);
 	for (size_t i = 0; i < NSIZES; i++) {
 		for (int unexp = 0; unexp < 2; unexp++)
-			cr_assert_eq(one_message(true, true, sizes[i], unexp,
-						 (unsigned)(i * 2 + unexp)),
-				     0,
-				     "CUDA calls while %zu bytes moved GPU "
-				     "to GPU (%s)",
-				     sizes[i],
-				     unexp ? "unexpected" : "expected");
+			cr_assert_eq(
+				one_message(true, true, sizes[i], unexp,
+					    (unsigned)(i * 2 + unexp)),
+				0,
+				"CUDA calls while %zu bytes moved GPU to GPU (%s)",
+				sizes[i], unexp ? "unexpected" : "expected");
 	}
 }
 

@@ -37,8 +37,8 @@ static struct fi_gdrfab_mr_cache_stats stats(struct dp_ep *e)
 static void require_host_cache(struct dp_ep *e)
 {
 	if (!stats(e).host_cached)
-		cr_skip_test("no host registration cache in this process "
-			     "(FI_LOG_LEVEL=info says why)");
+		cr_skip_test(
+			"no host registration cache in this process (FI_LOG_LEVEL=info says why)");
 }
 
 /* LEN bytes mapped (at `at` exactly, when given) and filled. */
@@ -76,9 +76,9 @@ static void send_from(uint8_t *buf, unsigned seed)
 	DP_POST(p, 2, fi_tsend(p[0].ep, buf, LEN, NULL, p[0].peer[1], 7, buf));
 	dp_expect(p[1].rxcq, &e, NULL, p, 2);
 	dp_expect(p[0].txcq, &e, NULL, p, 2);
-	cr_assert(dp_check(rx, LEN, seed),
-		  "the receiver got other bytes than the sender's memory "
-		  "holds now (a stale registration?)");
+	cr_assert(
+		dp_check(rx, LEN, seed),
+		"the receiver got other bytes than the sender's memory holds now (a stale registration?)");
 	fi_close(&mr->fid);
 	free(rx);
 }
@@ -99,9 +99,9 @@ static void recv_into(uint8_t *buf, unsigned seed)
 			 tx));
 	dp_expect(p[1].rxcq, &e, NULL, p, 2);
 	dp_expect(p[0].txcq, &e, NULL, p, 2);
-	cr_assert(dp_check(buf, LEN, seed),
-		  "the receive buffer does not hold the message (received "
-		  "into a stale registration?)");
+	cr_assert(
+		dp_check(buf, LEN, seed),
+		"the receive buffer does not hold the message (received into a stale registration?)");
 	fi_close(&mr->fid);
 	free(tx);
 }

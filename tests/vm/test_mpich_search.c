@@ -280,10 +280,10 @@ static void run_search(struct search *s)
 		    p->nic->link_attr->state == FI_LINK_DOWN)
 			continue;
 		score = match_provider(p, &opt, &min, why, sizeof(why));
-		cr_log_info("mpich: %s on %s: score %d, misses of the default "
-			    "set:%s",
-			    p->fabric_attr->prov_name, p->domain_attr->name,
-			    score, *why ? why : " nothing");
+		cr_log_info(
+			"mpich: %s on %s: score %d, misses of the default set:%s",
+			p->fabric_attr->prov_name, p->domain_attr->name, score,
+			*why ? why : " nothing");
 		if (score > best) {
 			best = score;
 			fi_freeinfo(s->picked);
@@ -309,11 +309,11 @@ static void run_search(struct search *s)
 		name_refusals(s, s->refused, sizeof(s->refused));
 		s->order_missing =
 			h->tx_attr->msg_order & ~s->picked->tx_attr->msg_order;
-		cr_log_info("mpich: the first attempt is refused for: %s "
-			    "(tx msg_order asked %#llx, gdrfab has %#llx)",
-			    *s->refused ? s->refused : "no single attribute",
-			    (unsigned long long)h->tx_attr->msg_order,
-			    (unsigned long long)s->picked->tx_attr->msg_order);
+		cr_log_info(
+			"mpich: the first attempt is refused for: %s (tx msg_order asked %#llx, gdrfab has %#llx)",
+			*s->refused ? s->refused : "no single attribute",
+			(unsigned long long)h->tx_attr->msg_order,
+			(unsigned long long)s->picked->tx_attr->msg_order);
 		s->hints = fi_dupinfo(h);
 		fi_freeinfo(h);
 	}
@@ -401,9 +401,8 @@ Test(mpich, first_attempt_takes_gdrfab)
 	run_search(&s);
 	if (s.picked && (s.picked->caps & FI_HMEM)) {
 		free_search(&s);
-		cr_skip_test("with CUDA, MPICH's default CVARs copy FI_HMEM "
-			     "into its caps without FI_MR_HMEM: taken at the "
-			     "third attempt (provider_search_picks_gdrfab)");
+		cr_skip_test(
+			"with CUDA, MPICH's default CVARs copy FI_HMEM into its caps without FI_MR_HMEM: taken at the third attempt (provider_search_picks_gdrfab)");
 	}
 	cr_assert_eq(s.attempt, 1, "first attempt: %s (refused for: %s)",
 		     fi_strerror(-s.first_ret), s.refused);

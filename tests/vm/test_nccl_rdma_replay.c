@@ -140,10 +140,10 @@ static struct fi_info *get_provider(const char *domain)
 		cr_assert_eq(ret, -FI_ENOSYS, "a %u.%u core and API 1.18: %d",
 			     FI_MAJOR(fi_version()), FI_MINOR(fi_version()),
 			     ret);
-		cr_log_info("libfabric %u.%u refuses API 1.18: the plugin's "
-			    "rdma protocol stops here; replaying at %u.%u",
-			    FI_MAJOR(fi_version()), FI_MINOR(fi_version()),
-			    FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+		cr_log_info(
+			"libfabric %u.%u refuses API 1.18: the plugin's rdma protocol stops here; replaying at %u.%u",
+			FI_MAJOR(fi_version()), FI_MINOR(fi_version()),
+			FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
 		ret = fi_getinfo(fi_version(), NULL, NULL, 0, h, &info);
 	}
 	fi_freeinfo(h);
@@ -208,9 +208,9 @@ static void init_connection(struct rank *k, struct fid_ep **ep,
 			  "FI_OPT_CUDA_API_PERMITTED: %d", ret);
 		k->cuda_refused = ret != 0;
 		if (ret)
-			cr_log_info("FI_OPT_CUDA_API_PERMITTED=false refused "
-				    "(%s): the plugin reports GDR unsupported",
-				    fi_strerror(-ret));
+			cr_log_info(
+				"FI_OPT_CUDA_API_PERMITTED=false refused (%s): the plugin reports GDR unsupported",
+				fi_strerror(-ret));
 	}
 	cr_assert_eq(fi_enable(*ep), 0);
 	*namelen = 56; /* MAX_EP_ADDR */
@@ -613,8 +613,9 @@ Test(nccl_rdma, protocol_over_staged_gpu_memory)
 	setup();
 	/* Asked only at API 1.18 and up (not under a 1.17 core). */
 	if (FI_VERSION_GE(api, FI_VERSION(1, 18)))
-		cr_assert(r[0].cuda_refused, "a staging domain must refuse "
-					     "FI_OPT_CUDA_API_PERMITTED");
+		cr_assert(
+			r[0].cuda_refused,
+			"a staging domain must refuse FI_OPT_CUDA_API_PERMITTED");
 	replay();
 }
 
@@ -633,10 +634,10 @@ Test(nccl_rdma, protocol_over_peermem_gpu_memory)
 	setup();
 	if (FI_VERSION_GE(api, FI_VERSION(1, 18)))
 		for (int i = 0; i < 2; i++)
-			cr_assert_not(r[i].cuda_refused,
-				      "rank %d: a peermem domain must accept "
-				      "FI_OPT_CUDA_API_PERMITTED=false",
-				      i);
+			cr_assert_not(
+				r[i].cuda_refused,
+				"rank %d: a peermem domain must accept FI_OPT_CUDA_API_PERMITTED=false",
+				i);
 	before = gpu_stats();
 	replay();
 	after = gpu_stats();

@@ -286,9 +286,9 @@ Test(nccl, sendrecv_tagged_gpu_buffers_then_flush_read_to_self)
 {
 	if (FI_VERSION_GE(r[0].info->fabric_attr->api_version,
 			  FI_VERSION(1, 18)))
-		cr_assert(r[0].cuda_refused && r[1].cuda_refused,
-			  "a staging domain refuses "
-			  "FI_OPT_CUDA_API_PERMITTED=false");
+		cr_assert(
+			r[0].cuda_refused && r[1].cuda_refused,
+			"a staging domain refuses FI_OPT_CUDA_API_PERMITTED=false");
 	sendrecv_and_flush(false);
 }
 
@@ -298,10 +298,10 @@ Test(nccl_gdr, sendrecv_without_cuda_calls)
 {
 	if (FI_VERSION_LT(r[0].info->fabric_attr->api_version,
 			  FI_VERSION(1, 18)))
-		cr_skip_test("API %u.%u: the plugin sets "
-			     "FI_OPT_CUDA_API_PERMITTED from 1.18 only",
-			     FI_MAJOR(r[0].info->fabric_attr->api_version),
-			     FI_MINOR(r[0].info->fabric_attr->api_version));
+		cr_skip_test(
+			"API %u.%u: the plugin sets FI_OPT_CUDA_API_PERMITTED from 1.18 only",
+			FI_MAJOR(r[0].info->fabric_attr->api_version),
+			FI_MINOR(r[0].info->fabric_attr->api_version));
 	cr_assert(!r[0].cuda_refused && !r[1].cuda_refused,
 		  "a peermem domain accepts FI_OPT_CUDA_API_PERMITTED=false");
 	sendrecv_and_flush(true);

@@ -226,11 +226,10 @@ int gdrfab_cuda_sync_memops(const struct gdrfab_cuda_ptr *p)
 		 * application's to order (it owns the stream). */
 		if (!refusal_logged) {
 			refusal_logged = true;
-			GDRFAB_INFO(FI_LOG_MR,
-				    "SYNC_MEMOPS not supported for the "
-				    "allocation at 0x%lx (a VMM allocation?): "
-				    "registering it anyway\n",
-				    (unsigned long)p->base);
+			GDRFAB_INFO(
+				FI_LOG_MR,
+				"SYNC_MEMOPS not supported for the allocation at 0x%lx (a VMM allocation?): registering it anyway\n",
+				(unsigned long)p->base);
 		}
 		return -FI_EOPNOTSUPP;
 	}

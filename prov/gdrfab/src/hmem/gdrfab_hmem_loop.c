@@ -28,10 +28,10 @@ struct ibv_pd *gdrfab_hmem_loop_pd(struct gdrfab_hmem_domain *h)
 	if (!h->loop_pd) {
 		h->loop_pd = gdrfab_vops->alloc_pd(h->ctx);
 		if (!h->loop_pd)
-			GDRFAB_WARN(FI_LOG_DOMAIN,
-				    "ibv_alloc_pd for the loopback copies: "
-				    "%s\n",
-				    strerror(errno));
+			GDRFAB_WARN(
+				FI_LOG_DOMAIN,
+				"ibv_alloc_pd for the loopback copies: %s\n",
+				strerror(errno));
 	}
 	pd = h->loop_pd;
 	pthread_mutex_unlock(&h->loop_lock);
@@ -73,10 +73,10 @@ struct ibv_mr *gdrfab_hmem_loop_mr(struct gdrfab_mr_desc *mr)
 	if (!lmr && mr->ibv_mr) {
 		lmr = register_again(mr, pd);
 		if (!lmr)
-			GDRFAB_WARN(FI_LOG_MR,
-				    "registering GPU memory %p+%zu for "
-				    "loopback copies: %s\n",
-				    mr->base, mr->len, strerror(errno));
+			GDRFAB_WARN(
+				FI_LOG_MR,
+				"registering GPU memory %p+%zu for loopback copies: %s\n",
+				mr->base, mr->len, strerror(errno));
 		__atomic_store_n(&mr->loop_mr, lmr, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&h->loop_lock);

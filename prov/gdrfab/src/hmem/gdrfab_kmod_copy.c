@@ -69,27 +69,26 @@ static void kmod_open_once(void)
 
 	fd = open(GDRFAB_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
-		GDRFAB_INFO(FI_LOG_MR,
-			    "%s: %s (gdrfab.ko not loaded?): small GPU copies "
-			    "use CUDA\n",
-			    GDRFAB_DEVICE_PATH, strerror(errno));
+		GDRFAB_INFO(
+			FI_LOG_MR,
+			"%s: %s (gdrfab.ko not loaded?): small GPU copies use CUDA\n",
+			GDRFAB_DEVICE_PATH, strerror(errno));
 		return;
 	}
 	if (ioctl(fd, GDRFAB_IOC_VERSION, &v) ||
 	    GDRFAB_ABI_VERSION_MAJOR(v.abi_version) != GDRFAB_ABI_MAJOR) {
-		GDRFAB_WARN(FI_LOG_MR,
-			    "%s speaks ABI %#x, gdrfab needs major %d: small "
-			    "GPU copies use CUDA\n",
-			    GDRFAB_DEVICE_PATH, v.abi_version,
-			    GDRFAB_ABI_MAJOR);
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"%s speaks ABI %#x, gdrfab needs major %d: small GPU copies use CUDA\n",
+			GDRFAB_DEVICE_PATH, v.abi_version, GDRFAB_ABI_MAJOR);
 		close(fd);
 		return;
 	}
-	GDRFAB_INFO(FI_LOG_MR,
-		    "%s (ABI %d.%d): GPU copies up to %zu bytes go through "
-		    "its CPU mapping\n",
-		    GDRFAB_DEVICE_PATH, GDRFAB_ABI_VERSION_MAJOR(v.abi_version),
-		    v.abi_version & 0xffff, gdrfab_params.kmod_copy_max);
+	GDRFAB_INFO(
+		FI_LOG_MR,
+		"%s (ABI %d.%d): GPU copies up to %zu bytes go through its CPU mapping\n",
+		GDRFAB_DEVICE_PATH, GDRFAB_ABI_VERSION_MAJOR(v.abi_version),
+		v.abi_version & 0xffff, gdrfab_params.kmod_copy_max);
 	__atomic_store_n(&kmod.fd, fd, __ATOMIC_RELEASE);
 }
 
@@ -161,11 +160,10 @@ static struct window *window_make(const struct gdrfab_cuda_ptr *p,
 	pin.addr = lo;
 	pin.length = hi - lo;
 	if (ioctl(kmod.fd, GDRFAB_IOC_PIN, &pin)) {
-		GDRFAB_INFO(FI_LOG_MR,
-			    "gdrfab.ko cannot pin %#lx+%zu: %s; copying with "
-			    "CUDA\n",
-			    (unsigned long)lo, (size_t)(hi - lo),
-			    strerror(errno));
+		GDRFAB_INFO(
+			FI_LOG_MR,
+			"gdrfab.ko cannot pin %#lx+%zu: %s; copying with CUDA\n",
+			(unsigned long)lo, (size_t)(hi - lo), strerror(errno));
 		free(w);
 		return NULL;
 	}

@@ -61,8 +61,8 @@ bool gdrfab_peermem_loaded(const char **evidence)
 	else if (kallsyms_has_peer_client())
 		why = "ib_register_peer_memory_client in /proc/kallsyms";
 	if (evidence)
-		*evidence = why ? why
-				: "no nvidia-peermem or nv_peer_mem module "
-				  "loaded";
+		*evidence =
+			why ? why
+			    : "no nvidia-peermem or nv_peer_mem module loaded";
 	return why != NULL;
 }

@@ -38,20 +38,17 @@ void gdrfab_host_cache_init(struct gdrfab_mr_cache *cache,
 		(void)gdrfab_memmon_start(&why);
 	if (why) {
 		if (!atomic_exchange(&told, true))
-			GDRFAB_INFO(FI_LOG_MR,
-				    "no host registration cache (%s): host "
-				    "memory without a descriptor is registered "
-				    "for each operation\n",
-				    why);
+			GDRFAB_INFO(
+				FI_LOG_MR,
+				"no host registration cache (%s): host memory without a descriptor is registered for each operation\n",
+				why);
 		return;
 	}
 	if (mode == GDRFAB_HOST_CACHE_NOMONITOR) {
 		if (!atomic_exchange(&told, true))
-			GDRFAB_WARN(FI_LOG_MR,
-				    "FI_GDRFAB_HOST_MR_CACHE=nomonitor: host "
-				    "registrations are cached with nothing "
-				    "watching for unmaps (unsafe: for tests "
-				    "only)\n");
+			GDRFAB_WARN(
+				FI_LOG_MR,
+				"FI_GDRFAB_HOST_MR_CACHE=nomonitor: host registrations are cached with nothing watching for unmaps (unsafe: for tests only)\n");
 		cache->host = true;
 		return;
 	}

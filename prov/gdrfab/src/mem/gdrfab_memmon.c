@@ -320,17 +320,16 @@ static int open_uffd(void)
 		int err = errno;
 
 		if (err == EPERM)
-			return fail(-FI_EPERM,
-				    "userfaultfd is refused to this process "
-				    "(vm.unprivileged_userfaultfd=0 and no "
-				    "CAP_SYS_PTRACE, or a seccomp filter)");
+			return fail(
+				-FI_EPERM,
+				"userfaultfd is refused to this process (vm.unprivileged_userfaultfd=0 and no CAP_SYS_PTRACE, or a seccomp filter)");
 		return fail(-FI_ENOSYS, "userfaultfd: %s", strerror(err));
 	}
 	mon.uffd = fd;
 	if (ioctl(fd, UFFDIO_API, &api) || (api.features & EVENTS) != EVENTS)
-		return fail(-FI_ENOSYS,
-			    "the kernel's userfaultfd lacks the unmap, "
-			    "remove and remap events");
+		return fail(
+			-FI_ENOSYS,
+			"the kernel's userfaultfd lacks the unmap, remove and remap events");
 	return 0;
 }
 

@@ -185,8 +185,7 @@ static struct gdrfab_reg *lookup_locked(struct gdrfab_mr_cache *cache,
 {
 	struct gdrfab_list *it, *tmp;
 
-	gdrfab_list_for_each_safe(&cache->lru, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&cache->lru, it, tmp) {
 		struct gdrfab_reg *r =
 			gdrfab_list_entry(it, struct gdrfab_reg, lru);
 
@@ -245,9 +244,9 @@ static int make_reg(struct gdrfab_mr_cache *cache, uintptr_t start, size_t len,
 		pthread_mutex_unlock(&cache->lock);
 
 		if (victims) {
-			GDRFAB_INFO(FI_LOG_MR,
-				    "registration failed for lack of "
-				    "resources: evicted the cache, retrying\n");
+			GDRFAB_INFO(
+				FI_LOG_MR,
+				"registration failed for lack of resources: evicted the cache, retrying\n");
 			destroy_chain(cache, victims);
 			ret = cache->backend.reg(cache->backend.ctx, r);
 		}
@@ -478,8 +477,7 @@ void gdrfab_mr_cache_invalidate(struct gdrfab_mr_cache *cache, uintptr_t start,
 	struct gdrfab_list *it, *tmp;
 
 	pthread_mutex_lock(&cache->lock);
-	gdrfab_list_for_each_safe(&cache->lru, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&cache->lru, it, tmp) {
 		struct gdrfab_reg *r =
 			gdrfab_list_entry(it, struct gdrfab_reg, lru);
 
@@ -518,8 +516,7 @@ void gdrfab_mr_cache_fini(struct gdrfab_mr_cache *cache)
 	gdrfab_mr_cache_purge(cache);
 	/* Held ones are freed by their last put. */
 	pthread_mutex_lock(&cache->lock);
-	gdrfab_list_for_each_safe(&cache->lru, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&cache->lru, it, tmp) {
 		struct gdrfab_reg *r =
 			gdrfab_list_entry(it, struct gdrfab_reg, lru);
 

@@ -49,10 +49,10 @@ static int to_bytes(const char *call, const char *what,
 	}
 	for (size_t i = 0; i < cnt; i++) {
 		if (ioc[i].count > count - total) {
-			GDRFAB_WARN(FI_LOG_EP_DATA,
-				    "%s: %s counts exceed the operand count "
-				    "%zu\n",
-				    call, what, count);
+			GDRFAB_WARN(
+				FI_LOG_EP_DATA,
+				"%s: %s counts exceed the operand count %zu\n",
+				call, what, count);
 			return -FI_EINVAL;
 		}
 		if (need_buf && ioc[i].count && !ioc[i].addr) {
@@ -112,11 +112,11 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 	int ret;
 
 	if (!gdrfab_atomic_valid(c->kind, c->op, c->datatype)) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "%s: %s on %s is not supported (see "
-			    "fi_atomicvalid)\n",
-			    call, fi_tostr(&c->op, FI_TYPE_ATOMIC_OP),
-			    fi_tostr(&c->datatype, FI_TYPE_ATOMIC_TYPE));
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"%s: %s on %s is not supported (see fi_atomicvalid)\n",
+			call, fi_tostr(&c->op, FI_TYPE_ATOMIC_OP),
+			fi_tostr(&c->datatype, FI_TYPE_ATOMIC_TYPE));
 		return -FI_EOPNOTSUPP;
 	}
 	if (!proto) {
@@ -154,10 +154,10 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 	if (ret)
 		return ret;
 	if (c->addr + (count * size - 1) < c->addr) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "%s: %zu bytes at 0x%llx wrap around the address "
-			    "space\n",
-			    call, count * size, (unsigned long long)c->addr);
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"%s: %zu bytes at 0x%llx wrap around the address space\n",
+			call, count * size, (unsigned long long)c->addr);
 		return -FI_EINVAL;
 	}
 	if (c->key > UINT32_MAX &&
@@ -264,8 +264,9 @@ static int from_msg(const struct fi_msg_atomic *msg, uint64_t flags,
 	size_t count = 0;
 
 	if (!msg || msg->rma_iov_count != 1 || !msg->rma_iov) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "atomic message needs exactly "
-					    "one remote segment\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"atomic message needs exactly one remote segment\n");
 		return -FI_EINVAL;
 	}
 	if (msg->iov_count > GDRFAB_MAX_IOV ||
@@ -278,10 +279,10 @@ static int from_msg(const struct fi_msg_atomic *msg, uint64_t flags,
 	for (size_t i = 0; i < msg->iov_count; i++)
 		count += msg->msg_iov[i].count;
 	if (count != msg->rma_iov[0].count) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "atomic message: %zu operands for %zu remote "
-			    "elements\n",
-			    count, msg->rma_iov[0].count);
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"atomic message: %zu operands for %zu remote elements\n",
+			count, msg->rma_iov[0].count);
 		return -FI_EINVAL;
 	}
 	c->op = msg->op;
@@ -326,10 +327,10 @@ static ssize_t atomic_inject(struct fid_ep *ep, const void *buf, size_t count,
 
 	if (count * gdrfab_atomic_size(datatype) >
 	    ep_of(ep)->info->tx_attr->inject_size) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "fi_inject_atomic: %zu elements exceed "
-			    "inject_size\n",
-			    count);
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"fi_inject_atomic: %zu elements exceed inject_size\n",
+			count);
 		return -FI_EMSGSIZE;
 	}
 	return do_atomic(ep_of(ep), &c);

@@ -208,12 +208,11 @@ void gdrfab_av_progress(struct gdrfab_av *av)
 
 		if (now >= e->ask_until_ms) {
 			service_text(&e->addr, text, sizeof(text));
-			GDRFAB_WARN(FI_LOG_AV,
-				    "no gdrfab endpoint answered at %s within "
-				    "%d ms (FI_GDRFAB_CONN_TIMEOUT_MS): is one "
-				    "open there, with that service?\n",
-				    text + strlen("fi_sockaddr_in://"),
-				    gdrfab_params.conn_timeout_ms);
+			GDRFAB_WARN(
+				FI_LOG_AV,
+				"no gdrfab endpoint answered at %s within %d ms (FI_GDRFAB_CONN_TIMEOUT_MS): is one open there, with that service?\n",
+				text + strlen("fi_sockaddr_in://"),
+				gdrfab_params.conn_timeout_ms);
 			e->state = GDRFAB_AV_SILENT;
 			ask_list_del(av, i);
 			continue;
@@ -332,8 +331,9 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 		return -FI_EINVAL;
 	}
 	if ((flags & FI_SYNC_ERR) && !context) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_av_insert: FI_SYNC_ERR without an "
-				       "error array\n");
+		GDRFAB_WARN(
+			FI_LOG_AV,
+			"fi_av_insert: FI_SYNC_ERR without an error array\n");
 		return -FI_EINVAL;
 	}
 	gdrfab_lock_acquire(&av->lock);
@@ -388,9 +388,9 @@ static int name_of(const char *node, const char *service,
 	if (!strncmp(node, "gdrfab://", 9) ||
 	    !strncasecmp(node, "fi_sockaddr_in://", 17)) {
 		if (service) {
-			GDRFAB_WARN(FI_LOG_AV,
-				    "fi_av_insertsvc: with an address string "
-				    "as node, service must be NULL\n");
+			GDRFAB_WARN(
+				FI_LOG_AV,
+				"fi_av_insertsvc: with an address string as node, service must be NULL\n");
 			return -FI_EINVAL;
 		}
 		if (gdrfab_addr_import(GDRFAB_FMT_STR, node, 0, false, out,
@@ -402,8 +402,7 @@ static int name_of(const char *node, const char *service,
 	}
 	if (!service) {
 		GDRFAB_WARN(FI_LOG_AV,
-			    "fi_av_insertsvc: node \"%.64s\" needs a "
-			    "service\n",
+			    "fi_av_insertsvc: node \"%.64s\" needs a service\n",
 			    node);
 		return -FI_EINVAL;
 	}
@@ -466,22 +465,24 @@ static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
 	int inserted = 0;
 
 	if (!node || !service) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsym: node and service "
-				       "are both needed\n");
+		GDRFAB_WARN(
+			FI_LOG_AV,
+			"fi_av_insertsym: node and service are both needed\n");
 		return -FI_EINVAL;
 	}
 	if (flags & FI_SYNC_ERR) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_av_insertsym: FI_SYNC_ERR is not "
-				       "supported here\n");
+		GDRFAB_WARN(
+			FI_LOG_AV,
+			"fi_av_insertsym: FI_SYNC_ERR is not supported here\n");
 		return -FI_EBADFLAGS;
 	}
 	port = strtoul(service, &end, 10);
 	if (!*service || *end || !port || !svccnt ||
 	    port + svccnt - 1 > 65535 || strlen(node) >= sizeof(host)) {
-		GDRFAB_WARN(FI_LOG_AV,
-			    "fi_av_insertsym: service \"%.16s\" and %zu after "
-			    "it are no UDP ports (or node is too long)\n",
-			    service, svccnt);
+		GDRFAB_WARN(
+			FI_LOG_AV,
+			"fi_av_insertsym: service \"%.16s\" and %zu after it are no UDP ports (or node is too long)\n",
+			service, svccnt);
 		return -FI_EINVAL;
 	}
 	for (size_t n = 0; n < nodecnt; n++) {
@@ -492,10 +493,10 @@ static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
 
 			snprintf(svc, sizeof(svc), "%lu", port + v);
 			if (ret)
-				GDRFAB_WARN(FI_LOG_AV,
-					    "fi_av_insertsym: no node %zu "
-					    "after \"%.64s\"\n",
-					    n, node);
+				GDRFAB_WARN(
+					FI_LOG_AV,
+					"fi_av_insertsym: no node %zu after \"%.64s\"\n",
+					n, node);
 			else
 				ret = av_insertsvc(av, host, svc, out, flags,
 						   context);
@@ -549,10 +550,10 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 	gdrfab_lock_acquire(&av->lock);
 	for (size_t i = 0; i < count; i++) {
 		if (!valid_fi_addr(av, fi_addr[i])) {
-			GDRFAB_WARN(FI_LOG_AV,
-				    "fi_av_remove: fi_addr %llu is "
-				    "not in the AV\n",
-				    (unsigned long long)fi_addr[i]);
+			GDRFAB_WARN(
+				FI_LOG_AV,
+				"fi_av_remove: fi_addr %llu is not in the AV\n",
+				(unsigned long long)fi_addr[i]);
 			ret = -FI_EINVAL;
 			continue;
 		}
@@ -706,8 +707,8 @@ fi_addr_t gdrfab_av_find(struct gdrfab_av *av, const struct gdrfab_addr *addr)
 static int av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	(void)fid, (void)bfid, (void)flags;
-	GDRFAB_WARN(FI_LOG_AV, "fi_av_bind: asynchronous AV inserts are not "
-			       "supported\n");
+	GDRFAB_WARN(FI_LOG_AV,
+		    "fi_av_bind: asynchronous AV inserts are not supported\n");
 	return -FI_ENOSYS;
 }
 
@@ -762,18 +763,21 @@ static int check_attr(const struct fi_av_attr *attr)
 		return -FI_EINVAL;
 	}
 	if (attr->rx_ctx_bits) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_av_open: rx_ctx_bits needs scalable "
-				       "endpoints, which gdrfab lacks\n");
+		GDRFAB_WARN(
+			FI_LOG_AV,
+			"fi_av_open: rx_ctx_bits needs scalable endpoints, which gdrfab lacks\n");
 		return -FI_ENOSYS;
 	}
 	if (attr->name || (attr->flags & FI_READ)) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_av_open: shared (named) AVs are not "
-				       "supported\n");
+		GDRFAB_WARN(
+			FI_LOG_AV,
+			"fi_av_open: shared (named) AVs are not supported\n");
 		return -FI_ENOSYS;
 	}
 	if (attr->flags & FI_EVENT) {
-		GDRFAB_WARN(FI_LOG_AV, "fi_av_open: FI_EVENT (asynchronous "
-				       "inserts) is not supported\n");
+		GDRFAB_WARN(
+			FI_LOG_AV,
+			"fi_av_open: FI_EVENT (asynchronous inserts) is not supported\n");
 		return -FI_ENOSYS;
 	}
 	return gdrfab_obj_flags(FI_LOG_AV, "fi_av_open", attr->flags,

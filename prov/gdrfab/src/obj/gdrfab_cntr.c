@@ -88,8 +88,9 @@ static int cntr_wait(struct fid_cntr *fid, uint64_t threshold, int timeout)
 	long long start = gdrfab_now_ms();
 
 	if (cntr->wait.obj == FI_WAIT_NONE) {
-		GDRFAB_WARN(FI_LOG_CNTR, "fi_cntr_wait on a counter opened "
-					 "with FI_WAIT_NONE\n");
+		GDRFAB_WARN(
+			FI_LOG_CNTR,
+			"fi_cntr_wait on a counter opened with FI_WAIT_NONE\n");
 		return -FI_EINVAL;
 	}
 	for (;;) {
@@ -183,8 +184,9 @@ int gdrfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	/* A NULL attr means the defaults (fi_cntr(3)). */
 	wait_obj = attr ? attr->wait_obj : FI_WAIT_UNSPEC;
 	if (attr && attr->events != FI_CNTR_EVENTS_COMP) {
-		GDRFAB_WARN(FI_LOG_CNTR, "fi_cntr_open: only "
-					 "FI_CNTR_EVENTS_COMP is supported\n");
+		GDRFAB_WARN(
+			FI_LOG_CNTR,
+			"fi_cntr_open: only FI_CNTR_EVENTS_COMP is supported\n");
 		return -FI_ENOSYS;
 	}
 	ret = gdrfab_obj_flags(FI_LOG_CNTR, "fi_cntr_open",

@@ -178,8 +178,8 @@ static ssize_t cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	ssize_t ret;
 
 	if (cq->wait.obj == FI_WAIT_NONE) {
-		GDRFAB_WARN(FI_LOG_CQ, "fi_cq_sread on a CQ opened with "
-				       "FI_WAIT_NONE\n");
+		GDRFAB_WARN(FI_LOG_CQ,
+			    "fi_cq_sread on a CQ opened with FI_WAIT_NONE\n");
 		return -FI_ENOSYS;
 	}
 	if (cq->wait_cond == FI_CQ_COND_THRESHOLD && cond)
@@ -312,8 +312,7 @@ int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
 	if (cq->count == cq->cap && grow_ring(cq)) {
 		gdrfab_lock_release(&cq->lock);
 		GDRFAB_WARN(FI_LOG_CQ,
-			    "out of memory growing a CQ past %zu "
-			    "entries\n",
+			    "out of memory growing a CQ past %zu entries\n",
 			    cq->cap);
 		return -FI_ENOMEM;
 	}
@@ -391,8 +390,7 @@ static int check_attr(const struct fi_cq_attr *attr)
 	if (attr->wait_cond != FI_CQ_COND_NONE &&
 	    attr->wait_cond != FI_CQ_COND_THRESHOLD) {
 		GDRFAB_WARN(FI_LOG_CQ,
-			    "fi_cq_open: unknown wait condition "
-			    "%d\n",
+			    "fi_cq_open: unknown wait condition %d\n",
 			    attr->wait_cond);
 		return -FI_EINVAL;
 	}

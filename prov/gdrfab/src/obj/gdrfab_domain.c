@@ -22,11 +22,11 @@ static int domain_close(struct fid *fid)
 		gdrfab_container_of(fid, struct gdrfab_domain, fid.fid);
 
 	if (atomic_load(&domain->ref)) {
-		GDRFAB_WARN(FI_LOG_DOMAIN,
-			    "domain %s still has %d open objects (AVs, CQs, "
-			    "counters, MRs, endpoints)\n",
-			    domain->info->domain_attr->name,
-			    atomic_load(&domain->ref));
+		GDRFAB_WARN(
+			FI_LOG_DOMAIN,
+			"domain %s still has %d open objects (AVs, CQs, counters, MRs, endpoints)\n",
+			domain->info->domain_attr->name,
+			atomic_load(&domain->ref));
 		return -FI_EBUSY;
 	}
 	gdrfab_hmem_domain_fini(domain);
@@ -48,9 +48,9 @@ static int domain_close(struct fid *fid)
 static int domain_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	(void)fid, (void)bfid, (void)flags;
-	GDRFAB_WARN(FI_LOG_DOMAIN, "fi_domain_bind: asynchronous memory "
-				   "registration (an EQ on the domain) is not "
-				   "supported\n");
+	GDRFAB_WARN(
+		FI_LOG_DOMAIN,
+		"fi_domain_bind: asynchronous memory registration (an EQ on the domain) is not supported\n");
 	return -FI_ENOSYS;
 }
 
@@ -66,8 +66,8 @@ static int nosys_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 			 struct fid_stx **stx, void *context)
 {
 	(void)domain, (void)attr, (void)stx, (void)context;
-	GDRFAB_WARN(FI_LOG_DOMAIN, "shared transmit contexts are not "
-				   "supported\n");
+	GDRFAB_WARN(FI_LOG_DOMAIN,
+		    "shared transmit contexts are not supported\n");
 	return -FI_ENOSYS;
 }
 
@@ -75,8 +75,8 @@ static int nosys_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 			 struct fid_ep **rx_ep, void *context)
 {
 	(void)domain, (void)attr, (void)rx_ep, (void)context;
-	GDRFAB_WARN(FI_LOG_DOMAIN, "shared receive contexts are not "
-				   "supported\n");
+	GDRFAB_WARN(FI_LOG_DOMAIN,
+		    "shared receive contexts are not supported\n");
 	return -FI_ENOSYS;
 }
 
@@ -122,12 +122,10 @@ static void nic_atomics_init(struct gdrfab_domain *domain)
 
 	domain->nic_atomic_flag = gdrfab_nic_atomic_cm_flag(mode, cap);
 	if (domain->nic_atomic_flag == GDRFAB_CM_F_NIC_ATOMIC_HCA)
-		GDRFAB_WARN(FI_LOG_DOMAIN,
-			    "%s: FI_GDRFAB_NIC_ATOMICS=unsafe_hca: NIC "
-			    "atomics on an IBV_ATOMIC_HCA device, which are "
-			    "not atomic with respect to message-borne ones on "
-			    "the same location (for tests only)\n",
-			    domain->info->domain_attr->name);
+		GDRFAB_WARN(
+			FI_LOG_DOMAIN,
+			"%s: FI_GDRFAB_NIC_ATOMICS=unsafe_hca: NIC atomics on an IBV_ATOMIC_HCA device, which are not atomic with respect to message-borne ones on the same location (for tests only)\n",
+			domain->info->domain_attr->name);
 	else
 		GDRFAB_INFO(FI_LOG_DOMAIN,
 			    "%s: atomic_cap %s: NIC atomics %s\n",

@@ -61,10 +61,10 @@ int gdrfab_emu_mr_add(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 	}
 	pthread_mutex_unlock(&h->emu_lock);
 	if (ret)
-		GDRFAB_WARN(FI_LOG_MR,
-			    "fi_mr_regattr: no key left for staged GPU "
-			    "memory with remote access (%d in use)\n",
-			    GDRFAB_EMU_MAX_MRS);
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: no key left for staged GPU memory with remote access (%d in use)\n",
+			GDRFAB_EMU_MAX_MRS);
 	return ret;
 }
 

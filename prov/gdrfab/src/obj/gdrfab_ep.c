@@ -50,18 +50,17 @@ static int bind_cq(struct gdrfab_ep *ep, struct gdrfab_cq *cq, uint64_t flags)
 
 	if (flags & ~(uint64_t)EP_CQ_FLAGS ||
 	    !(flags & (FI_TRANSMIT | FI_RECV))) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "fi_ep_bind(cq): flags 0x%llx must "
-			    "name FI_TRANSMIT and/or FI_RECV "
-			    "(and may add "
-			    "FI_SELECTIVE_COMPLETION)\n",
-			    (unsigned long long)flags);
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"fi_ep_bind(cq): flags 0x%llx must name FI_TRANSMIT and/or FI_RECV (and may add FI_SELECTIVE_COMPLETION)\n",
+			(unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
 	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
 	    ((flags & FI_RECV) && ep->rx_cq)) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind(cq): a CQ is already "
-					    "bound for that direction\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"fi_ep_bind(cq): a CQ is already bound for that direction\n");
 		return -FI_EINVAL;
 	}
 	ret = gdrfab_cq_attach_ep(cq, ep);
@@ -96,24 +95,23 @@ static int bind_cntr(struct gdrfab_ep *ep, struct gdrfab_cntr *cntr,
 
 	if ((flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) &&
 	    !(ep->info->caps & FI_RMA_EVENT)) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind(cntr): remote access "
-					    "counters need the endpoint's "
-					    "caps to have FI_RMA_EVENT\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"fi_ep_bind(cntr): remote access counters need the endpoint's caps to have FI_RMA_EVENT\n");
 		return -FI_EINVAL;
 	}
 	if (!flags || (flags & ~(uint64_t)EP_CNTR_FLAGS)) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "fi_ep_bind(cntr): flags 0x%llx "
-			    "must be FI_SEND, FI_RECV, FI_READ, FI_WRITE, "
-			    "FI_REMOTE_READ and/or FI_REMOTE_WRITE\n",
-			    (unsigned long long)flags);
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"fi_ep_bind(cntr): flags 0x%llx must be FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ and/or FI_REMOTE_WRITE\n",
+			(unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
 		if ((flags & map[i].flag) && ep->cntrs[map[i].slot]) {
-			GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind(cntr): a "
-						    "counter is already bound "
-						    "for that event\n");
+			GDRFAB_WARN(
+				FI_LOG_EP_CTRL,
+				"fi_ep_bind(cntr): a counter is already bound for that event\n");
 			return -FI_EINVAL;
 		}
 	}
@@ -156,8 +154,8 @@ static int ep_bind_locked(struct gdrfab_ep *ep, struct fid *bfid,
 		if (av->domain != ep->domain)
 			break;
 		if (ep->av) {
-			GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: an AV is "
-						    "already bound\n");
+			GDRFAB_WARN(FI_LOG_EP_CTRL,
+				    "fi_ep_bind: an AV is already bound\n");
 			return -FI_EINVAL;
 		}
 		ep->av = av;
@@ -171,8 +169,8 @@ static int ep_bind_locked(struct gdrfab_ep *ep, struct fid *bfid,
 		if (eq->fabric != ep->domain->fabric)
 			break;
 		if (ep->eq) {
-			GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: an EQ is "
-						    "already bound\n");
+			GDRFAB_WARN(FI_LOG_EP_CTRL,
+				    "fi_ep_bind: an EQ is already bound\n");
 			return -FI_EINVAL;
 		}
 		ep->eq = eq;
@@ -180,14 +178,15 @@ static int ep_bind_locked(struct gdrfab_ep *ep, struct fid *bfid,
 		return 0;
 	}
 	default:
-		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "fi_ep_bind: cannot bind an object "
-			    "of class %zu to an endpoint\n",
-			    bfid->fclass);
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"fi_ep_bind: cannot bind an object of class %zu to an endpoint\n",
+			bfid->fclass);
 		return -FI_EINVAL;
 	}
-	GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_ep_bind: the object belongs to another "
-				    "domain or fabric\n");
+	GDRFAB_WARN(
+		FI_LOG_EP_CTRL,
+		"fi_ep_bind: the object belongs to another domain or fabric\n");
 	return -FI_EINVAL;
 }
 
@@ -245,12 +244,12 @@ static int listen_for_names(struct gdrfab_ep *ep)
 				 &ep->name);
 	if (!ep->ns) {
 		err = errno;
-		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "fi_enable: cannot answer name queries on UDP "
-			    "port %u (%s): %s\n",
-			    ep->ns_service, strerror(err),
-			    sin ? "no socket address for this endpoint"
-				: "this endpoint is found by its name only");
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"fi_enable: cannot answer name queries on UDP port %u (%s): %s\n",
+			ep->ns_service, strerror(err),
+			sin ? "no socket address for this endpoint"
+			    : "this endpoint is found by its name only");
 		return sin ? gdrfab_errno_to_fi(err) : 0;
 	}
 	ep->ns_service = gdrfab_ns_port(ep->ns);
@@ -279,8 +278,8 @@ static int ep_enable_locked(struct gdrfab_ep *ep)
 		return -FI_ENOAV;
 	}
 	if (!has_tx && !has_rx) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_enable: no CQ or counter is "
-					    "bound\n");
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "fi_enable: no CQ or counter is bound\n");
 		return -FI_ENOCQ;
 	}
 	ret = gdrfab_ud_create(&ud_port, &ep->ud_cq, &ep->ud_qp);
@@ -358,9 +357,9 @@ static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 		return -FI_EINVAL;
 	gdrfab_lock_acquire(&ep->lock);
 	if (!ep->enabled) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_getname before fi_enable: the "
-					    "name includes the endpoint's "
-					    "queue pair, made by fi_enable\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"fi_getname before fi_enable: the name includes the endpoint's queue pair, made by fi_enable\n");
 		ret = -FI_EOPBADSTATE;
 	} else if (ep_fmt(ep) == GDRFAB_FMT_SIN) {
 		/* Its name is where it answers name queries. */
@@ -394,10 +393,9 @@ static int ep_setname(fid_t fid, void *addr, size_t addrlen)
 				  !gdrfab_addr_ipv4(port, &have) || want != have
 			: memcmp(a.gid, port->gid, sizeof(a.gid)) ||
 				  a.port_num != port->port_num || a.qpn_be) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_setname: the name must be this "
-					    "domain's port with qpn 0 (the "
-					    "queue pair is assigned by "
-					    "fi_enable)\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"fi_setname: the name must be this domain's port with qpn 0 (the queue pair is assigned by fi_enable)\n");
 		return -FI_EINVAL;
 	}
 	gdrfab_lock_acquire(&ep->lock);
@@ -461,9 +459,7 @@ static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
 		return gdrfab_ep_hmem_setopt(ep, optname, optval, optlen);
 	default:
 		GDRFAB_INFO(FI_LOG_EP_CTRL,
-			    "fi_setopt: option %d is not "
-			    "supported\n",
-			    optname);
+			    "fi_setopt: option %d is not supported\n", optname);
 		return -FI_ENOPROTOOPT;
 	}
 }
@@ -554,16 +550,15 @@ static int check_info(const struct gdrfab_domain *domain,
 	}
 	if (info->ep_attr->type != FI_EP_RDM &&
 	    info->ep_attr->type != FI_EP_UNSPEC) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "fi_endpoint: type %s (gdrfab "
-			    "offers FI_EP_RDM only)\n",
-			    fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"fi_endpoint: type %s (gdrfab offers FI_EP_RDM only)\n",
+			fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
 		return -FI_EINVAL;
 	}
 	if (info->caps & ~(uint64_t)(GDRFAB_CAPS | FI_HMEM)) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "fi_endpoint: caps %s not "
-			    "supported\n",
+			    "fi_endpoint: caps %s not supported\n",
 			    fi_tostr(&(uint64_t){info->caps &
 						 ~(GDRFAB_CAPS | FI_HMEM)},
 				     FI_TYPE_CAPS));
@@ -571,15 +566,15 @@ static int check_info(const struct gdrfab_domain *domain,
 	}
 	if ((info->caps & FI_HMEM) &&
 	    domain->hmem.path == GDRFAB_CUDA_REG_NONE) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "fi_endpoint: FI_HMEM asked, but "
-					    "this domain has no CUDA\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"fi_endpoint: FI_HMEM asked, but this domain has no CUDA\n");
 		return -FI_EINVAL;
 	}
 	if (info->domain_attr && info->domain_attr->name &&
 	    strcmp(info->domain_attr->name, domain->info->domain_attr->name)) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "fi_endpoint: info is for domain "
-			    "%s, not %s\n",
+			    "fi_endpoint: info is for domain %s, not %s\n",
 			    info->domain_attr->name,
 			    domain->info->domain_attr->name);
 		return -FI_EINVAL;

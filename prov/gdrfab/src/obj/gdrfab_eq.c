@@ -121,9 +121,7 @@ static ssize_t eq_write(struct fid_eq *eq_fid, uint32_t event, const void *buf,
 	(void)flags;
 	if (!buf && len) {
 		GDRFAB_WARN(FI_LOG_EQ,
-			    "fi_eq_write: NULL buffer of %zu "
-			    "bytes\n",
-			    len);
+			    "fi_eq_write: NULL buffer of %zu bytes\n", len);
 		return -FI_EINVAL;
 	}
 	ev = new_event(event, false, buf, len);
@@ -152,8 +150,8 @@ static ssize_t eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 	long long start = gdrfab_now_ms();
 
 	if (eq->wait.signal.fd < 0) {
-		GDRFAB_WARN(FI_LOG_EQ, "fi_eq_sread on an EQ opened with "
-				       "FI_WAIT_NONE\n");
+		GDRFAB_WARN(FI_LOG_EQ,
+			    "fi_eq_sread on an EQ opened with FI_WAIT_NONE\n");
 		return -FI_ENOSYS;
 	}
 	for (;;) {

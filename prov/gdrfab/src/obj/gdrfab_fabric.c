@@ -59,10 +59,10 @@ static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 			ret = gdrfab_waitset_trywait(fids[i]);
 			break;
 		default:
-			GDRFAB_WARN(FI_LOG_FABRIC,
-				    "fi_trywait: fid class %zu has no wait "
-				    "object\n",
-				    fids[i]->fclass);
+			GDRFAB_WARN(
+				FI_LOG_FABRIC,
+				"fi_trywait: fid class %zu has no wait object\n",
+				fids[i]->fclass);
 			return -FI_EINVAL;
 		}
 		if (ret)
@@ -75,8 +75,8 @@ static int no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 			 struct fid_pep **pep, void *context)
 {
 	(void)fabric, (void)info, (void)pep, (void)context;
-	GDRFAB_WARN(FI_LOG_FABRIC, "passive endpoints: gdrfab is FI_EP_RDM "
-				   "only\n");
+	GDRFAB_WARN(FI_LOG_FABRIC,
+		    "passive endpoints: gdrfab is FI_EP_RDM only\n");
 	return -FI_ENOSYS;
 }
 
@@ -128,10 +128,10 @@ int gdrfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **out,
 		return -FI_EINVAL;
 	}
 	if (!fabric_exists(attr->name)) {
-		GDRFAB_WARN(FI_LOG_FABRIC,
-			    "fi_fabric: no active gdrfab port is on fabric "
-			    "%s\n",
-			    attr->name);
+		GDRFAB_WARN(
+			FI_LOG_FABRIC,
+			"fi_fabric: no active gdrfab port is on fabric %s\n",
+			attr->name);
 		return -FI_ENODATA;
 	}
 	fabric = calloc(1, sizeof(*fabric));

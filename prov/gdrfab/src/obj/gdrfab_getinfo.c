@@ -71,10 +71,10 @@ static int set_addrs(struct fi_info *info, const struct request *rq)
 		char text[128];
 
 		gdrfab_addr_to_str(&rq->dest, text, sizeof(text));
-		GDRFAB_INFO(FI_LOG_CORE,
-			    "%s is no socket address: use FI_ADDR_STR or "
-			    "gdrfab's own format for it\n",
-			    text);
+		GDRFAB_INFO(
+			FI_LOG_CORE,
+			"%s is no socket address: use FI_ADDR_STR or gdrfab's own format for it\n",
+			text);
 		return -FI_ENODATA;
 	}
 	return ret;
@@ -191,10 +191,10 @@ static int parse_hints(struct request *rq, const struct fi_info *hints)
 		return 0;
 	rq->fmt = gdrfab_fmt_of(hints->addr_format);
 	if (rq->fmt == GDRFAB_FMT_NONE) {
-		GDRFAB_INFO(FI_LOG_CORE,
-			    "address format %s: gdrfab speaks its own, "
-			    "FI_ADDR_STR and FI_SOCKADDR_IN\n",
-			    fi_tostr(&hints->addr_format, FI_TYPE_ADDR_FORMAT));
+		GDRFAB_INFO(
+			FI_LOG_CORE,
+			"address format %s: gdrfab speaks its own, FI_ADDR_STR and FI_SOCKADDR_IN\n",
+			fi_tostr(&hints->addr_format, FI_TYPE_ADDR_FORMAT));
 		return -FI_ENODATA;
 	}
 	rq->addr_format =

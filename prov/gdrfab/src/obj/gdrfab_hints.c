@@ -220,8 +220,7 @@ static int match_domain(uint32_t version, const struct fi_info *prov,
 		gdrfab_mr_mode_needed(gdrfab_caps_granted(prov, hints, version),
 				      p->mr_mode & FI_MR_HMEM);
 	if (!gdrfab_mr_mode_ok(version, needed, h->mr_mode))
-		UNMET("mr_mode 0x%x does not include what gdrfab needs for "
-		      "these caps (%s)",
+		UNMET("mr_mode 0x%x does not include what gdrfab needs for these caps (%s)",
 		      h->mr_mode, fi_tostr(&needed, FI_TYPE_MR_MODE));
 	return 0;
 }
@@ -276,8 +275,7 @@ int gdrfab_info_match(const struct fi_info *prov, const struct fi_info *hints,
 	case GDRFAB_FMT_SIN:
 		/* The name service listens on the port's IPv4 address. */
 		if (!gdrfab_addr_ipv4(prov->src_addr, NULL))
-			UNMET("socket addresses need a RoCE port with an IPv4 "
-			      "address");
+			UNMET("socket addresses need a RoCE port with an IPv4 address");
 		break;
 	default: break;
 	}

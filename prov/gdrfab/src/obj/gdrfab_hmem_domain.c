@@ -9,12 +9,12 @@
 
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
-#include "gdrfab_verbs_ops.h"
 #include "gdrfab_hmem_domain.h"
 #include "gdrfab_host_cache.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_topo.h"
+#include "gdrfab_verbs_ops.h"
 
 const char *gdrfab_cuda_reg_name(enum gdrfab_cuda_reg path)
 {
@@ -47,8 +47,7 @@ bool gdrfab_hmem_offered(const char **why)
 	if (gdrfab_params.cuda_reg == GDRFAB_CUDA_REG_DMABUF &&
 	    !any_device(true)) {
 		if (why)
-			*why = "FI_GDRFAB_CUDA_REG=dmabuf but no GPU exports "
-			       "dma-bufs";
+			*why = "FI_GDRFAB_CUDA_REG=dmabuf but no GPU exports dma-bufs";
 		return false;
 	}
 	return true;
@@ -59,8 +58,8 @@ bool gdrfab_hmem_offered(const char **why)
  * EOPNOTSUPP (or the call is missing). */
 static bool nic_takes_dmabuf(struct gdrfab_domain *domain)
 {
-	struct ibv_mr *mr = gdrfab_vops->reg_dmabuf_mr(domain->pd, 0, 4096, 0, -1,
-					      IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *mr = gdrfab_vops->reg_dmabuf_mr(
+		domain->pd, 0, 4096, 0, -1, IBV_ACCESS_LOCAL_WRITE);
 
 	if (mr) {
 		gdrfab_vops->dereg_mr(mr);
@@ -82,12 +81,12 @@ static bool gdr_level_allows(struct gdrfab_domain *domain)
 		gdrfab_topo_gdr_class(domain->info, &cls, desc, sizeof(desc));
 
 	if (known == 0 && (int)cls > gdrfab_params.gdr_level) {
-		GDRFAB_INFO(FI_LOG_DOMAIN,
-			    "%s: GPU memory staged through host buffers: %s, "
-			    "farther than FI_GDRFAB_GDR_LEVEL=%s\n",
-			    name, desc,
-			    gdrfab_path_name(
-				    (enum gdrfab_path)gdrfab_params.gdr_level));
+		GDRFAB_INFO(
+			FI_LOG_DOMAIN,
+			"%s: GPU memory staged through host buffers: %s, farther than FI_GDRFAB_GDR_LEVEL=%s\n",
+			name, desc,
+			gdrfab_path_name(
+				(enum gdrfab_path)gdrfab_params.gdr_level));
 		return false;
 	}
 	GDRFAB_INFO(FI_LOG_DOMAIN, "%s: %s: %s\n", name, desc,
@@ -107,54 +106,51 @@ static enum gdrfab_cuda_reg choose_path(struct gdrfab_domain *domain)
 	switch (gdrfab_params.cuda_reg) {
 	case GDRFAB_CUDA_REG_DMABUF:
 		if (!gpu_dmabuf || !nic_dmabuf)
-			GDRFAB_WARN(FI_LOG_DOMAIN,
-				    "%s: FI_GDRFAB_CUDA_REG=dmabuf, but %s: "
-				    "GPU registrations will fail\n",
-				    name,
-				    !gpu_dmabuf ? "no GPU reports dma-buf "
-						  "support (driver or kernel "
-						  "too old?)"
-						: "the NIC refuses dma-buf "
-						  "registrations");
+			GDRFAB_WARN(
+				FI_LOG_DOMAIN,
+				"%s: FI_GDRFAB_CUDA_REG=dmabuf, but %s: GPU registrations will fail\n",
+				name,
+				!gpu_dmabuf
+					? "no GPU reports dma-buf support (driver or kernel too old?)"
+					: "the NIC refuses dma-buf registrations");
 		return GDRFAB_CUDA_REG_DMABUF;
 	case GDRFAB_CUDA_REG_PEERMEM:
 		if (!peermem)
-			GDRFAB_WARN(FI_LOG_DOMAIN,
-				    "%s: FI_GDRFAB_CUDA_REG=peermem, but %s: "
-				    "GPU registrations will likely fail\n",
-				    name, peer_why);
+			GDRFAB_WARN(
+				FI_LOG_DOMAIN,
+				"%s: FI_GDRFAB_CUDA_REG=peermem, but %s: GPU registrations will likely fail\n",
+				name, peer_why);
 		return GDRFAB_CUDA_REG_PEERMEM;
 	case GDRFAB_CUDA_REG_STAGED:
-		GDRFAB_INFO(FI_LOG_DOMAIN,
-			    "%s: GPU memory staged through host buffers "
-			    "(FI_GDRFAB_CUDA_REG=staged)\n",
-			    name);
+		GDRFAB_INFO(
+			FI_LOG_DOMAIN,
+			"%s: GPU memory staged through host buffers (FI_GDRFAB_CUDA_REG=staged)\n",
+			name);
 		return GDRFAB_CUDA_REG_STAGED;
 	}
 	if (!gdr_level_allows(domain))
 		return GDRFAB_CUDA_REG_STAGED;
 	if (gpu_dmabuf && nic_dmabuf) {
-		GDRFAB_INFO(FI_LOG_DOMAIN,
-			    "%s: GPU memory registered through dma-buf (GPU "
-			    "and NIC support it)\n",
-			    name);
+		GDRFAB_INFO(
+			FI_LOG_DOMAIN,
+			"%s: GPU memory registered through dma-buf (GPU and NIC support it)\n",
+			name);
 		return GDRFAB_CUDA_REG_DMABUF;
 	}
 	if (peermem && any_device(false)) {
-		GDRFAB_INFO(FI_LOG_DOMAIN,
-			    "%s: GPU memory registered through peer memory "
-			    "(%s; dma-buf: %s)\n",
-			    name, peer_why,
-			    !gpu_dmabuf ? "GPU lacks it" : "NIC refuses it");
+		GDRFAB_INFO(
+			FI_LOG_DOMAIN,
+			"%s: GPU memory registered through peer memory (%s; dma-buf: %s)\n",
+			name, peer_why,
+			!gpu_dmabuf ? "GPU lacks it" : "NIC refuses it");
 		return GDRFAB_CUDA_REG_PEERMEM;
 	}
-	GDRFAB_INFO(FI_LOG_DOMAIN,
-		    "%s: GPU memory staged through host buffers: dma-buf %s, "
-		    "%s\n",
-		    name,
-		    !gpu_dmabuf ? "unsupported by the GPU"
-				: "refused by the NIC",
-		    peermem ? "and no GPU supports GPUDirect RDMA" : peer_why);
+	GDRFAB_INFO(
+		FI_LOG_DOMAIN,
+		"%s: GPU memory staged through host buffers: dma-buf %s, %s\n",
+		name,
+		!gpu_dmabuf ? "unsupported by the GPU" : "refused by the NIC",
+		peermem ? "and no GPU supports GPUDirect RDMA" : peer_why);
 	return GDRFAB_CUDA_REG_STAGED;
 }
 
@@ -164,12 +160,11 @@ static const char *gdr_failure_hint(enum gdrfab_cuda_reg path, int err)
 	if (path == GDRFAB_CUDA_REG_DMABUF)
 		return err == EOPNOTSUPP || err == EPROTONOSUPPORT
 			       ? "the NIC or its driver refuses dma-buf"
-		       : err == EINVAL ? "the GPU range cannot be exported "
-					 "(IOMMU or BAR mapping?)"
-				       : "dma-buf registration failed";
+		       : err == EINVAL
+			       ? "the GPU range cannot be exported (IOMMU or BAR mapping?)"
+			       : "dma-buf registration failed";
 	if (err == EFAULT || err == EINVAL)
-		return "the kernel cannot pin this GPU memory: is "
-		       "nvidia-peermem loaded (modprobe nvidia-peermem)?";
+		return "the kernel cannot pin this GPU memory: is nvidia-peermem loaded (modprobe nvidia-peermem)?";
 	return "peer-memory registration failed";
 }
 
@@ -185,17 +180,17 @@ static int backend_reg(void *ctx, struct gdrfab_reg *r)
 		ret = gdrfab_cuda_dmabuf_fd((void *)r->start, r->len, &fd,
 					    &off);
 		if (ret) {
-			GDRFAB_WARN(FI_LOG_MR,
-				    "no dma-buf for GPU memory 0x%lx+%zu: "
-				    "the driver refuses to export it\n",
-				    (unsigned long)r->start, r->len);
+			GDRFAB_WARN(
+				FI_LOG_MR,
+				"no dma-buf for GPU memory 0x%lx+%zu: the driver refuses to export it\n",
+				(unsigned long)r->start, r->len);
 			return ret;
 		}
-		r->mr = gdrfab_vops->reg_dmabuf_mr(domain->pd, off, r->len, r->start, fd,
-					  r->access);
+		r->mr = gdrfab_vops->reg_dmabuf_mr(domain->pd, off, r->len,
+						   r->start, fd, r->access);
 	} else {
-		r->mr = gdrfab_vops->reg_mr(domain->pd, (void *)r->start, r->len,
-				   r->access);
+		r->mr = gdrfab_vops->reg_mr(domain->pd, (void *)r->start,
+					    r->len, r->access);
 	}
 	if (r->mr) {
 		r->dmabuf_fd = fd;
@@ -206,20 +201,21 @@ static int backend_reg(void *ctx, struct gdrfab_reg *r)
 	if (fd >= 0)
 		close(fd);
 	if (gpu)
-		GDRFAB_WARN(FI_LOG_MR,
-			    "registering GPU memory 0x%lx+%zu on %s (%s): %s: "
-			    "%s\n",
-			    (unsigned long)r->start, r->len,
-			    domain->info->domain_attr->name,
-			    gdrfab_cuda_reg_name(path), strerror(err),
-			    gdr_failure_hint(path, err));
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"registering GPU memory 0x%lx+%zu on %s (%s): %s: %s\n",
+			(unsigned long)r->start, r->len,
+			domain->info->domain_attr->name,
+			gdrfab_cuda_reg_name(path), strerror(err),
+			gdr_failure_hint(path, err));
 	else
-		GDRFAB_WARN(FI_LOG_MR, "ibv_reg_mr(0x%lx, %zu) on %s: %s%s\n",
-			    (unsigned long)r->start, r->len,
-			    domain->info->domain_attr->name, strerror(err),
-			    err == ENOMEM ? " (is the locked-memory limit, "
-					    "ulimit -l, too low?)"
-					  : "");
+		GDRFAB_WARN(
+			FI_LOG_MR, "ibv_reg_mr(0x%lx, %zu) on %s: %s%s\n",
+			(unsigned long)r->start, r->len,
+			domain->info->domain_attr->name, strerror(err),
+			err == ENOMEM
+				? " (is the locked-memory limit, ulimit -l, too low?)"
+				: "");
 	if (gpu && (err == ENOMEM || err == ENOSPC))
 		return -FI_ENOSPC; /* the cache evicts and retries */
 	if (gpu && (err == EFAULT || err == EINVAL || err == EOPNOTSUPP))

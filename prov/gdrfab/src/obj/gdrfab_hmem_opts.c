@@ -38,19 +38,16 @@ static int set_p2p(struct gdrfab_ep *ep, int mode)
 		if (!p2p_possible(ep)) {
 			GDRFAB_WARN(
 				FI_LOG_EP_CTRL,
-				"FI_HMEM_P2P_REQUIRED: this domain moves "
-				"GPU memory through host buffers (%s)\n",
+				"FI_HMEM_P2P_REQUIRED: this domain moves GPU memory through host buffers (%s)\n",
 				gdrfab_cuda_reg_name(ep->domain->hmem.path));
 			return -FI_EOPNOTSUPP;
 		}
 		break;
 	case FI_HMEM_P2P_DISABLED:
 		if (!ep->cuda_api_permitted) {
-			GDRFAB_WARN(FI_LOG_EP_CTRL,
-				    "FI_HMEM_P2P_DISABLED: GPU memory would "
-				    "go through host buffers with CUDA "
-				    "copies, and FI_OPT_CUDA_API_PERMITTED "
-				    "is false on this endpoint\n");
+			GDRFAB_WARN(
+				FI_LOG_EP_CTRL,
+				"FI_HMEM_P2P_DISABLED: GPU memory would go through host buffers with CUDA copies, and FI_OPT_CUDA_API_PERMITTED is false on this endpoint\n");
 			return -FI_EOPNOTSUPP;
 		}
 		break;
@@ -58,9 +55,7 @@ static int set_p2p(struct gdrfab_ep *ep, int mode)
 	case FI_HMEM_P2P_PREFERRED: break;
 	default:
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "FI_OPT_FI_HMEM_P2P: unknown value "
-			    "%d\n",
-			    mode);
+			    "FI_OPT_FI_HMEM_P2P: unknown value %d\n", mode);
 		return -FI_EINVAL;
 	}
 	ep->hmem_p2p = mode;
@@ -80,27 +75,23 @@ static int set_cuda_permitted(struct gdrfab_ep *ep, bool permitted)
 	int ret = 0;
 
 	if (ep->domain->hmem.path == GDRFAB_CUDA_REG_NONE) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL, "FI_OPT_CUDA_API_PERMITTED: no "
-					    "CUDA in this process\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"FI_OPT_CUDA_API_PERMITTED: no CUDA in this process\n");
 		return -FI_EINVAL;
 	}
 	if (!permitted && (ep->info->caps & FI_HMEM)) {
 		if (!p2p_possible(ep)) {
 			GDRFAB_WARN(
 				FI_LOG_EP_CTRL,
-				"FI_OPT_CUDA_API_PERMITTED=false: this "
-				"domain moves GPU memory through host "
-				"buffers with CUDA copies (%s: no "
-				"GPUDirect)\n",
+				"FI_OPT_CUDA_API_PERMITTED=false: this domain moves GPU memory through host buffers with CUDA copies (%s: no GPUDirect)\n",
 				gdrfab_cuda_reg_name(ep->domain->hmem.path));
 			return -FI_EOPNOTSUPP;
 		}
 		if (ep->hmem_p2p == FI_HMEM_P2P_DISABLED) {
-			GDRFAB_WARN(FI_LOG_EP_CTRL,
-				    "FI_OPT_CUDA_API_PERMITTED=false: "
-				    "FI_HMEM_P2P_DISABLED stages this "
-				    "endpoint's GPU memory with CUDA "
-				    "copies\n");
+			GDRFAB_WARN(
+				FI_LOG_EP_CTRL,
+				"FI_OPT_CUDA_API_PERMITTED=false: FI_HMEM_P2P_DISABLED stages this endpoint's GPU memory with CUDA copies\n");
 			return -FI_EOPNOTSUPP;
 		}
 		/* Enabled already: the loopback QP is made now, not on

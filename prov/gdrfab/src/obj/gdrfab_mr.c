@@ -72,11 +72,9 @@ static int mr_close(struct fid *fid)
 static int mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	(void)fid, (void)bfid, (void)flags;
-	GDRFAB_WARN(FI_LOG_MR, "fi_mr_bind: gdrfab needs no FI_MR_ENDPOINT "
-			       "binding, and counts RMA aimed at an endpoint "
-			       "(FI_RMA_EVENT: bind the counter to the "
-			       "endpoint with FI_REMOTE_WRITE/READ), not per "
-			       "memory region\n");
+	GDRFAB_WARN(
+		FI_LOG_MR,
+		"fi_mr_bind: gdrfab needs no FI_MR_ENDPOINT binding, and counts RMA aimed at an endpoint (FI_RMA_EVENT: bind the counter to the endpoint with FI_REMOTE_WRITE/READ), not per memory region\n");
 	return -FI_ENOSYS;
 }
 
@@ -108,17 +106,18 @@ static int check_flags(const struct fi_mr_attr *attr, uint64_t flags)
 		return -FI_EBADFLAGS;
 	}
 	if ((flags & FI_HMEM_DEVICE_ONLY) && (flags & FI_HMEM_HOST_ALLOC)) {
-		GDRFAB_WARN(FI_LOG_MR, "fi_mr_regattr: FI_HMEM_DEVICE_ONLY "
-				       "and FI_HMEM_HOST_ALLOC together\n");
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: FI_HMEM_DEVICE_ONLY and FI_HMEM_HOST_ALLOC together\n");
 		return -FI_EINVAL;
 	}
 	if ((flags & (FI_HMEM_DEVICE_ONLY | FI_HMEM_HOST_ALLOC)) &&
 	    attr->iface == FI_HMEM_SYSTEM) {
-		GDRFAB_WARN(FI_LOG_MR,
-			    "fi_mr_regattr: FI_HMEM_%s needs a device iface, "
-			    "not FI_HMEM_SYSTEM\n",
-			    flags & FI_HMEM_DEVICE_ONLY ? "DEVICE_ONLY"
-							: "HOST_ALLOC");
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: FI_HMEM_%s needs a device iface, not FI_HMEM_SYSTEM\n",
+			flags & FI_HMEM_DEVICE_ONLY ? "DEVICE_ONLY"
+						    : "HOST_ALLOC");
 		return -FI_EINVAL;
 	}
 	return 0;
@@ -143,10 +142,10 @@ static int check_regattr(const struct fi_mr_attr *attr, uint64_t flags)
 		return -FI_EINVAL;
 	}
 	if (attr->iov_count != 1 || !attr->mr_iov) {
-		GDRFAB_WARN(FI_LOG_MR,
-			    "fi_mr_reg: %zu iovecs (gdrfab's "
-			    "mr_iov_limit is 1)\n",
-			    attr->iov_count);
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_reg: %zu iovecs (gdrfab's mr_iov_limit is 1)\n",
+			attr->iov_count);
 		return -FI_EINVAL;
 	}
 	if (!attr->mr_iov[0].iov_base && attr->mr_iov[0].iov_len) {
@@ -155,15 +154,16 @@ static int check_regattr(const struct fi_mr_attr *attr, uint64_t flags)
 		return -FI_EINVAL;
 	}
 	if (attr->auth_key_size) {
-		GDRFAB_WARN(FI_LOG_MR, "fi_mr_reg: authorization keys are not "
-				       "supported\n");
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_reg: authorization keys are not supported\n");
 		return -FI_EINVAL;
 	}
 	if (attr->iface != FI_HMEM_SYSTEM && attr->iface != FI_HMEM_CUDA) {
-		GDRFAB_WARN(FI_LOG_MR,
-			    "fi_mr_regattr: iface %s: gdrfab registers host "
-			    "and CUDA memory only\n",
-			    fi_tostr(&attr->iface, FI_TYPE_HMEM_IFACE));
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: iface %s: gdrfab registers host and CUDA memory only\n",
+			fi_tostr(&attr->iface, FI_TYPE_HMEM_IFACE));
 		return -FI_ENOSYS;
 	}
 	return 0;
@@ -182,9 +182,9 @@ static int classify(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 	m->device = -1;
 	if (attr->iface == FI_HMEM_CUDA &&
 	    domain->hmem.path == GDRFAB_CUDA_REG_NONE) {
-		GDRFAB_WARN(FI_LOG_MR, "fi_mr_regattr: FI_HMEM_CUDA memory, "
-				       "but this domain has no CUDA (see "
-				       "FI_LOG_LEVEL=info for why)\n");
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: FI_HMEM_CUDA memory, but this domain has no CUDA (see FI_LOG_LEVEL=info for why)\n");
 		return -FI_ENOSYS;
 	}
 	/* Host registrations are classified only once the application has
@@ -199,11 +199,10 @@ static int classify(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 		return ret;
 	if (attr->iface == FI_HMEM_SYSTEM) {
 		if (m->kind == GDRFAB_MEM_CUDA_DEVICE) {
-			GDRFAB_WARN(FI_LOG_MR,
-				    "fi_mr_regattr: %p is GPU memory (device "
-				    "%d) registered as FI_HMEM_SYSTEM: use "
-				    "iface FI_HMEM_CUDA\n",
-				    iov->iov_base, m->device);
+			GDRFAB_WARN(
+				FI_LOG_MR,
+				"fi_mr_regattr: %p is GPU memory (device %d) registered as FI_HMEM_SYSTEM: use iface FI_HMEM_CUDA\n",
+				iov->iov_base, m->device);
 			return -FI_EINVAL;
 		}
 		return 0;
@@ -214,45 +213,44 @@ static int classify(struct gdrfab_domain *domain, struct gdrfab_mr *mr,
 		if (m->kind == GDRFAB_MEM_CUDA_HOST ||
 		    m->kind == GDRFAB_MEM_HOST)
 			return 0;
-		GDRFAB_WARN(FI_LOG_MR,
-			    "fi_mr_regattr: %p is GPU memory, but the flags "
-			    "say FI_HMEM_HOST_ALLOC\n",
-			    iov->iov_base);
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: %p is GPU memory, but the flags say FI_HMEM_HOST_ALLOC\n",
+			iov->iov_base);
 		return -FI_EINVAL;
 	}
 	switch (m->kind) {
 	case GDRFAB_MEM_CUDA_MANAGED:
-		GDRFAB_WARN(FI_LOG_MR,
-			    "fi_mr_regattr: %p is CUDA managed memory, which "
-			    "is not safe for GPUDirect RDMA (its pages "
-			    "migrate): register device memory instead\n",
-			    iov->iov_base);
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: %p is CUDA managed memory, which is not safe for GPUDirect RDMA (its pages migrate): register device memory instead\n",
+			iov->iov_base);
 		return -FI_EINVAL;
 	case GDRFAB_MEM_CUDA_DEVICE: break;
 	default:
-		GDRFAB_WARN(FI_LOG_MR,
-			    "fi_mr_regattr: %p is %s, not GPU memory, but "
-			    "iface is FI_HMEM_CUDA\n",
-			    iov->iov_base,
-			    m->kind == GDRFAB_MEM_CUDA_HOST
-				    ? "CUDA-pinned host memory"
-				    : "host memory (or a freed pointer)");
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: %p is %s, not GPU memory, but iface is FI_HMEM_CUDA\n",
+			iov->iov_base,
+			m->kind == GDRFAB_MEM_CUDA_HOST
+				? "CUDA-pinned host memory"
+				: "host memory (or a freed pointer)");
 		return -FI_EINVAL;
 	}
 	if (m->size &&
 	    (uintptr_t)iov->iov_base + iov->iov_len > m->base + m->size) {
-		GDRFAB_WARN(FI_LOG_MR,
-			    "fi_mr_regattr: %p+%zu runs past its CUDA "
-			    "allocation (0x%lx+%zu)\n",
-			    iov->iov_base, iov->iov_len, (unsigned long)m->base,
-			    m->size);
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: %p+%zu runs past its CUDA allocation (0x%lx+%zu)\n",
+			iov->iov_base, iov->iov_len, (unsigned long)m->base,
+			m->size);
 		return -FI_EINVAL;
 	}
 	if (attr->device.cuda != m->device)
-		GDRFAB_INFO(FI_LOG_MR,
-			    "fi_mr_regattr: device.cuda %d, but the memory "
-			    "is on device %d: using %d\n",
-			    attr->device.cuda, m->device, m->device);
+		GDRFAB_INFO(
+			FI_LOG_MR,
+			"fi_mr_regattr: device.cuda %d, but the memory is on device %d: using %d\n",
+			attr->device.cuda, m->device, m->device);
 	atomic_store(&domain->hmem.cuda_used, true);
 	gdrfab_cuda_sync_memops(m); /* refusal (VMM) is logged, not fatal */
 	mr->desc.staged = domain->hmem.path == GDRFAB_CUDA_REG_STAGED;
@@ -317,14 +315,15 @@ static int dmabuf_as_iov(const struct fi_mr_attr *attr, struct fi_mr_attr *copy,
 		(const struct fi_mr_dmabuf *)(const void *)attr->mr_iov;
 
 	if (!d || attr->iov_count != 1) {
-		GDRFAB_WARN(FI_LOG_MR, "fi_mr_regattr: FI_MR_DMABUF needs one "
-				       "struct fi_mr_dmabuf\n");
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: FI_MR_DMABUF needs one struct fi_mr_dmabuf\n");
 		return -FI_EINVAL;
 	}
 	if (attr->iface != FI_HMEM_CUDA || !d->base_addr) {
-		GDRFAB_WARN(FI_LOG_MR,
-			    "fi_mr_regattr: FI_MR_DMABUF is served for "
-			    "FI_HMEM_CUDA memory with its base_addr only\n");
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: FI_MR_DMABUF is served for FI_HMEM_CUDA memory with its base_addr only\n");
 		return -FI_EOPNOTSUPP;
 	}
 	if (d->fd < 0 || fcntl(d->fd, F_GETFD) < 0) {
@@ -334,8 +333,9 @@ static int dmabuf_as_iov(const struct fi_mr_attr *attr, struct fi_mr_attr *copy,
 		return -FI_EINVAL;
 	}
 	if (d->offset > UINTPTR_MAX - (uintptr_t)d->base_addr) {
-		GDRFAB_WARN(FI_LOG_MR, "fi_mr_regattr: FI_MR_DMABUF offset "
-				       "wraps the address space\n");
+		GDRFAB_WARN(
+			FI_LOG_MR,
+			"fi_mr_regattr: FI_MR_DMABUF offset wraps the address space\n");
 		return -FI_EINVAL;
 	}
 	*copy = *attr;
@@ -454,27 +454,27 @@ int gdrfab_mr_check_desc(const struct gdrfab_domain *domain, const void *desc,
 		return -FI_EINVAL;
 	}
 	if (mr->fid.fid.ops != &mr_fi_ops) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "descriptor %p for %p+%zu is not a gdrfab MR's "
-			    "(fi_mr_desc)\n",
-			    desc, buf, len);
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"descriptor %p for %p+%zu is not a gdrfab MR's (fi_mr_desc)\n",
+			desc, buf, len);
 		return -FI_EINVAL;
 	}
 	if (mr->domain != domain) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "descriptor %p for %p+%zu: its MR belongs to "
-			    "domain %s, not the endpoint's (%s)\n",
-			    desc, buf, len, mr->domain->info->domain_attr->name,
-			    domain->info->domain_attr->name);
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"descriptor %p for %p+%zu: its MR belongs to domain %s, not the endpoint's (%s)\n",
+			desc, buf, len, mr->domain->info->domain_attr->name,
+			domain->info->domain_attr->name);
 		return -FI_EINVAL;
 	}
 	base = (uintptr_t)mr->desc.base;
 	if (len && (b < base || b - base > mr->desc.len ||
 		    len > mr->desc.len - (b - base))) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "descriptor %p: %p+%zu is outside its MR "
-			    "(%p+%zu)\n",
-			    desc, buf, len, mr->desc.base, mr->desc.len);
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"descriptor %p: %p+%zu is outside its MR (%p+%zu)\n",
+			desc, buf, len, mr->desc.base, mr->desc.len);
 		return -FI_EINVAL;
 	}
 	return 0;

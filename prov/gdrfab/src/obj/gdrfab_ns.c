@@ -86,10 +86,10 @@ static void answer_queries(struct gdrfab_ns_responder *r)
 		    memcmp(buf, query_magic, sizeof(query_magic))) {
 			if (gdrfab_ratelimit_ok(&r->warn, gdrfab_tick_ms(),
 						&left_out))
-				GDRFAB_WARN(FI_LOG_EP_CTRL,
-					    "name service: a %zd-byte datagram "
-					    "that is no query dropped\n",
-					    n);
+				GDRFAB_WARN(
+					FI_LOG_EP_CTRL,
+					"name service: a %zd-byte datagram that is no query dropped\n",
+					n);
 			continue;
 		}
 		/* A full socket buffer drops the answer as UDP may: the
@@ -167,8 +167,7 @@ void gdrfab_ns_stop(struct gdrfab_ns_responder *r)
 	if (write(r->stop, &one, sizeof(one)) != sizeof(one)) {
 		/* Its thread still runs: leave it what it reads. */
 		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "name service: cannot stop its "
-			    "thread: %s\n",
+			    "name service: cannot stop its thread: %s\n",
 			    strerror(errno));
 		return;
 	}
@@ -201,10 +200,10 @@ int gdrfab_ns_service_addr(const char *node, const char *service,
 
 	port = service ? strtoul(service, &end, 10) : 0;
 	if (!service || !*service || *end || !port || port > 65535) {
-		GDRFAB_WARN(FI_LOG_CORE,
-			    "service \"%s\" is not a UDP port number (gdrfab "
-			    "endpoints answer name queries on one)\n",
-			    service ? service : "(null)");
+		GDRFAB_WARN(
+			FI_LOG_CORE,
+			"service \"%s\" is not a UDP port number (gdrfab endpoints answer name queries on one)\n",
+			service ? service : "(null)");
 		return -FI_EINVAL;
 	}
 	err = getaddrinfo(node, service, &hints, &res);

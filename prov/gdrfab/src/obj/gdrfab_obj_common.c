@@ -80,18 +80,18 @@ int gdrfab_waitobj_check(int subsys, const char *call, enum fi_wait_obj obj,
 	case FI_WAIT_SET:
 	case FI_WAIT_MUTEX_COND:
 		if (!(accepted & GDRFAB_WAITOBJ_BIT(obj))) {
-			GDRFAB_WARN(subsys,
-				    "%s: wait object %s is not supported (use "
-				    "FI_WAIT_FD)\n",
-				    call, gdrfab_wait_obj_str(obj));
+			GDRFAB_WARN(
+				subsys,
+				"%s: wait object %s is not supported (use FI_WAIT_FD)\n",
+				call, gdrfab_wait_obj_str(obj));
 			return -FI_ENOSYS;
 		}
 		if (obj == FI_WAIT_SET &&
 		    !gdrfab_is_waitset(set ? &set->fid : NULL)) {
-			GDRFAB_WARN(subsys,
-				    "%s: FI_WAIT_SET without a gdrfab wait "
-				    "set\n",
-				    call);
+			GDRFAB_WARN(
+				subsys,
+				"%s: FI_WAIT_SET without a gdrfab wait set\n",
+				call);
 			return -FI_EINVAL;
 		}
 		return 0;

@@ -161,9 +161,9 @@ static int poll_add(struct fid_poll *fid, struct fid *event_fid, uint64_t flags)
 		return -FI_EBADFLAGS;
 	}
 	if (!pollable(ps->domain, event_fid)) {
-		GDRFAB_WARN(FI_LOG_DOMAIN,
-			    "fi_poll_add: not a CQ or counter of this "
-			    "domain\n");
+		GDRFAB_WARN(
+			FI_LOG_DOMAIN,
+			"fi_poll_add: not a CQ or counter of this domain\n");
 		return -FI_EINVAL;
 	}
 	gdrfab_lock_acquire(&ps->lock);
@@ -376,8 +376,8 @@ int gdrfab_waitset_join(struct fid_wait *wait, struct fid *member)
 	int ret;
 
 	if (!wait || !gdrfab_is_waitset(&wait->fid)) {
-		GDRFAB_WARN(FI_LOG_FABRIC, "FI_WAIT_SET: wait_set is not a "
-					   "gdrfab wait set\n");
+		GDRFAB_WARN(FI_LOG_FABRIC,
+			    "FI_WAIT_SET: wait_set is not a gdrfab wait set\n");
 		return -FI_EINVAL;
 	}
 	ws = gdrfab_container_of(wait, struct gdrfab_waitset, fid);
@@ -421,10 +421,10 @@ int gdrfab_wait_open(struct fid_fabric *fabric_fid, struct fi_wait_attr *attr,
 		return -FI_EBADFLAGS;
 	}
 	if (attr->wait_obj != FI_WAIT_UNSPEC && attr->wait_obj != FI_WAIT_FD) {
-		GDRFAB_WARN(FI_LOG_FABRIC,
-			    "fi_wait_open: wait object %s is not supported "
-			    "(FI_WAIT_FD is)\n",
-			    gdrfab_wait_obj_str(attr->wait_obj));
+		GDRFAB_WARN(
+			FI_LOG_FABRIC,
+			"fi_wait_open: wait object %s is not supported (FI_WAIT_FD is)\n",
+			gdrfab_wait_obj_str(attr->wait_obj));
 		return -FI_ENOSYS;
 	}
 	ws = calloc(1, sizeof(*ws));

@@ -49,8 +49,8 @@ static ssize_t rma_readv(struct fid_ep *ep, const struct iovec *iov,
 static int check_msg(const struct fi_msg_rma *msg)
 {
 	if (!msg || msg->rma_iov_count != 1 || !msg->rma_iov) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "RMA message needs exactly one "
-					    "remote segment\n");
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "RMA message needs exactly one remote segment\n");
 		return -FI_EINVAL;
 	}
 	/* The local iovec is summed below, before do_rma checks it: a count
@@ -65,8 +65,8 @@ static int check_msg(const struct fi_msg_rma *msg)
 	}
 	if (gdrfab_iov_len(msg->msg_iov, msg->iov_count) !=
 	    msg->rma_iov[0].len) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "RMA local and remote lengths "
-					    "differ\n");
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "RMA local and remote lengths differ\n");
 		return -FI_EINVAL;
 	}
 	return 0;

@@ -174,12 +174,11 @@ static void warn_peer(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	char peer[128];
 
 	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
-	GDRFAB_WIRE_WARN(proto, FI_LOG_EP_DATA,
-			 "atomic (op %u, datatype %u, %u elements) at 0x%llx "
-			 "key 0x%llx from %s refused: %s",
-			 w->op, w->datatype, w->count,
-			 (unsigned long long)h->tag, (unsigned long long)w->key,
-			 peer, why);
+	GDRFAB_WIRE_WARN(
+		proto, FI_LOG_EP_DATA,
+		"atomic (op %u, datatype %u, %u elements) at 0x%llx key 0x%llx from %s refused: %s",
+		w->op, w->datatype, w->count, (unsigned long long)h->tag,
+		(unsigned long long)w->key, peer, why);
 }
 
 /* Whether an answer can be sent now (a request, and a bounce buffer for
@@ -277,8 +276,8 @@ void gdrfab_atomic_handle(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	}
 	b = malloc(sizeof(*b) + HDR + h->size);
 	if (!b) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "out of memory for a waiting "
-					    "atomic: dropped\n");
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "out of memory for a waiting atomic: dropped\n");
 		return;
 	}
 	memcpy(b->msg, h, HDR + h->size);
@@ -324,8 +323,7 @@ void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 {
 	struct gdrfab_list *it, *tmp;
 
-	gdrfab_list_for_each_safe(&conn->rndv_wait, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&conn->rndv_wait, it, tmp) {
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 		const uint8_t *p = (const uint8_t *)(h + 1);
@@ -347,8 +345,7 @@ void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 				   gdrfab_iov_len(req->iov, req->iov_count)) {
 			GDRFAB_WIRE_WARN(
 				proto, FI_LOG_EP_DATA,
-				"atomic answer of %llu bytes for %zu "
-				"expected",
+				"atomic answer of %llu bytes for %zu expected",
 				(unsigned long long)h->size,
 				gdrfab_iov_len(req->iov, req->iov_count));
 			req->error = FI_EIO;

@@ -95,11 +95,11 @@ void gdrfab_atomic_nic_failed(struct gdrfab_proto *proto,
 	if (wc->status == IBV_WC_WR_FLUSH_ERR)
 		return; /* the connection failed for another reason */
 	gdrfab_addr_to_str(&req->conn->peer, peer, sizeof(peer));
-	GDRFAB_WARN(FI_LOG_EP_DATA,
-		    "NIC atomic %s at 0x%llx key 0x%x on %s failed: %s "
-		    "(the target's NIC refused the key or range)\n",
-		    req->nic_cswap ? "CMP_SWP" : "FETCH_ADD",
-		    (unsigned long long)req->rseg[0].addr, req->rseg[0].rkey,
-		    peer, ibv_wc_status_str(wc->status));
+	GDRFAB_WARN(
+		FI_LOG_EP_DATA,
+		"NIC atomic %s at 0x%llx key 0x%x on %s failed: %s (the target's NIC refused the key or range)\n",
+		req->nic_cswap ? "CMP_SWP" : "FETCH_ADD",
+		(unsigned long long)req->rseg[0].addr, req->rseg[0].rkey, peer,
+		ibv_wc_status_str(wc->status));
 	(void)proto;
 }

@@ -89,10 +89,10 @@ static void mark_broken(struct gdrfab_proto *proto, const char *why)
 		return;
 	proto->ud_broken = true;
 	proto->ud_broken_ms = gdrfab_tick_ms();
-	GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
-			 "connection QP %u left the ready state (%s): "
-			 "resetting it",
-			 proto->ud_qp->qp_num, why);
+	GDRFAB_WIRE_WARN(
+		proto, FI_LOG_EP_CTRL,
+		"connection QP %u left the ready state (%s): resetting it",
+		proto->ud_qp->qp_num, why);
 }
 
 bool gdrfab_ud_send(struct gdrfab_proto *proto, const struct gdrfab_addr *peer,
@@ -218,10 +218,10 @@ void gdrfab_ud_check(struct gdrfab_proto *proto)
 		return;
 	err = gdrfab_ud_reset(proto->ud_qp, proto->env.port_num);
 	if (err) {
-		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
-				 "connection QP %u cannot be reset: %s; peers "
-				 "cannot connect to this endpoint",
-				 proto->ud_qp->qp_num, strerror(err));
+		GDRFAB_WIRE_WARN(
+			proto, FI_LOG_EP_CTRL,
+			"connection QP %u cannot be reset: %s; peers cannot connect to this endpoint",
+			proto->ud_qp->qp_num, strerror(err));
 		return;
 	}
 	proto->ud_gen++;
@@ -234,8 +234,8 @@ void gdrfab_ud_check(struct gdrfab_proto *proto)
 			return;
 		}
 	}
-	GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
-			 "connection QP %u is ready again, same number: "
-			 "peers reach this endpoint by its name as before",
-			 proto->ud_qp->qp_num);
+	GDRFAB_WIRE_WARN(
+		proto, FI_LOG_EP_CTRL,
+		"connection QP %u is ready again, same number: peers reach this endpoint by its name as before",
+		proto->ud_qp->qp_num);
 }

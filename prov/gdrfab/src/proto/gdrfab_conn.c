@@ -384,8 +384,7 @@ static void resolve_done(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		gdrfab_conn_fail(conn, FI_ENOMEM, 0);
 		return;
 	}
-	gdrfab_list_for_each_safe(&conn->pending, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&conn->pending, it, tmp) {
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
@@ -410,8 +409,7 @@ static void resolve_done(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	gdrfab_conn_put(conn);
 	if (target->state == GDRFAB_CONN_FAILED) {
 		/* Its requests fail as a send to it would. */
-		gdrfab_list_for_each_safe(&target->pending, it, tmp)
-		{
+		gdrfab_list_for_each_safe (&target->pending, it, tmp) {
 			struct gdrfab_req *req =
 				gdrfab_list_entry(it, struct gdrfab_req, entry);
 
@@ -549,24 +547,21 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 	/* Outstanding work requests come back flushed. */
 	if (conn->qp)
 		gdrfab_vops->modify_qp(conn->qp, &attr, IBV_QP_STATE);
-	gdrfab_list_for_each_safe(&conn->pending, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&conn->pending, it, tmp) {
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
 		gdrfab_list_remove(&req->entry);
 		gdrfab_req_fail(proto, req, err, prov_errno);
 	}
-	gdrfab_list_for_each_safe(&conn->rndv_wait, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&conn->rndv_wait, it, tmp) {
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
 		gdrfab_list_remove(&req->entry);
 		gdrfab_req_fail(proto, req, err, prov_errno);
 	}
-	gdrfab_list_for_each_safe(&conn->atomic_hold, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&conn->atomic_hold, it, tmp) {
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
@@ -600,11 +595,10 @@ static enum gdrfab_cm_reject settings_differ(struct gdrfab_proto *proto,
 	if (msg->eager_max == proto->eager_max)
 		return 0;
 	peer_name(msg, peer, sizeof(peer));
-	GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
-			 "connection with %s refused: FI_GDRFAB_EAGER_MAX is "
-			 "%u there and %zu here; every process must use "
-			 "the same value",
-			 peer, msg->eager_max, proto->eager_max);
+	GDRFAB_WIRE_WARN(
+		proto, FI_LOG_EP_CTRL,
+		"connection with %s refused: FI_GDRFAB_EAGER_MAX is %u there and %zu here; every process must use the same value",
+		peer, msg->eager_max, proto->eager_max);
 	return GDRFAB_REJECT_EAGER_MAX;
 }
 
@@ -659,11 +653,10 @@ static void accept_new(struct gdrfab_proto *proto,
 	}
 	if (proto->half_open >= gdrfab_params.half_open_max) {
 		peer_name(msg, peer, sizeof(peer));
-		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
-				 "request from %s dropped: %d connections "
-				 "wait for confirmation "
-				 "(FI_GDRFAB_HALF_OPEN_MAX)",
-				 peer, proto->half_open);
+		GDRFAB_WIRE_WARN(
+			proto, FI_LOG_EP_CTRL,
+			"request from %s dropped: %d connections wait for confirmation (FI_GDRFAB_HALF_OPEN_MAX)",
+			peer, proto->half_open);
 		return;
 	}
 	/* No QP for a peer we cannot answer yet: it resends. */
@@ -707,10 +700,10 @@ static void handle_req(struct gdrfab_proto *proto,
 	if (conn->state == GDRFAB_CONN_CONNECTED &&
 	    msg->nonce != conn->peer_nonce) {
 		peer_name(msg, peer, sizeof(peer));
-		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
-				 "request naming connected peer %s dropped: "
-				 "wrong nonce (spoofed or stale)",
-				 peer);
+		GDRFAB_WIRE_WARN(
+			proto, FI_LOG_EP_CTRL,
+			"request naming connected peer %s dropped: wrong nonce (spoofed or stale)",
+			peer);
 		return;
 	}
 	if (conn->remote_qpn == msg->qpn && msg->nonce == conn->peer_nonce) {
@@ -783,11 +776,10 @@ static void handle_rej(struct gdrfab_proto *proto,
 	    conn->qp->qp_num != msg->qpn)
 		return;
 	peer_name(msg, peer, sizeof(peer));
-	GDRFAB_WARN(FI_LOG_EP_CTRL,
-		    "%s refused the connection: FI_GDRFAB_EAGER_MAX is %u "
-		    "there and %zu here; every process must use the same "
-		    "value\n",
-		    peer, msg->eager_max, proto->eager_max);
+	GDRFAB_WARN(
+		FI_LOG_EP_CTRL,
+		"%s refused the connection: FI_GDRFAB_EAGER_MAX is %u there and %zu here; every process must use the same value\n",
+		peer, msg->eager_max, proto->eager_max);
 	gdrfab_conn_fail(conn, FI_ECONNREFUSED, GDRFAB_PERR_SETTINGS);
 }
 
@@ -875,8 +867,7 @@ static void async_errors(struct gdrfab_proto *proto)
 
 	if (!atomic_exchange(&proto->async_events, 0))
 		return;
-	gdrfab_list_for_each_safe(&proto->conns, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&proto->conns, it, tmp) {
 		struct gdrfab_conn *conn =
 			gdrfab_list_entry(it, struct gdrfab_conn, entry);
 		int event = atomic_exchange(&conn->owner.event, 0);
@@ -903,8 +894,7 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 	if (proto->env.av)
 		proto->ops->av_progress(proto->env.av);
 	gdrfab_ud_check(proto);
-	gdrfab_list_for_each_safe(&proto->conns, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&proto->conns, it, tmp) {
 		struct gdrfab_conn *conn =
 			gdrfab_list_entry(it, struct gdrfab_conn, entry);
 		bool waiting = conn->state == GDRFAB_CONN_CONNECTING ||
@@ -952,7 +942,8 @@ void gdrfab_conn_destroy_all(struct gdrfab_proto *proto)
 {
 	struct gdrfab_list *it, *tmp;
 
-	gdrfab_list_for_each_safe(&proto->conns, it, tmp) gdrfab_conn_fail(
-		gdrfab_list_entry(it, struct gdrfab_conn, entry), FI_ECANCELED,
-		GDRFAB_PERR_CANCELED);
+	gdrfab_list_for_each_safe (&proto->conns, it, tmp)
+		gdrfab_conn_fail(
+			gdrfab_list_entry(it, struct gdrfab_conn, entry),
+			FI_ECANCELED, GDRFAB_PERR_CANCELED);
 }

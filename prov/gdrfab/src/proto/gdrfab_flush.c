@@ -32,10 +32,10 @@ static int flush_start(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	default: return 0;
 	}
 	if (!rkey) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "GPU memory at %#llx has no key to read it back "
-			    "with: its writes cannot be flushed\n",
-			    (unsigned long long)addr);
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"GPU memory at %#llx has no key to read it back with: its writes cannot be flushed\n",
+			(unsigned long long)addr);
 		return -FI_EIO;
 	}
 	/* Off every list (a connection failing meanwhile must not finish
@@ -110,9 +110,9 @@ void gdrfab_flush_writedata(struct gdrfab_proto *proto,
 		 * control reserve, as other steps of data that arrived. */
 		st = gdrfab_req_alloc(proto, true);
 		if (!st) {
-			GDRFAB_WARN(FI_LOG_EP_DATA,
-				    "no request left to flush an fi_writedata "
-				    "into GPU memory: reported as failed\n");
+			GDRFAB_WARN(
+				FI_LOG_EP_DATA,
+				"no request left to flush an fi_writedata into GPU memory: reported as failed\n");
 			ret = -FI_EAGAIN;
 			goto complete;
 		}

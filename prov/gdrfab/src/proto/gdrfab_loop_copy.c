@@ -27,8 +27,8 @@
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
-#include "gdrfab_verbs_ops.h"
 #include "gdrfab_strerror.h"
+#include "gdrfab_verbs_ops.h"
 
 /* Work requests in flight on the loopback QP: a step takes one WRITE per
  * GPU piece of the receive (at most GDRFAB_MAX_IOV) and the READ. */
@@ -73,7 +73,8 @@ static struct gdrfab_loop *loop_get(struct gdrfab_proto *proto)
 	gdrfab_list_init(&l->flush_waiting);
 	l->sq_avail = LOOP_SQ;
 	l->flush_avail = FLUSH_SQ;
-	l->cq = gdrfab_vops->create_cq(proto->ctx, LOOP_SQ + FLUSH_SQ, NULL, NULL, 0);
+	l->cq = gdrfab_vops->create_cq(proto->ctx, LOOP_SQ + FLUSH_SQ, NULL,
+				       NULL, 0);
 	if (!l->cq) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "loopback CQ: %s\n",
 			    strerror(errno));
@@ -99,20 +100,22 @@ int gdrfab_loop_open(struct gdrfab_proto *proto)
 	/* Each piece is kept once made: a later attempt makes only what
 	 * is missing. */
 	if (!l->rx_mr)
-		l->rx_mr = gdrfab_vops->reg_mr(pd, proto->rx_mem,
-				      proto->rxbuf_cnt * proto->rxbuf_size, 0);
+		l->rx_mr = gdrfab_vops->reg_mr(
+			pd, proto->rx_mem, proto->rxbuf_cnt * proto->rxbuf_size,
+			0);
 	if (!l->scratch_mr)
-		l->scratch_mr = gdrfab_vops->reg_mr(pd, &l->scratch, sizeof(l->scratch),
-					   IBV_ACCESS_LOCAL_WRITE);
+		l->scratch_mr =
+			gdrfab_vops->reg_mr(pd, &l->scratch, sizeof(l->scratch),
+					    IBV_ACCESS_LOCAL_WRITE);
 	if (l->rx_mr && l->scratch_mr)
 		l->qp = gdrfab_hmem_loop_qp(&env->port_addr, env->port_num,
 					    env->gid_index, pd, l->cq, LOOP_SQ,
 					    1);
 	if (!l->qp) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "no loopback QP for eager data into GPU memory "
-			    "without CUDA: %s\n",
-			    strerror(errno));
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"no loopback QP for eager data into GPU memory without CUDA: %s\n",
+			strerror(errno));
 		return -FI_ENOMEM;
 	}
 	return 0;
@@ -130,17 +133,17 @@ int gdrfab_loop_flush_open(struct gdrfab_proto *proto)
 		return -FI_ENOMEM;
 	if (!l->flush_mr)
 		l->flush_mr = gdrfab_vops->reg_mr(env->pd, &l->flush_scratch,
-					 sizeof(l->flush_scratch),
-					 IBV_ACCESS_LOCAL_WRITE);
+						  sizeof(l->flush_scratch),
+						  IBV_ACCESS_LOCAL_WRITE);
 	if (l->flush_mr)
 		l->flush_qp = gdrfab_hmem_loop_qp(&env->port_addr,
 						  env->port_num, env->gid_index,
 						  env->pd, l->cq, FLUSH_SQ, 1);
 	if (!l->flush_qp) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "no loopback QP for the flush READ (writes into "
-			    "GPU memory are then reported as failed): %s\n",
-			    strerror(errno));
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"no loopback QP for the flush READ (writes into GPU memory are then reported as failed): %s\n",
+			strerror(errno));
 		return -FI_ENOMEM;
 	}
 	return 0;
@@ -305,13 +308,13 @@ int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 	ret = plan(st, a, a->src);
 	if (!ret && st->rseg_count && !a->rxbuf) {
 		/* An unexpected message's copy: registered for this step. */
-		st->loop_src_mr = gdrfab_vops->reg_mr(proto->env.hmem->loop_pd,
-					     (void *)a->src, a->got, 0);
+		st->loop_src_mr = gdrfab_vops->reg_mr(
+			proto->env.hmem->loop_pd, (void *)a->src, a->got, 0);
 		if (!st->loop_src_mr) {
-			GDRFAB_WARN(FI_LOG_EP_DATA,
-				    "registering a %zu-byte unexpected "
-				    "message for its loopback copy: %s\n",
-				    a->got, strerror(errno));
+			GDRFAB_WARN(
+				FI_LOG_EP_DATA,
+				"registering a %zu-byte unexpected message for its loopback copy: %s\n",
+				a->got, strerror(errno));
 			ret = -FI_ENOMEM;
 		}
 	}
@@ -377,10 +380,9 @@ int gdrfab_loop_flush(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	int ret;
 
 	if (!l || !l->flush_qp) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "no flush QP on this endpoint (see the warning "
-			    "at fi_enable): the data written into GPU memory "
-			    "is reported as failed\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"no flush QP on this endpoint (see the warning at fi_enable): the data written into GPU memory is reported as failed\n");
 		return -FI_EIO;
 	}
 	req->flush_addr = addr;

@@ -35,17 +35,17 @@ int gdrfab_check_iov(struct gdrfab_proto *proto, const struct iovec *iov,
 			return -FI_EINVAL;
 		}
 		if (len > UINTPTR_MAX - (uintptr_t)iov[i].iov_base) {
-			GDRFAB_WARN(FI_LOG_EP_DATA,
-				    "%s: iovec %zu (%zu bytes) wraps the "
-				    "address space\n",
-				    call, i, len);
+			GDRFAB_WARN(
+				FI_LOG_EP_DATA,
+				"%s: iovec %zu (%zu bytes) wraps the address space\n",
+				call, i, len);
 			return -FI_EINVAL;
 		}
 		if (len > proto->env.max_msg_size - sum) {
-			GDRFAB_WARN(FI_LOG_EP_DATA,
-				    "%s: the iovecs' lengths exceed "
-				    "max_msg_size %zu\n",
-				    call, proto->env.max_msg_size);
+			GDRFAB_WARN(
+				FI_LOG_EP_DATA,
+				"%s: the iovecs' lengths exceed max_msg_size %zu\n",
+				call, proto->env.max_msg_size);
 			return -FI_EMSGSIZE;
 		}
 		sum += len;
@@ -244,8 +244,7 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 	/* Every inject call passes FI_INJECT, as fi_sendmsg may. */
 	if ((flags & FI_INJECT) && len > proto->inject_max) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "inject of %zu bytes exceeds "
-			    "inject_size %zu\n",
+			    "inject of %zu bytes exceeds inject_size %zu\n",
 			    len, proto->inject_max);
 		return -FI_EMSGSIZE;
 	}
@@ -301,15 +300,16 @@ ssize_t gdrfab_proto_recv(struct gdrfab_proto *proto, const struct iovec *iov,
 	if (ret)
 		return ret;
 	if ((flags & FI_MULTI_RECV) && (tagged || count != 1)) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "FI_MULTI_RECV takes one buffer of "
-					    "an untagged receive\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"FI_MULTI_RECV takes one buffer of an untagged receive\n");
 		return -FI_EINVAL;
 	}
 	if ((flags & (FI_PEEK | FI_CLAIM)) && !tagged)
 		return -FI_EINVAL;
 	if ((flags & FI_CLAIM) && !context) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "FI_CLAIM needs a struct "
-					    "fi_context as context\n");
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "FI_CLAIM needs a struct fi_context as context\n");
 		return -FI_EINVAL;
 	}
 	/* A source still being resolved is a source all the same. */

@@ -107,12 +107,11 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 				&proto->env.hmem->cache, iov[i].iov_base,
 				iov[i].iov_len, access, &req->tmp_reg[i]);
 			if (ret) {
-				GDRFAB_WARN(FI_LOG_EP_DATA,
-					    "registering %zu bytes at %p for "
-					    "an operation without a usable "
-					    "descriptor: %s\n",
-					    iov[i].iov_len, iov[i].iov_base,
-					    fi_strerror(-ret));
+				GDRFAB_WARN(
+					FI_LOG_EP_DATA,
+					"registering %zu bytes at %p for an operation without a usable descriptor: %s\n",
+					iov[i].iov_len, iov[i].iov_base,
+					fi_strerror(-ret));
 				return ret;
 			}
 			ibv_mr = req->tmp_reg[i]->mr;
@@ -441,8 +440,7 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn)
 
 	if (conn->state != GDRFAB_CONN_CONNECTED)
 		return;
-	gdrfab_list_for_each_safe(&conn->pending, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&conn->pending, it, tmp) {
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
@@ -484,9 +482,9 @@ void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	struct gdrfab_req *req = gdrfab_ctrl_req(proto, conn, type, &hdr);
 
 	if (!req) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "no request left for a control "
-					    "message: the peer will time "
-					    "out\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"no request left for a control message: the peer will time out\n");
 		return;
 	}
 	hdr->msg_id = msg_id;

@@ -79,11 +79,10 @@ static int create_queues(struct gdrfab_proto *proto)
 	 * outstanding than it has room for. */
 	proto->cq_credits = cqe - (int)proto->rxbuf_cnt - CQ_MARGIN;
 	if (proto->cq_credits < 8) {
-		GDRFAB_WARN(FI_LOG_EP_CTRL,
-			    "a CQ of %d entries leaves no room "
-			    "for sends beside %zu receive "
-			    "buffers: lower FI_GDRFAB_RX_BUFS\n",
-			    cqe, proto->rxbuf_cnt);
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"a CQ of %d entries leaves no room for sends beside %zu receive buffers: lower FI_GDRFAB_RX_BUFS\n",
+			cqe, proto->rxbuf_cnt);
 		return -FI_EINVAL;
 	}
 	proto->srq = gdrfab_vops->create_srq(proto->pd, &srq_attr);

@@ -241,10 +241,10 @@ static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		gdrfab_list_remove(&req->entry);
 	err = gdrfab_gpu_rx_start(proto, &a);
 	if (err) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "an eager message of %zu bytes into GPU memory: "
-			    "%s\n",
-			    got, fi_strerror(-err));
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"an eager message of %zu bytes into GPU memory: %s\n",
+			got, fi_strerror(-err));
 		gdrfab_req_report_error(proto, req, done, a.cq_flags, 0,
 					h->size, buf_at(req, off), h->data,
 					h->tag, -err, 0);
@@ -308,8 +308,8 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	if (done)
 		gdrfab_list_remove(&recv->entry);
 	if (!rd) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "no request for a rendezvous "
-					    "read\n");
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "no request for a rendezvous read\n");
 		gdrfab_req_report_error(proto, recv, done, rx_flags(recv, h), 0,
 					h->size, NULL, h->data, h->tag,
 					FI_ENOMEM, 0);
@@ -439,8 +439,7 @@ static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 {
 	struct gdrfab_list *it, *tmp;
 
-	gdrfab_list_for_each_safe(&conn->rndv_wait, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&conn->rndv_wait, it, tmp) {
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
@@ -478,24 +477,24 @@ static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 
 	if (!u) {
 		/* Not even the record: the message cannot wait. */
-		GDRFAB_WARN(FI_LOG_EP_DATA, "out of memory for an unexpected "
-					    "message: dropped\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"out of memory for an unexpected message: dropped\n");
 		return false;
 	}
 	if (h->type == GDRFAB_PKT_EAGER && h->size &&
 	    !(u->payload = malloc(h->size))) {
 		if (!rxbuf) {
 			free(u);
-			GDRFAB_WARN(FI_LOG_EP_DATA,
-				    "out of memory for an unexpected "
-				    "message: dropped\n");
+			GDRFAB_WARN(
+				FI_LOG_EP_DATA,
+				"out of memory for an unexpected message: dropped\n");
 			return false;
 		}
-		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_DATA,
-				 "out of memory for an unexpected message of "
-				 "%llu bytes: it keeps its receive buffer "
-				 "until matched",
-				 (unsigned long long)h->size);
+		GDRFAB_WIRE_WARN(
+			proto, FI_LOG_EP_DATA,
+			"out of memory for an unexpected message of %llu bytes: it keeps its receive buffer until matched",
+			(unsigned long long)h->size);
 		u->held = rxbuf;
 		u->payload = (uint8_t *)payload;
 		held = true;
@@ -551,8 +550,7 @@ static bool handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		return false;
 	}
 
-	gdrfab_list_for_each_safe(posted, it, tmp)
-	{
+	gdrfab_list_for_each_safe (posted, it, tmp) {
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
@@ -598,10 +596,10 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 		char peer[128];
 
 		gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
-		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_DATA,
-				 "message from %s dropped: %s (type %u, %u "
-				 "bytes)",
-				 peer, why, h->type, wc->byte_len);
+		GDRFAB_WIRE_WARN(
+			proto, FI_LOG_EP_DATA,
+			"message from %s dropped: %s (type %u, %u bytes)", peer,
+			why, h->type, wc->byte_len);
 	} else if (h->type == GDRFAB_PKT_FIN) {
 		handle_fin(proto, conn, h);
 	} else if (h->type == GDRFAB_PKT_RMA_EVENT) {
@@ -633,8 +631,7 @@ static struct gdrfab_unexp *find_unexpected(struct gdrfab_proto *proto,
 		tagged ? &proto->unexp_tag : &proto->unexp_msg;
 	struct gdrfab_list *it, *tmp;
 
-	gdrfab_list_for_each_safe(list, it, tmp)
-	{
+	gdrfab_list_for_each_safe (list, it, tmp) {
 		struct gdrfab_unexp *u =
 			gdrfab_list_entry(it, struct gdrfab_unexp, entry);
 
@@ -706,14 +703,14 @@ static int claim(struct gdrfab_proto *proto, struct gdrfab_req *req,
 
 	/* The context must hold a message this endpoint claimed: the
 	 * pointer is the application's, so look it up, never trust it. */
-	gdrfab_list_for_each_safe(&proto->unexp_tag, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&proto->unexp_tag, it, tmp) {
 		if (gdrfab_list_entry(it, struct gdrfab_unexp, entry) == u)
 			known = u->claimed;
 	}
 	if (!known) {
-		GDRFAB_WARN(FI_LOG_EP_DATA, "FI_CLAIM: the context holds no "
-					    "message claimed with FI_PEEK\n");
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"FI_CLAIM: the context holds no message claimed with FI_PEEK\n");
 		gdrfab_req_free(proto, req);
 		return -FI_EINVAL;
 	}
@@ -768,8 +765,7 @@ int gdrfab_recv_cancel(struct gdrfab_proto *proto, void *context)
 	for (size_t l = 0; l < 2; l++) {
 		struct gdrfab_list *it, *tmp;
 
-		gdrfab_list_for_each_safe(lists[l], it, tmp)
-		{
+		gdrfab_list_for_each_safe (lists[l], it, tmp) {
 			struct gdrfab_req *req =
 				gdrfab_list_entry(it, struct gdrfab_req, entry);
 

@@ -66,17 +66,16 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	if (inject && len > proto->inject_max)
 		return -FI_EMSGSIZE;
 	if (len && raddr + (len - 1) < raddr) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "RMA of %zu bytes at 0x%llx wraps around the "
-			    "address space\n",
-			    len, (unsigned long long)raddr);
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"RMA of %zu bytes at 0x%llx wraps around the address space\n",
+			len, (unsigned long long)raddr);
 		return -FI_EINVAL;
 	}
 	emu = (key & ~(uint64_t)UINT32_MAX) == GDRFAB_EMU_KEY;
 	if (key > UINT32_MAX && !emu) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "RMA key 0x%llx is not a gdrfab "
-			    "key (4 bytes)\n",
+			    "RMA key 0x%llx is not a gdrfab key (4 bytes)\n",
 			    (unsigned long long)key);
 		return -FI_EINVAL;
 	}

@@ -76,13 +76,13 @@ static void refuse(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	char peer[128];
 
 	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
-	GDRFAB_WARN(FI_LOG_EP_DATA,
-		    "emulated RMA %s of %llu bytes at 0x%llx (key 0x%llx) "
-		    "from %s refused: %s\n",
-		    (h->flags & GDRFAB_PKT_EMU_WRITE) ? "write" : "read",
-		    (unsigned long long)h->size, (unsigned long long)h->tag,
-		    (unsigned long long)(GDRFAB_EMU_KEY | h->data >> 32), peer,
-		    why);
+	GDRFAB_WARN(
+		FI_LOG_EP_DATA,
+		"emulated RMA %s of %llu bytes at 0x%llx (key 0x%llx) from %s refused: %s\n",
+		(h->flags & GDRFAB_PKT_EMU_WRITE) ? "write" : "read",
+		(unsigned long long)h->size, (unsigned long long)h->tag,
+		(unsigned long long)(GDRFAB_EMU_KEY | h->data >> 32), peer,
+		why);
 	gdrfab_send_ctrl(proto, conn, GDRFAB_PKT_FIN, h->msg_id, (uint64_t)err);
 }
 
@@ -145,8 +145,7 @@ void gdrfab_emu_target_done(struct gdrfab_proto *proto,
 {
 	if (err)
 		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "emulated RMA into staged GPU memory failed: "
-			    "%s\n",
+			    "emulated RMA into staged GPU memory failed: %s\n",
 			    fi_strerror(err));
 	gdrfab_send_ctrl(proto, conn, GDRFAB_PKT_FIN, msg_id, (uint64_t)err);
 	if (!err && cq_data)

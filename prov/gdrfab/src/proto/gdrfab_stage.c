@@ -42,10 +42,10 @@ static int buf_device(struct gdrfab_proto *proto, const void *buf, void *desc)
  * left here (an FI_INJECT send, an atomic on GPU memory) is refused. */
 static int copy_without_cuda(size_t n, bool to_dev)
 {
-	GDRFAB_WARN(FI_LOG_EP_DATA,
-		    "a %zu-byte CPU copy %s GPU memory: CUDA is not permitted "
-		    "on this endpoint (FI_OPT_CUDA_API_PERMITTED=false)\n",
-		    n, to_dev ? "into" : "out of");
+	GDRFAB_WARN(
+		FI_LOG_EP_DATA,
+		"a %zu-byte CPU copy %s GPU memory: CUDA is not permitted on this endpoint (FI_OPT_CUDA_API_PERMITTED=false)\n",
+		n, to_dev ? "into" : "out of");
 	return -FI_EOPNOTSUPP;
 }
 

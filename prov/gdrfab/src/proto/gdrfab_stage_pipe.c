@@ -248,11 +248,10 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	 * transfer would stage). */
 	if (!proto->env.cuda_api_permitted &&
 	    gdrfab_iov_has_gpu(proto, desc, count)) {
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "staging %zu bytes of GPU memory (FI_INJECT) needs "
-			    "CUDA copies, and FI_OPT_CUDA_API_PERMITTED is "
-			    "false on this endpoint\n",
-			    len);
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"staging %zu bytes of GPU memory (FI_INJECT) needs CUDA copies, and FI_OPT_CUDA_API_PERMITTED is false on this endpoint\n",
+			len);
 		return -FI_EOPNOTSUPP;
 	}
 	/* The application's buffers, to copy back into at the end. */
@@ -283,10 +282,10 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			gdrfab_vops->reg_mr(proto->pd, req->stage, len,
 					    access | IBV_ACCESS_LOCAL_WRITE);
 		if (!req->stage_rmr) {
-			GDRFAB_WARN(FI_LOG_EP_DATA,
-				    "registering a %zu-byte staging buffer "
-				    "for the peer: %s\n",
-				    len, strerror(errno));
+			GDRFAB_WARN(
+				FI_LOG_EP_DATA,
+				"registering a %zu-byte staging buffer for the peer: %s\n",
+				len, strerror(errno));
 			return gdrfab_errno_to_fi(errno);
 		}
 		req->stage_mr = req->stage_rmr;
@@ -402,8 +401,7 @@ void gdrfab_stage_progress(struct gdrfab_proto *proto)
 	}
 	if (gdrfab_list_empty(&proto->staging))
 		return;
-	gdrfab_list_for_each_safe(&proto->staging, it, tmp)
-	{
+	gdrfab_list_for_each_safe (&proto->staging, it, tmp) {
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, stage_entry);
 		size_t before = req->stage_done;

@@ -137,12 +137,12 @@ static int load_failed(struct gdrfab_topo *t, const char *xml, const char *what,
 {
 	int err = errno;
 
-	snprintf(t->error, sizeof(t->error), "%s: %s (%s)%s",
-		 xml ? xml : "this machine", what, strerror(err ? err : EINVAL),
-		 xml && ret == -FI_EINVAL
-			 ? "; if the file is valid, hwloc may lack its libxml2 "
-			   "plugin (Debian: libhwloc-plugins)"
-			 : "");
+	snprintf(
+		t->error, sizeof(t->error), "%s: %s (%s)%s",
+		xml ? xml : "this machine", what, strerror(err ? err : EINVAL),
+		xml && ret == -FI_EINVAL
+			? "; if the file is valid, hwloc may lack its libxml2 plugin (Debian: libhwloc-plugins)"
+			: "");
 	GDRFAB_WARN(FI_LOG_CORE, "topology %s\n", t->error);
 	if (t->topo)
 		hwloc_topology_destroy(t->topo);

@@ -176,12 +176,12 @@ int gdrfab_topo_choose(const struct gdrfab_topo *t,
 					ch->nic[ch->count++] = n;
 			}
 		}
-		snprintf(ch->why, sizeof(ch->why),
-			 "%s; %zu adapter(s) of that class shared by %zu "
-			 "GPU(s): this GPU's share is %s %zu-%zu",
-			 gdrfab_path_name(c->path), c->nadapters, peers,
-			 c->nadapters >= peers ? "block" : "round-robin slot",
-			 first, last - 1);
+		snprintf(
+			ch->why, sizeof(ch->why),
+			"%s; %zu adapter(s) of that class shared by %zu GPU(s): this GPU's share is %s %zu-%zu",
+			gdrfab_path_name(c->path), c->nadapters, peers,
+			c->nadapters >= peers ? "block" : "round-robin slot",
+			first, last - 1);
 	}
 	free(cand);
 	return 0;

@@ -26,8 +26,7 @@ static void load_once(void)
 	if (cached_ok && cached.flat && cached.ngpu)
 		GDRFAB_INFO(
 			FI_LOG_CORE,
-			"topology %s is flat (a VM?): GPU-NIC classes carry "
-			"no information\n",
+			"topology %s is flat (a VM?): GPU-NIC classes carry no information\n",
 			cached.source);
 }
 
@@ -56,10 +55,10 @@ int gdrfab_topo_process_gpu(const struct gdrfab_topo *t, const char *gpu_param)
 	if (gpu_param && *gpu_param) {
 		g = gdrfab_topo_find_gpu(t, gpu_param);
 		if (g < 0)
-			GDRFAB_WARN(FI_LOG_CORE,
-				    "FI_GDRFAB_GPU=%s: no such GPU "
-				    "in the topology\n",
-				    gpu_param);
+			GDRFAB_WARN(
+				FI_LOG_CORE,
+				"FI_GDRFAB_GPU=%s: no such GPU in the topology\n",
+				gpu_param);
 		return g;
 	}
 	for (size_t i = 0; i < sizeof(rank_vars) / sizeof(rank_vars[0]); i++) {
@@ -86,10 +85,10 @@ static int this_process_gpu(const struct gdrfab_topo *t)
 
 	if (d && d->bus_id[0] &&
 	    (g = gdrfab_topo_find_gpu(t, d->bus_id)) >= 0) {
-		GDRFAB_INFO(FI_LOG_CORE,
-			    "this process's GPU: the current CUDA context's "
-			    "(device %d, %s)\n",
-			    dev, d->bus_id);
+		GDRFAB_INFO(
+			FI_LOG_CORE,
+			"this process's GPU: the current CUDA context's (device %d, %s)\n",
+			dev, d->bus_id);
 		return g;
 	}
 	return gdrfab_topo_process_gpu(t, gdrfab_params.gpu);

@@ -58,18 +58,17 @@ int gdrfab_addr_validate(const void *addr, size_t len, char *why,
 		return -FI_EINVAL;
 	}
 	if (a->version != GDRFAB_ADDR_VERSION) {
-		snprintf(why, why_len,
-			 "address format version %u, expected %u (a name from "
-			 "another provider or another gdrfab release?)",
-			 a->version, GDRFAB_ADDR_VERSION);
+		snprintf(
+			why, why_len,
+			"address format version %u, expected %u (a name from another provider or another gdrfab release?)",
+			a->version, GDRFAB_ADDR_VERSION);
 		return -FI_EINVAL;
 	}
 	if (gdrfab_addr_is_service(a))
 		return 0;
 	if (!a->port_num || (a->reserved && !gdrfab_addr_service(a))) {
 		snprintf(why, why_len,
-			 "malformed address (port %u, reserved "
-			 "0x%x)",
+			 "malformed address (port %u, reserved 0x%x)",
 			 a->port_num, a->reserved);
 		return -FI_EINVAL;
 	}
@@ -230,9 +229,9 @@ static int import_sin(const void *addr, size_t len, bool src,
 	memcpy(&sin.sin_family, addr, sizeof(sin.sin_family));
 	if (sin.sin_family == AF_INET6) {
 		*used = sizeof(struct sockaddr_in6);
-		snprintf(why, why_len,
-			 "an IPv6 socket address (gdrfab's name service "
-			 "listens on IPv4)");
+		snprintf(
+			why, why_len,
+			"an IPv6 socket address (gdrfab's name service listens on IPv4)");
 		return -FI_EINVAL;
 	}
 	if (sin.sin_family != AF_INET || len < sizeof(sin)) {
@@ -280,10 +279,10 @@ int gdrfab_addr_import(enum gdrfab_fmt fmt, const void *addr, size_t len,
 	case GDRFAB_FMT_STR:
 		*used = strnlen(addr, 4096) + 1;
 		if (*used > 4096 || gdrfab_addr_from_str(addr, out)) {
-			snprintf(why, why_len,
-				 "\"%.64s\" is neither gdrfab://... nor "
-				 "fi_sockaddr_in://A.B.C.D:PORT",
-				 (const char *)addr);
+			snprintf(
+				why, why_len,
+				"\"%.64s\" is neither gdrfab://... nor fi_sockaddr_in://A.B.C.D:PORT",
+				(const char *)addr);
 			return -FI_EINVAL;
 		}
 		ret = gdrfab_addr_validate(out, sizeof(*out), why, why_len);

@@ -118,12 +118,12 @@ static void read_device(int ordinal)
 	d->flush_supported = (flush_opts & GDRFAB_CU_FLUSH_OPTION_HOST) &&
 			     gdrfab_cu.flush_gdr_writes;
 	d->writes_ordering = attr_or_zero(GDRFAB_CU_DEV_WRITES_ORDER, dev);
-	GDRFAB_INFO(FI_LOG_CORE,
-		    "CUDA device %d (%s): GPUDirect RDMA %s, dma-buf %s, "
-		    "writes ordering %d, flush %s\n",
-		    ordinal, d->bus_id, d->gdr_supported ? "yes" : "no",
-		    d->dmabuf_supported ? "yes" : "no", d->writes_ordering,
-		    d->flush_supported ? "yes" : "no");
+	GDRFAB_INFO(
+		FI_LOG_CORE,
+		"CUDA device %d (%s): GPUDirect RDMA %s, dma-buf %s, writes ordering %d, flush %s\n",
+		ordinal, d->bus_id, d->gdr_supported ? "yes" : "no",
+		d->dmabuf_supported ? "yes" : "no", d->writes_ordering,
+		d->flush_supported ? "yes" : "no");
 }
 
 static void load(void)

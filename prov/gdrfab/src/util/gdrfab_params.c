@@ -88,10 +88,10 @@ static void read_bytes(const char *name, size_t *out)
 	errno = 0;
 	v = strtoull(value, &end, 0);
 	if (errno || end == value || *end || !v)
-		GDRFAB_WARN(FI_LOG_CORE,
-			    "FI_GDRFAB_%s=\"%s\" is not a positive byte "
-			    "count: using %zu\n",
-			    name, value, *out);
+		GDRFAB_WARN(
+			FI_LOG_CORE,
+			"FI_GDRFAB_%s=\"%s\" is not a positive byte count: using %zu\n",
+			name, value, *out);
 	else
 		*out = (size_t)v;
 }
@@ -204,132 +204,93 @@ void gdrfab_params_init(void)
 
 	fi_param_define(
 		&gdrfab_prov, "DEVICE", FI_PARAM_STRING,
-		"Comma-separated exact RDMA device names gdrfab may use, "
-		"e.g. mlx5_0,mlx5_3 (default: every device with an "
-		"active port)");
-	fi_param_define(&gdrfab_prov, "GID_INDEX", FI_PARAM_INT,
-			"RoCE GID table index to address ports by (default: "
-			"the first RoCE v2 GID with an IPv4 address, then "
-			"IPv6, then link-local)");
+		"Comma-separated exact RDMA device names gdrfab may use, e.g. mlx5_0,mlx5_3 (default: every device with an active port)");
+	fi_param_define(
+		&gdrfab_prov, "GID_INDEX", FI_PARAM_INT,
+		"RoCE GID table index to address ports by (default: the first RoCE v2 GID with an IPv4 address, then IPv6, then link-local)");
 	fi_param_define(
 		&gdrfab_prov, "TX_SIZE", FI_PARAM_INT,
-		"Default transmit queue depth of an endpoint, capped by "
-		"the device (default: 1024)");
-	fi_param_define(&gdrfab_prov, "RX_SIZE", FI_PARAM_INT,
-			"Default receive queue depth of an endpoint, capped by "
-			"the device (default: 1024)");
+		"Default transmit queue depth of an endpoint, capped by the device (default: 1024)");
+	fi_param_define(
+		&gdrfab_prov, "RX_SIZE", FI_PARAM_INT,
+		"Default receive queue depth of an endpoint, capped by the device (default: 1024)");
 	fi_param_define(
 		&gdrfab_prov, "CQ_SIZE", FI_PARAM_INT,
-		"Default completion queue size when fi_cq_open asks for "
-		"0 (default: 4096)");
-	fi_param_define(&gdrfab_prov, "TOPO_FILE", FI_PARAM_STRING,
-			"hwloc XML topology to use instead of this machine's "
-			"(HWLOC_XMLFILE works too)");
-	fi_param_define(&gdrfab_prov, "GPU", FI_PARAM_STRING,
-			"The GPU this process uses, as an index or a PCI bus "
-			"id (default: the launcher's local rank modulo the "
-			"GPUs): fi_getinfo lists its nearest NICs first");
-	fi_param_define(&gdrfab_prov, "NIC_MAP", FI_PARAM_STRING,
-			"GPU=NIC[,NIC];GPU=NIC... with exact device names: "
-			"overrides the NIC choice per GPU");
-	fi_param_define(&gdrfab_prov, "EAGER_MAX", FI_PARAM_INT,
-			"Largest message sent eagerly through bounce buffers; "
-			"larger messages are pulled by the receiver with RDMA "
-			"READ (default: 8192)");
+		"Default completion queue size when fi_cq_open asks for 0 (default: 4096)");
+	fi_param_define(
+		&gdrfab_prov, "TOPO_FILE", FI_PARAM_STRING,
+		"hwloc XML topology to use instead of this machine's (HWLOC_XMLFILE works too)");
+	fi_param_define(
+		&gdrfab_prov, "GPU", FI_PARAM_STRING,
+		"The GPU this process uses, as an index or a PCI bus id (default: the launcher's local rank modulo the GPUs): fi_getinfo lists its nearest NICs first");
+	fi_param_define(
+		&gdrfab_prov, "NIC_MAP", FI_PARAM_STRING,
+		"GPU=NIC[,NIC];GPU=NIC... with exact device names: overrides the NIC choice per GPU");
+	fi_param_define(
+		&gdrfab_prov, "EAGER_MAX", FI_PARAM_INT,
+		"Largest message sent eagerly through bounce buffers; larger messages are pulled by the receiver with RDMA READ (default: 8192)");
 	fi_param_define(
 		&gdrfab_prov, "RX_BUFS", FI_PARAM_INT,
-		"Receive bounce buffers per endpoint, shared by all its "
-		"peers (default: 256)");
+		"Receive bounce buffers per endpoint, shared by all its peers (default: 256)");
 	fi_param_define(&gdrfab_prov, "TX_BUFS", FI_PARAM_INT,
 			"Transmit bounce buffers per endpoint (default: 256)");
 	fi_param_define(
 		&gdrfab_prov, "CONN_TIMEOUT_MS", FI_PARAM_INT,
-		"Milliseconds to keep trying to reach a peer before its "
-		"operations fail (default: 10000)");
-	fi_param_define(&gdrfab_prov, "PEER_TIMEOUT_MS", FI_PARAM_INT,
-			"Milliseconds after which a peer that stopped "
-			"answering is declared dead and its operations fail "
-			"(default: 4000)");
-	fi_param_define(&gdrfab_prov, "DISCOVERY_TTL_MS", FI_PARAM_INT,
-			"Milliseconds for which fi_getinfo reuses what it "
-			"found of the RDMA ports instead of opening every "
-			"device again; fi_domain always looks afresh; 0 "
-			"discovers on every call (default: 1000)");
-	fi_param_define(&gdrfab_prov, "HALF_OPEN_MAX", FI_PARAM_INT,
-			"Connections requested by peers but not yet confirmed "
-			"that an endpoint holds at once; more requests wait "
-			"(default: 32)");
+		"Milliseconds to keep trying to reach a peer before its operations fail (default: 10000)");
+	fi_param_define(
+		&gdrfab_prov, "PEER_TIMEOUT_MS", FI_PARAM_INT,
+		"Milliseconds after which a peer that stopped answering is declared dead and its operations fail (default: 4000)");
+	fi_param_define(
+		&gdrfab_prov, "DISCOVERY_TTL_MS", FI_PARAM_INT,
+		"Milliseconds for which fi_getinfo reuses what it found of the RDMA ports instead of opening every device again; fi_domain always looks afresh; 0 discovers on every call (default: 1000)");
+	fi_param_define(
+		&gdrfab_prov, "HALF_OPEN_MAX", FI_PARAM_INT,
+		"Connections requested by peers but not yet confirmed that an endpoint holds at once; more requests wait (default: 32)");
 
-	fi_param_define(&gdrfab_prov, "CUDA_REG", FI_PARAM_STRING,
-			"How GPU memory is registered: auto (dma-buf, then "
-			"nvidia-peermem, then staged), dmabuf, peermem, or "
-			"staged (host bounce buffers and CUDA copies; any "
-			"NIC) (default: auto)");
-	fi_param_define(&gdrfab_prov, "GDR_LEVEL", FI_PARAM_STRING,
-			"Farthest GPU-NIC path class (PIX, PXB, PHB, NODE, "
-			"SYS, as nvidia-smi topo -m names them) over which "
-			"FI_GDRFAB_CUDA_REG=auto registers GPU memory for "
-			"GPUDirect RDMA; farther GPUs are staged (default: "
-			"PXB)");
-	fi_param_define(&gdrfab_prov, "CUDA_FLUSH", FI_PARAM_STRING,
-			"How RDMA writes into GPU memory are made visible "
-			"before their completion: auto (nothing where the GPU "
-			"orders them for its owner, else "
-			"cuFlushGPUDirectRDMAWrites, else an RDMA READ), "
-			"cuda, read, or none (default: auto)");
+	fi_param_define(
+		&gdrfab_prov, "CUDA_REG", FI_PARAM_STRING,
+		"How GPU memory is registered: auto (dma-buf, then nvidia-peermem, then staged), dmabuf, peermem, or staged (host bounce buffers and CUDA copies; any NIC) (default: auto)");
+	fi_param_define(
+		&gdrfab_prov, "GDR_LEVEL", FI_PARAM_STRING,
+		"Farthest GPU-NIC path class (PIX, PXB, PHB, NODE, SYS, as nvidia-smi topo -m names them) over which FI_GDRFAB_CUDA_REG=auto registers GPU memory for GPUDirect RDMA; farther GPUs are staged (default: PXB)");
+	fi_param_define(
+		&gdrfab_prov, "CUDA_FLUSH", FI_PARAM_STRING,
+		"How RDMA writes into GPU memory are made visible before their completion: auto (nothing where the GPU orders them for its owner, else cuFlushGPUDirectRDMAWrites, else an RDMA READ), cuda, read, or none (default: auto)");
 	fi_param_define(
 		&gdrfab_prov, "NIC_ATOMICS", FI_PARAM_STRING,
-		"Which atomics the NIC executes: auto (8-byte FI_SUM "
-		"and FI_CSWAP when both devices are atomic with "
-		"respect to the CPU, IBV_ATOMIC_GLOB), off (none: "
-		"every atomic by message), or unsafe_hca (IBV_ATOMIC_HCA "
-		"devices too, which loses updates when NIC and "
-		"message-borne atomics meet on one location: for tests "
-		"only) (default: auto)");
-	fi_param_define(&gdrfab_prov, "MR_CACHE_ENABLE", FI_PARAM_BOOL,
-			"Keep GPU registrations, and host memory used without "
-			"a descriptor, after their last use, for reuse "
-			"(default: 1)");
-	fi_param_define(&gdrfab_prov, "HOST_MR_CACHE", FI_PARAM_STRING,
-			"Host memory used without a descriptor: uffd "
-			"(registrations are cached, a userfaultfd monitor "
-			"drops those whose memory is unmapped), off "
-			"(registered for each operation), or nomonitor "
-			"(cached with no monitor: unsafe, for tests only) "
-			"(default: uffd)");
+		"Which atomics the NIC executes: auto (8-byte FI_SUM and FI_CSWAP when both devices are atomic with respect to the CPU, IBV_ATOMIC_GLOB), off (none: every atomic by message), or unsafe_hca (IBV_ATOMIC_HCA devices too, which loses updates when NIC and message-borne atomics meet on one location: for tests only) (default: auto)");
+	fi_param_define(
+		&gdrfab_prov, "MR_CACHE_ENABLE", FI_PARAM_BOOL,
+		"Keep GPU registrations, and host memory used without a descriptor, after their last use, for reuse (default: 1)");
+	fi_param_define(
+		&gdrfab_prov, "HOST_MR_CACHE", FI_PARAM_STRING,
+		"Host memory used without a descriptor: uffd (registrations are cached, a userfaultfd monitor drops those whose memory is unmapped), off (registered for each operation), or nomonitor (cached with no monitor: unsafe, for tests only) (default: uffd)");
 	fi_param_define(
 		&gdrfab_prov, "MR_CACHE_MAX_SIZE", FI_PARAM_STRING,
-		"Bytes of GPU and host memory the registration cache keeps "
-		"registered before evicting the least recently used "
-		"(default: 8589934592)");
-	fi_param_define(&gdrfab_prov, "MR_CACHE_MAX_COUNT", FI_PARAM_INT,
-			"Registrations the cache keeps before evicting, GPU "
-			"and host together (default: 1024)");
-	fi_param_define(&gdrfab_prov, "KMOD_COPY_MAX", FI_PARAM_INT,
-			"Host<->GPU copies up to this many bytes use the CPU "
-			"mapping of GPU memory that gdrfab.ko (/dev/gdrfab) "
-			"provides instead of a CUDA copy; 0 disables "
-			"(default: 8192, at most 1048576)");
-	fi_param_define(&gdrfab_prov, "STAGE_CHUNK", FI_PARAM_INT,
-			"Staged GPU transfers (GPU memory the NIC cannot "
-			"reach) are copied through pinned host memory in "
-			"pieces of this many bytes, whose copies overlap "
-			"each other and the network (default: 1048576, "
-			"4096 to 67108864)");
+		"Bytes of GPU and host memory the registration cache keeps registered before evicting the least recently used (default: 8589934592)");
+	fi_param_define(
+		&gdrfab_prov, "MR_CACHE_MAX_COUNT", FI_PARAM_INT,
+		"Registrations the cache keeps before evicting, GPU and host together (default: 1024)");
+	fi_param_define(
+		&gdrfab_prov, "KMOD_COPY_MAX", FI_PARAM_INT,
+		"Host<->GPU copies up to this many bytes use the CPU mapping of GPU memory that gdrfab.ko (/dev/gdrfab) provides instead of a CUDA copy; 0 disables (default: 8192, at most 1048576)");
+	fi_param_define(
+		&gdrfab_prov, "STAGE_CHUNK", FI_PARAM_INT,
+		"Staged GPU transfers (GPU memory the NIC cannot reach) are copied through pinned host memory in pieces of this many bytes, whose copies overlap each other and the network (default: 1048576, 4096 to 67108864)");
 
 	if (fi_param_get_str(&gdrfab_prov, "DEVICE", &devices) == FI_SUCCESS &&
 	    gdrfab_parse_device_filter(&gdrfab_params, devices))
-		GDRFAB_WARN(FI_LOG_CORE,
-			    "FI_GDRFAB_DEVICE=\"%s\" is not a comma-separated "
-			    "list of device names: using every device\n",
-			    devices);
+		GDRFAB_WARN(
+			FI_LOG_CORE,
+			"FI_GDRFAB_DEVICE=\"%s\" is not a comma-separated list of device names: using every device\n",
+			devices);
 	if (fi_param_get_int(&gdrfab_prov, "GID_INDEX", &gid_index) ==
 	    FI_SUCCESS) {
 		if (gid_index < 0 || gid_index > 255)
-			GDRFAB_WARN(FI_LOG_CORE,
-				    "FI_GDRFAB_GID_INDEX=%d is outside [0, "
-				    "255]: choosing the GID automatically\n",
-				    gid_index);
+			GDRFAB_WARN(
+				FI_LOG_CORE,
+				"FI_GDRFAB_GID_INDEX=%d is outside [0, 255]: choosing the GID automatically\n",
+				gid_index);
 		else
 			gdrfab_params.gid_index = gid_index;
 	}

@@ -16,11 +16,9 @@ static const char *const own_errors[] = {
 	[GDRFAB_PERR_TRUNCATED - FI_GDRFAB_PROV_ERRNO_BASE] =
 		"message larger than the posted receive buffer: truncated",
 	[GDRFAB_PERR_SETTINGS - FI_GDRFAB_PROV_ERRNO_BASE] =
-		"peers' settings differ (FI_GDRFAB_EAGER_MAX): connection "
-		"refused",
+		"peers' settings differ (FI_GDRFAB_EAGER_MAX): connection refused",
 	[GDRFAB_PERR_QP_ERROR - FI_GDRFAB_PROV_ERRNO_BASE] =
-		"the connection's queue pair failed (an access refused by a "
-		"NIC?): reconnecting for later operations",
+		"the connection's queue pair failed (an access refused by a NIC?): reconnecting for later operations",
 };
 
 const char *gdrfab_prov_strerror(int prov_errno, char *buf, size_t len)

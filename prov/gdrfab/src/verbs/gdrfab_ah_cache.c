@@ -139,11 +139,11 @@ static void *worker(void *arg)
 			e->retry_ms = gdrfab_tick_ms() + GDRFAB_AH_RETRY_MS;
 			c->failed++;
 			gdrfab_addr_to_str(&peer, name, sizeof(name));
-			GDRFAB_INFO(FI_LOG_EP_CTRL,
-				    "no address handle to %s: %s (%llu failed "
-				    "so far; tried again in %d ms)\n",
-				    name, strerror(err), c->failed,
-				    GDRFAB_AH_RETRY_MS);
+			GDRFAB_INFO(
+				FI_LOG_EP_CTRL,
+				"no address handle to %s: %s (%llu failed so far; tried again in %d ms)\n",
+				name, strerror(err), c->failed,
+				GDRFAB_AH_RETRY_MS);
 		}
 	}
 	pthread_mutex_unlock(&c->lock);

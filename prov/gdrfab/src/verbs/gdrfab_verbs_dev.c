@@ -274,11 +274,11 @@ static int choose_roce_gid(struct ibv_context *ctx,
 	if (best < 0) {
 		free(entries);
 		if (gdrfab_params.gid_index >= 0)
-			GDRFAB_WARN(FI_LOG_CORE,
-				    "%s port %u has no RoCE GID at "
-				    "FI_GDRFAB_GID_INDEX=%d: port skipped\n",
-				    port->dev_name, port->port_num,
-				    gdrfab_params.gid_index);
+			GDRFAB_WARN(
+				FI_LOG_CORE,
+				"%s port %u has no RoCE GID at FI_GDRFAB_GID_INDEX=%d: port skipped\n",
+				port->dev_name, port->port_num,
+				gdrfab_params.gid_index);
 		return -FI_ENODATA;
 	}
 	port->gid = entries[best].gid;

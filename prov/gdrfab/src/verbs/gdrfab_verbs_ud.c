@@ -18,8 +18,8 @@ static int to_rts(struct ibv_qp *qp, uint8_t port_num)
 	int err;
 
 	err = gdrfab_vops->modify_qp(qp, &attr,
-			    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				    IBV_QP_QKEY);
+				     IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					     IBV_QP_PORT | IBV_QP_QKEY);
 	if (err)
 		return err;
 	memset(&attr, 0, sizeof(attr));
@@ -68,8 +68,8 @@ int gdrfab_ud_create(const struct gdrfab_ud_port *port, struct ibv_cq **cq,
 	int err;
 
 	*qp = NULL;
-	*cq = gdrfab_vops->create_cq(port->ctx, GDRFAB_MIN(2 * depth, port->max_cqe),
-			    NULL, NULL, 0);
+	*cq = gdrfab_vops->create_cq(
+		port->ctx, GDRFAB_MIN(2 * depth, port->max_cqe), NULL, NULL, 0);
 	if (!*cq) {
 		err = errno;
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "%s: ibv_create_cq: %s\n", dev,
