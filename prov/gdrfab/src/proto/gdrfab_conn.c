@@ -618,17 +618,26 @@ static void learn_service(struct gdrfab_proto *proto,
 	proto->ops->av_learn(proto->env.av, &svc, &msg->src);
 }
 
-static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
-		       const struct gdrfab_cm_msg *msg)
+/* Both sides of the handshake: the QP goes to the peer's, and what the
+ * peer said of itself is kept. False when the connection failed. */
+static bool take_peer(struct gdrfab_conn *conn, const struct gdrfab_cm_msg *msg)
 {
 	if (connect_qp(conn, msg->qpn, msg->psn, (enum ibv_mtu)msg->mtu,
 		       msg->rd_atomic)) {
 		gdrfab_conn_fail(conn, FI_EIO, 0);
-		return;
+		return false;
 	}
 	conn->peer_nonce = msg->nonce;
 	conn->peer_rma_events = msg->cm_flags & GDRFAB_CM_F_RMA_EVENTS;
 	peer_nic_atomics(conn, msg->cm_flags);
+	return true;
+}
+
+static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		       const struct gdrfab_cm_msg *msg)
+{
+	if (!take_peer(conn, msg))
+		return;
 	learn_service(proto, msg);
 	set_state(conn, GDRFAB_CONN_ACCEPTING);
 	conn->resend_interval_ms = RESEND_FIRST_MS;
@@ -738,14 +747,8 @@ static void handle_rep(struct gdrfab_proto *proto,
 					 GDRFAB_PERR_SETTINGS);
 			return;
 		}
-		if (connect_qp(conn, msg->qpn, msg->psn, (enum ibv_mtu)msg->mtu,
-			       msg->rd_atomic)) {
-			gdrfab_conn_fail(conn, FI_EIO, 0);
+		if (!take_peer(conn, msg))
 			return;
-		}
-		conn->peer_nonce = msg->nonce;
-		conn->peer_rma_events = msg->cm_flags & GDRFAB_CM_F_RMA_EVENTS;
-		peer_nic_atomics(conn, msg->cm_flags);
 		send_cm(conn, GDRFAB_CM_RTU);
 		established(conn);
 	} else if (conn->state == GDRFAB_CONN_CONNECTED &&

@@ -231,8 +231,7 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 		(tagged ? GDRFAB_PKT_TAGGED : 0) |
 		((flags & FI_REMOTE_CQ_DATA) ? GDRFAB_PKT_CQ_DATA : 0);
 	size_t len;
-	struct iovec host;
-	uint8_t *bounce = NULL;
+	struct gdrfab_inject_copy copy = {.bounce = NULL};
 	int ret = gdrfab_check_iov(proto, iov, count, "send");
 
 	if (!ret) /* every path, inline ones too, reads the buffers */
@@ -251,15 +250,10 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 	/* An inject from GPU memory: copied now, synchronously (the API
 	 * wants the buffer reusable on return), before the lock. */
 	if (flags & FI_INJECT) {
-		ret = gdrfab_copy_in_unlocked(proto, iov, desc, count, &host,
-					      &bounce);
-		if (ret < 0)
+		ret = gdrfab_copy_in_unlocked(proto, &iov, &desc, &count,
+					      &copy);
+		if (ret)
 			return ret;
-		if (ret) {
-			iov = &host;
-			desc = NULL;
-			count = 1;
-		}
 	}
 	gdrfab_lock_acquire(proto->env.lock);
 	ret = gdrfab_req_to_peer(proto, dest, &req);
@@ -281,7 +275,7 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 out:
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(proto->env.lock);
-	free(bounce);
+	free(copy.bounce);
 	return ret;
 }
 

@@ -788,12 +788,17 @@ int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 /* An inject's GPU bytes, copied into host memory before the endpoint's
  * lock is taken. The copy is synchronous because the API is (fi_inject*
  * returns with the buffer reusable), so it must not hold up progress on
- * other threads: the caller holds no lock. 1 with *host (one buffer,
- * *bounce, freed by the caller after the post) when there was GPU memory,
- * 0 when there was none (nothing done), or -FI_E*. */
-int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto, const struct iovec *iov,
-			    void **desc, size_t count, struct iovec *host,
-			    uint8_t **bounce);
+ * other threads: the caller holds no lock. When there was GPU memory,
+ * *iov, *desc and *count are replaced by one host buffer, c->host in
+ * c->bounce, which the caller frees after the post; without GPU memory
+ * nothing changes. 0, or -FI_E*. */
+struct gdrfab_inject_copy {
+	struct iovec host;
+	uint8_t *bounce;
+};
+int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto,
+			    const struct iovec **iov, void ***desc,
+			    size_t *count, struct gdrfab_inject_copy *c);
 bool gdrfab_iov_has_gpu(struct gdrfab_proto *proto, void **desc, size_t count);
 /* Whether any of the buffers must go through host memory. */
 bool gdrfab_iov_stages(struct gdrfab_proto *proto, void **desc, size_t count);

@@ -51,8 +51,7 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	struct gdrfab_req *req;
 	size_t len;
 	bool emu, inject;
-	struct iovec host;
-	uint8_t *bounce = NULL;
+	struct gdrfab_inject_copy copy = {.bounce = NULL};
 	int ret =
 		gdrfab_check_iov(proto, iov, count,
 				 op == GDRFAB_OP_READ ? "fi_read" : "fi_write");
@@ -85,15 +84,10 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	/* An inject from GPU memory: copied now, synchronously (the API
 	 * wants the buffer reusable on return), before the lock. */
 	if (inject && !emu) {
-		ret = gdrfab_copy_in_unlocked(proto, iov, desc, count, &host,
-					      &bounce);
-		if (ret < 0)
+		ret = gdrfab_copy_in_unlocked(proto, &iov, &desc, &count,
+					      &copy);
+		if (ret)
 			return ret;
-		if (ret) {
-			iov = &host;
-			desc = NULL;
-			count = 1;
-		}
 	}
 	gdrfab_lock_acquire(proto->env.lock);
 	ret = gdrfab_req_to_peer(proto, peer_addr, &req);
@@ -140,6 +134,6 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 out:
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(proto->env.lock);
-	free(bounce);
+	free(copy.bounce);
 	return ret;
 }

@@ -119,11 +119,15 @@ bool gdrfab_iov_stages(struct gdrfab_proto *proto, void **desc, size_t count)
 	return false;
 }
 
-int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto, const struct iovec *iov,
-			    void **desc, size_t count, struct iovec *host,
-			    uint8_t **bounce)
+int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto,
+			    const struct iovec **iovp, void ***descp,
+			    size_t *countp, struct gdrfab_inject_copy *c)
 {
+	const struct iovec *iov = *iovp;
+	void **desc = *descp;
+	size_t count = *countp;
 	size_t len = gdrfab_iov_len(iov, count), off = 0;
+	uint8_t **bounce = &c->bounce;
 	bool gpu = false;
 	int ret;
 
@@ -147,7 +151,10 @@ int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto, const struct iovec *iov,
 		}
 		off += iov[i].iov_len;
 	}
-	host->iov_base = *bounce;
-	host->iov_len = len;
-	return 1;
+	c->host.iov_base = *bounce;
+	c->host.iov_len = len;
+	*iovp = &c->host;
+	*descp = NULL;
+	*countp = 1;
+	return 0;
 }
