@@ -350,14 +350,15 @@ void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 				gdrfab_iov_len(req->iov, req->iov_count));
 			req->error = FI_EIO;
 		}
-		for (size_t i = 0; !req->error && i < req->iov_count; i++) {
-			int ret = gdrfab_copy_to_buf(
-				proto, req->iov[i].iov_base, p,
-				req->iov[i].iov_len, req->desc[i]);
+		/* Written into the result buffers by the request's last
+		 * steps (GPU ones asynchronously, gdrfab_atomic_result.c):
+		 * kept until then, the receive buffer goes back now. */
+		if (!req->error) {
+			int ret = gdrfab_atomic_result_keep(proto, req, p,
+							    h->size);
 
 			if (ret)
 				req->error = -ret;
-			p += req->iov[i].iov_len;
 		}
 		if (!req->wr_pending)
 			gdrfab_req_finish(proto, req);

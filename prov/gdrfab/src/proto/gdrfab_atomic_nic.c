@@ -6,9 +6,10 @@
  * call (so the application may reuse its buffers at once); the NIC writes
  * the value the element held into the request's registered control area,
  * from where it is copied into the result buffers (host or GPU memory)
- * before the completion. A key or range the target's NIC refuses comes
- * back as a work completion error: an error completion (FI_EACCES), a log
- * line here, and the connection is made anew (as for refused RMA).
+ * before the completion (gdrfab_atomic_result.c). A key or range the target's
+ * NIC refuses comes back as a work completion error: an error completion
+ * (FI_EACCES), a log line here, and the connection is made anew (as for refused
+ * RMA).
  */
 #include <string.h>
 
@@ -65,24 +66,6 @@ int gdrfab_atomic_nic_prepare(struct gdrfab_proto *proto,
 		for (size_t i = 0; i < a->res_cnt; i++)
 			req->desc[i] = a->res_desc ? a->res_desc[i] : NULL;
 		req->iov_count = a->res_cnt;
-	}
-	return 0;
-}
-
-int gdrfab_atomic_nic_result(struct gdrfab_proto *proto, struct gdrfab_req *req)
-{
-	const uint8_t *p = req->ctrl;
-
-	for (size_t i = 0; i < req->iov_count; i++) {
-		int ret;
-
-		if (!req->iov[i].iov_len)
-			continue;
-		ret = gdrfab_copy_to_buf(proto, req->iov[i].iov_base, p,
-					 req->iov[i].iov_len, req->desc[i]);
-		if (ret)
-			return ret;
-		p += req->iov[i].iov_len;
 	}
 	return 0;
 }

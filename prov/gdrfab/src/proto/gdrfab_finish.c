@@ -22,7 +22,7 @@
  *     completion path, so no caller holds a request it frees), takes the
  *     queue in order. For a transmit request it does the last steps
  *     (copy out of staging, the target's FIN of an emulated RMA, the GPU
- *     flush of a read, a NIC atomic's result, the RMA event owed to the
+ *     flush of a read, an atomic's fetched values, the RMA event owed to the
  *     peer first), any of which may park the request until its own
  *     completion queues it again; then it writes the report (CQ entry,
  *     counter) and frees the request with what it held (registrations,
@@ -258,10 +258,14 @@ static bool last_steps(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		if (err)
 			req->error = -err;
 	}
-	/* A NIC atomic's fetched value, into the result buffers. */
-	if (req->op == GDRFAB_OP_NIC_ATOMIC && !req->error && !proto->closing) {
-		int err = gdrfab_atomic_nic_result(proto, req);
+	/* An atomic's fetched values, into the result buffers (GPU ones by
+	 * asynchronous copies: back here from progress when they end). */
+	if ((req->atomic || req->op == GDRFAB_OP_NIC_ATOMIC) && !req->error &&
+	    !proto->closing) {
+		int err = gdrfab_atomic_result_step(proto, req);
 
+		if (err == -FI_EINPROGRESS)
+			return false;
 		if (err)
 			req->error = -err;
 	}

@@ -2,7 +2,9 @@
 /*
  * Eager messages into GPU memory as an asynchronous step of the receive.
  * The bytes arrived in host memory (a receive bounce buffer, or an
- * unexpected message's copy); the receive's buffers are GPU memory. A
+ * unexpected message's copy); the receive's buffers are GPU memory (with
+ * a descriptor, or, with CUDA permitted, without one: CUDA says what the
+ * pointer is), or an emulated write's target in staged GPU memory. A
  * synchronous copy there would wait for CUDA under the endpoint's lock;
  * instead a step (a request of op GDRFAB_OP_GPU_RX) starts the move and
  * returns, and progress completes the receive when the move's own
@@ -29,14 +31,29 @@ static bool cuda_gpu_desc(struct gdrfab_proto *proto, const void *desc)
 	       mr->iface == FI_HMEM_CUDA;
 }
 
-bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, void **desc, size_t count)
+bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, const struct iovec *iov,
+			  void **desc, size_t count)
 {
 	bool cuda = proto->env.cuda_api_permitted;
 
-	for (size_t i = 0; desc && i < count; i++) {
-		if (cuda ? cuda_gpu_desc(proto, desc[i])
-			 : gdrfab_loop_gpu_desc(proto, desc[i]))
+	for (size_t i = 0; i < count; i++) {
+		void *d = desc ? desc[i] : NULL;
+
+		if (!cuda) {
+			/* Without CUDA a buffer given without a descriptor
+			 * is host memory (FI_MR_HMEM: GPU memory comes with
+			 * one), and GPU memory the loopback QP cannot write
+			 * (staged) is refused by the host copy. */
+			if (gdrfab_loop_gpu_desc(proto, d))
+				return true;
+		} else if (d ? cuda_gpu_desc(proto, d)
+			     : iov[i].iov_len && gdrfab_buf_device(
+							 proto, iov[i].iov_base,
+							 NULL) >= 0) {
+			/* The pipeline classifies each piece itself: a
+			 * buffer without a descriptor needs no MR there. */
 			return true;
+		}
 	}
 	return false;
 }
@@ -57,6 +74,9 @@ struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
 	st->data = a->data;
 	st->recv_len = a->got;
 	st->ctrl_len = a->size;
+	/* An emulated write's target: FIN to the initiator, no report. */
+	st->emu_target = a->recv->emu_target;
+	st->msg_id = a->msg_id;
 	st->loop_buf = a->recv->iov_count
 			       ? (uint8_t *)a->recv->iov[0].iov_base + a->off
 			       : NULL;
@@ -128,7 +148,13 @@ void gdrfab_gpu_rx_done(struct gdrfab_proto *proto, struct gdrfab_req *st,
 		gdrfab_rxbuf_repost(proto, st->loop_rxbuf);
 	st->loop_rxbuf = NULL;
 	/* Ending the step frees the receive it filled (st->parent) too. */
-	if (proto->closing) {
+	if (st->emu_target) {
+		gdrfab_emu_target_done(proto, st->conn, st->msg_id,
+				       st->cq_flags & FI_REMOTE_CQ_DATA,
+				       st->data, st->recv_len,
+				       err ? FI_EIO : 0);
+		gdrfab_req_end_silent(proto, st);
+	} else if (proto->closing) {
 		/* No completions while the endpoint closes. */
 		gdrfab_req_end_silent(proto, st);
 	} else if (err) {

@@ -769,22 +769,43 @@ void gdrfab_atomic_release_run(struct gdrfab_proto *proto);
 int gdrfab_atomic_nic_prepare(struct gdrfab_proto *proto,
 			      struct gdrfab_req *req,
 			      const struct gdrfab_atomic_args *a);
-/* Copies the fetched value into the result buffers (0 or -FI_E*). */
-int gdrfab_atomic_nic_result(struct gdrfab_proto *proto,
-			     struct gdrfab_req *req);
 /* Logs why the NIC failed one. */
 void gdrfab_atomic_nic_failed(struct gdrfab_proto *proto,
 			      struct gdrfab_req *req, const struct ibv_wc *wc);
+/* ---- an atomic's fetched values (gdrfab_atomic_result.c) ---- */
+/* ATOMIC_RESP: keeps the fetched bytes in the request until its last
+ * steps (0, or -FI_EIO when they cannot be kept). */
+int gdrfab_atomic_result_keep(struct gdrfab_proto *proto,
+			      struct gdrfab_req *req, const void *src,
+			      size_t len);
+/* A last step (gdrfab_finish.c): the fetched values into the result
+ * buffers, GPU ones by asynchronous copies. 0, -FI_EINPROGRESS (parked:
+ * the copies' end finishes the request again, and this says 0 or the
+ * error then), or -FI_E*. */
+int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
+			      struct gdrfab_req *req);
 /* Answers what waits in the backlog, as far as resources allow. */
 void gdrfab_atomic_backlog_run(struct gdrfab_proto *proto);
 void gdrfab_atomic_backlog_free(struct gdrfab_proto *proto);
 
 /* ---- GPU buffers (gdrfab_stage.c) ---- */
-/* Copies n bytes out of / into a buffer that may be GPU memory. */
+/* Copies n bytes out of a buffer that may be GPU memory (synchronous:
+ * only where the API is, before the endpoint's lock). */
 int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 			 size_t n, void *desc);
-int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
-		       size_t n, void *desc);
+/* The GPU device of a buffer (its descriptor, or CUDA's answer for one
+ * given without), or -1 for host memory. */
+int gdrfab_buf_device(struct gdrfab_proto *proto, const void *buf, void *desc);
+/* Whether any non-empty entry is GPU memory (gdrfab_buf_device). */
+bool gdrfab_iov_gpu(struct gdrfab_proto *proto, const struct iovec *iov,
+		    void **desc, size_t count);
+/* Copies n bytes into the iovec from offset off, each piece's descriptor
+ * checked; host memory only: GPU memory is written by asynchronous steps,
+ * and a piece of it found here is refused (-FI_EOPNOTSUPP, logged). 0 or
+ * -FI_E*. */
+int gdrfab_scatter_host(struct gdrfab_proto *proto, const struct iovec *iov,
+			void **desc, size_t count, size_t off,
+			const uint8_t *src, size_t n);
 /* An inject's GPU bytes, copied into host memory before the endpoint's
  * lock is taken. The copy is synchronous because the API is (fi_inject*
  * returns with the buffer reusable), so it must not hold up progress on
@@ -871,11 +892,14 @@ struct gdrfab_gpu_rx_args {
 	uint8_t **own; /* an unexpected copy the loopback may take over */
 	size_t off, got, size;
 	uint64_t cq_flags, tag, data;
-	bool done; /* the receive leaves its posted list */
+	uint64_t msg_id; /* an emulated write's, for its FIN */
+	bool done;	 /* the receive leaves its posted list */
 };
-/* Whether the receive's buffers take this path on this endpoint. */
-bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, void **desc,
-			  size_t count);
+/* Whether the receive's buffers take this path on this endpoint: a CUDA
+ * descriptor, or with CUDA permitted a buffer CUDA calls device memory;
+ * without CUDA, a descriptor the loopback QP can write. */
+bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, const struct iovec *iov,
+			  void **desc, size_t count);
 /* Starts the step; it completes the receive (cq_flags, tag, data, size;
  * truncated when got < size) and frees it when done. 0, or -FI_E* when
  * nothing was started. */

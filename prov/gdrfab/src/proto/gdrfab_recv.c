@@ -115,30 +115,13 @@ static size_t capacity(const struct gdrfab_req *req)
 	return req->len - req->multi_off;
 }
 
-/* Copies bytes into the receive's iovec from offset off (with CUDA into
- * GPU memory). 0 or a negative FI_E* code. */
+/* Copies bytes into the receive's host memory from offset off. GPU
+ * memory takes deliver_async's step instead. 0 or a negative FI_E*. */
 static int scatter(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		   size_t off, const uint8_t *src, size_t n)
 {
-	for (size_t i = 0; i < req->iov_count && n; i++) {
-		size_t l = req->iov[i].iov_len;
-		int ret;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		l = GDRFAB_MIN(l - off, n);
-		ret = gdrfab_copy_to_buf(proto,
-					 (uint8_t *)req->iov[i].iov_base + off,
-					 src, l, req->desc[i]);
-		if (ret)
-			return ret;
-		src += l;
-		n -= l;
-		off = 0;
-	}
-	return 0;
+	return gdrfab_scatter_host(proto, req->iov, req->desc, req->iov_count,
+				   off, src, n);
 }
 
 static uint64_t rx_flags(const struct gdrfab_req *req,
@@ -206,8 +189,10 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 			    struct gdrfab_conn *conn);
 
 /* Eager bytes into GPU memory: an asynchronous step (gdrfab_gpu_rx.c)
- * that completes the receive later, so that no copy is waited for here.
- * False when the receive takes no such step (the caller delivers). */
+ * that completes the receive later (or, for an emulated write into staged
+ * GPU memory, sends the initiator's FIN later), so that no copy is waited
+ * for here. False when the receive takes no such step (the caller
+ * delivers). */
 static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			  const struct gdrfab_pkt_hdr *h,
 			  struct gdrfab_conn *conn, struct gdrfab_rxbuf *rxbuf,
@@ -226,12 +211,13 @@ static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		.cq_flags = rx_flags(req, h),
 		.tag = h->tag,
 		.data = h->data,
+		.msg_id = h->msg_id,
 		.done = done,
 	};
 	int err;
 
 	if (!got || !conn || (!rxbuf && !own) ||
-	    !gdrfab_gpu_rx_wanted(proto, req->desc, req->iov_count))
+	    !gdrfab_gpu_rx_wanted(proto, req->iov, req->desc, req->iov_count))
 		return false;
 	if (done && (req->op_flags & FI_MULTI_RECV))
 		a.cq_flags |= FI_MULTI_RECV;
@@ -240,11 +226,17 @@ static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	if (done)
 		gdrfab_list_remove(&req->entry);
 	err = gdrfab_gpu_rx_start(proto, &a);
-	if (err) {
-		GDRFAB_WARN(
-			FI_LOG_EP_DATA,
-			"an eager message of %zu bytes into GPU memory: %s\n",
-			got, fi_strerror(-err));
+	if (!err)
+		return true;
+	GDRFAB_WARN(FI_LOG_EP_DATA,
+		    "an eager message of %zu bytes into GPU memory: %s\n", got,
+		    fi_strerror(-err));
+	if (req->emu_target) {
+		gdrfab_emu_target_done(proto, conn, h->msg_id,
+				       h->flags & GDRFAB_PKT_CQ_DATA, h->data,
+				       got, FI_EIO);
+		gdrfab_req_end_silent(proto, req);
+	} else {
 		gdrfab_req_report_error(proto, req, done, a.cq_flags, 0,
 					h->size, buf_at(req, off), h->data,
 					h->tag, -err, 0);
@@ -270,6 +262,9 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		return;
 	}
 	off = take_space(proto, req, h->size, &got, &done);
+	if (deliver_async(proto, req, h, conn, rxbuf, payload, own, off, got,
+			  done))
+		return;
 	if (req->emu_target) {
 		gdrfab_emu_target_done(
 			proto, conn, h->msg_id, h->flags & GDRFAB_PKT_CQ_DATA,
@@ -278,9 +273,6 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		gdrfab_req_end_silent(proto, req);
 		return;
 	}
-	if (deliver_async(proto, req, h, conn, rxbuf, payload, own, off, got,
-			  done))
-		return;
 	err = scatter(proto, req, off, payload, got);
 	if (err)
 		gdrfab_req_report_error(proto, req, done, rx_flags(req, h), 0,
@@ -545,8 +537,10 @@ static bool handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	/* RMA to staged GPU memory: not a message, nothing to match. */
 	if (h->flags & GDRFAB_PKT_EMU) {
 		emu = gdrfab_emu_target_start(proto, conn, h);
+		/* The bounce buffer too: the bytes may go into GPU memory
+		 * by a step that reads them later (deliver_async). */
 		if (emu)
-			deliver(proto, emu, h, seg, payload, conn, NULL, NULL);
+			deliver(proto, emu, h, seg, payload, conn, rxbuf, NULL);
 		return false;
 	}
 

@@ -18,9 +18,9 @@
 #include "gdrfab_proto.h"
 
 /* The GPU device of a buffer: from its descriptor, or, for a buffer
- * passed without one (injects), from CUDA once the application has
- * registered GPU memory. -1 for host memory. */
-static int buf_device(struct gdrfab_proto *proto, const void *buf, void *desc)
+ * passed without one (injects, receives), from CUDA once the application
+ * has registered GPU memory. -1 for host memory. */
+int gdrfab_buf_device(struct gdrfab_proto *proto, const void *buf, void *desc)
 {
 	struct gdrfab_cuda_ptr p;
 
@@ -58,7 +58,7 @@ int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 		return dev;
 	if (!n) /* fi_inject(ep, NULL, 0): nothing to read */
 		return 0;
-	dev = buf_device(proto, src, desc);
+	dev = gdrfab_buf_device(proto, src, desc);
 	if (dev < 0) {
 		memcpy(dst, src, n);
 		return 0;
@@ -68,23 +68,55 @@ int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
 	return gdrfab_cuda_copy_to_host(dst, src, n, dev);
 }
 
-int gdrfab_copy_to_buf(struct gdrfab_proto *proto, void *dst, const void *src,
-		       size_t n, void *desc)
+bool gdrfab_iov_gpu(struct gdrfab_proto *proto, const struct iovec *iov,
+		    void **desc, size_t count)
 {
-	int dev = proto->ops->mr_check_desc(proto->env.domain, desc, dst, n);
-
-	if (dev)
-		return dev;
-	if (!n)
-		return 0;
-	dev = buf_device(proto, dst, desc);
-	if (dev < 0) {
-		memcpy(dst, src, n);
-		return 0;
+	for (size_t i = 0; i < count; i++) {
+		if (iov[i].iov_len &&
+		    gdrfab_buf_device(proto, iov[i].iov_base,
+				      desc ? desc[i] : NULL) >= 0)
+			return true;
 	}
-	if (!proto->env.cuda_api_permitted)
-		return copy_without_cuda(n, true);
-	return gdrfab_cuda_copy_to_device(dst, src, n, dev);
+	return false;
+}
+
+int gdrfab_scatter_host(struct gdrfab_proto *proto, const struct iovec *iov,
+			void **desc, size_t count, size_t off,
+			const uint8_t *src, size_t n)
+{
+	for (size_t i = 0; i < count && n; i++) {
+		size_t l = iov[i].iov_len;
+		uint8_t *dst = iov[i].iov_base;
+		void *d = desc ? desc[i] : NULL;
+		int ret;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		l = GDRFAB_MIN(l - off, n);
+		dst += off;
+		ret = proto->ops->mr_check_desc(proto->env.domain, d, dst, l);
+		if (ret)
+			return ret;
+		if (gdrfab_buf_device(proto, dst, d) >= 0) {
+			/* GPU memory is written by an asynchronous step
+			 * (gdrfab_gpu_rx.c, gdrfab_atomic_result.c), never
+			 * by a copy waited for in progress. */
+			if (!proto->env.cuda_api_permitted)
+				return copy_without_cuda(l, true);
+			GDRFAB_WARN(
+				FI_LOG_EP_DATA,
+				"%zu bytes for GPU memory reached the host copy: refused (no synchronous copy in progress)\n",
+				l);
+			return -FI_EOPNOTSUPP;
+		}
+		memcpy(dst, src, l);
+		src += l;
+		n -= l;
+		off = 0;
+	}
+	return 0;
 }
 
 bool gdrfab_iov_has_gpu(struct gdrfab_proto *proto, void **desc, size_t count)
@@ -133,8 +165,9 @@ int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto,
 
 	*bounce = NULL;
 	for (size_t i = 0; i < count && !gpu; i++)
-		gpu = iov[i].iov_len && buf_device(proto, iov[i].iov_base,
-						   desc ? desc[i] : NULL) >= 0;
+		gpu = iov[i].iov_len &&
+		      gdrfab_buf_device(proto, iov[i].iov_base,
+					desc ? desc[i] : NULL) >= 0;
 	if (!gpu)
 		return 0;
 	*bounce = malloc(len);
