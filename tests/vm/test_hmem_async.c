@@ -91,10 +91,28 @@ static uint64_t expect_after_copies(struct fid_cq *cq, struct dp_ep *other,
 	}
 }
 
+/* Connects the pair (both progressed): later steps progress one side
+ * at a time. */
+static void connect_pair(void)
+{
+	uint8_t *buf = dp_alloc(64);
+	struct fi_cq_tagged_entry e;
+
+	DP_POST(p, 2,
+		fi_trecv(p[1].ep, buf + 32, 32, NULL, FI_ADDR_UNSPEC, 1, 0,
+			 NULL));
+	DP_POST(p, 2, fi_tsend(p[0].ep, buf, 8, NULL, p[0].peer[1], 1, NULL));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	free(buf);
+}
+
 /* A tagged message of len bytes from host memory into GPU memory whose
  * receive is posted without a descriptor (the memory is registered, as
  * FI_MR_HMEM asks, but the application passes NULL), before the message
- * comes or after it waited as unexpected. */
+ * comes or after it waited as unexpected. The sender's completion is
+ * awaited progressing the sender alone, so that the receiver sees the
+ * message only in the calls the test watches. */
 static void eager_no_desc(size_t len, bool unexpected)
 {
 	uint8_t *src = dp_alloc(len + 1), *dst = gpu_alloc(len + 64);
@@ -102,28 +120,39 @@ static void eager_no_desc(size_t len, bool unexpected)
 	struct fid_mr *dmr = reg_gpu(&p[1], dst, len + 64, FI_RECV);
 	struct fi_cq_tagged_entry e;
 	unsigned seed = (unsigned)(len % 241) + unexpected;
-	uint64_t started;
+	uint64_t base = gpu_stats().async_copies, c;
 
 	dp_fill(src, len, seed);
 	if (!unexpected)
-		DP_POST(p, 2,
+		DP_POST(&p[1], 1,
 			fi_trecv(p[1].ep, dst, len + 64, NULL, FI_ADDR_UNSPEC,
 				 seed, 0, dst));
-	DP_POST(p, 2,
+	DP_POST(&p[0], 1,
 		fi_tsend(p[0].ep, src, len, fi_mr_desc(smr), p[0].peer[1], seed,
 			 src));
-	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert_eq(
+		dp_wait(p[0].txcq, &e, NULL, NULL, &p[0], 1, DP_TIMEOUT_MS), 1,
+		"the send did not complete");
 	if (unexpected) {
-		/* Arrived (the send completed), not matched yet. */
+		/* Taken in as unexpected (the send completed: it is
+		 * there), then matched by the receive's post, which
+		 * starts the copy: the next read cannot find it done. */
 		dp_progress(&p[1], 1);
-		DP_POST(p, 2,
+		c = gpu_stats().async_copies;
+		cr_assert_eq(c, base, "a copy before any receive matched");
+		DP_POST(&p[1], 1,
 			fi_trecv(p[1].ep, dst, len + 64, NULL, FI_ADDR_UNSPEC,
 				 seed, 0, dst));
+		if (gpu_stats().async_copies != c)
+			cr_assert_eq(
+				fi_cq_read(p[1].rxcq, &e, 1), -FI_EAGAIN,
+				"complete at the first read after the receive started its copy: it waited for it");
 	}
-	started = expect_after_copies(p[1].rxcq, &p[0], &e);
+	expect_after_copies(p[1].rxcq, &p[0], &e);
 	cr_assert_eq(e.op_context, dst);
 	cr_assert_eq(e.len, len);
-	cr_assert_gt(started, 0, "%zu bytes: no asynchronous copy", len);
+	cr_assert_gt(gpu_stats().async_copies, base,
+		     "%zu bytes: no asynchronous copy", len);
 	cr_assert(gpu_check(dst, len, seed), "%zu bytes arrived", len);
 	fi_close(&smr->fid);
 	fi_close(&dmr->fid);
@@ -137,6 +166,7 @@ Test(hmem_async, eager_into_gpu_without_descriptor)
 	size_t sizes[] = {1, 100, 4096, 8192}; /* up to the eager limit */
 
 	start(NULL);
+	connect_pair();
 	before = gpu_stats();
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		eager_no_desc(sizes[i], false);
@@ -164,7 +194,7 @@ Test(hmem_async, emulated_write_answers_after_its_copy)
 	smr = dp_reg(&p[0], src, n, FI_WRITE);
 	tmr = reg_gpu(&p[1], tgt, n, FI_REMOTE_WRITE | FI_REMOTE_READ);
 	/* Connected first, so the write goes at once. */
-	eager_no_desc(1, false);
+	connect_pair();
 	dp_fill(src, n, 5);
 	DP_POST(p, 2,
 		fi_write(p[0].ep, src, n, fi_mr_desc(smr), p[0].peer[1],
