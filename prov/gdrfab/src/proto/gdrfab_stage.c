@@ -39,7 +39,8 @@ int gdrfab_buf_device(struct gdrfab_proto *proto, const void *buf, void *desc)
  * mapping asks CUDA for the buffer's ID first (its pins must not outlive
  * the allocation), so there is none: the eager paths move GPU data by
  * RDMA instead (gdrfab_msg.c's gather, gdrfab_loop_copy.c), and what is
- * left here (an FI_INJECT send, an atomic on GPU memory) is refused. */
+ * left here (an FI_INJECT send, an atomic's operands, an eager message
+ * into GPU memory the loopback QP cannot write) is refused. */
 static int copy_without_cuda(size_t n, bool to_dev)
 {
 	GDRFAB_WARN(
