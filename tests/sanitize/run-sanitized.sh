@@ -118,6 +118,7 @@ run_vm() {
 			LD_PRELOAD=$p ./tests/vm/gdrfab_wire_tests --jobs 1 --color=never --timeout 240 || status=1
 			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 2 --color=never --timeout 480 --filter "hmem/*" || status=1
 			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 600 --filter "hmem_pipe/*" || status=1
+			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "hmem_copy/*" || status=1
 			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "hmem_nocuda/*" || status=1
 			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "nccl/*" || status=1
 			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "nccl_gdr/*" || status=1
