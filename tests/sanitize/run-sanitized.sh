@@ -111,7 +111,7 @@ run_vm() {
 		export GDRFAB_BUILDDIR=$build GDRFAB_SRCDIR=$srcdir
 		. "$srcdir/tests/vm/vm-prelude.sh" "asan-vm"
 		sanitizer_env "$build/san-vm" || exit 1
-		exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-900}" -- bash -c '
+		exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1500}" -- bash -c '
 			status=0
 			p=$GDRFAB_SAN_PRELOAD cuda=$PWD/tests/cuda/.libs
 			LD_PRELOAD=$p ./tests/vm/gdrfab_vm_tests --jobs 2 --color=never --timeout 600 || status=1
