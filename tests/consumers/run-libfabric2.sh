@@ -17,7 +17,7 @@ esac
 mkdir -p "$lf/examples"
 for prog in gdrfab_pingpong gdrfab_bw; do
 	cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$lf/include" -I"$srcdir/examples" \
-		"$srcdir/examples/$prog.c" "$srcdir/examples/ex_common.c" "$srcdir/examples/ex_buf.c" \
+		"$srcdir/examples/$prog.c" "$srcdir/examples/ex_common.c" "$srcdir/examples/ex_objs.c" "$srcdir/examples/ex_buf.c" \
 		-o "$lf/examples/$prog" -L"$lf/lib" -Wl,-rpath,"$lf/lib" -lfabric -ldl || exit 1
 done
 exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-900}" -- \

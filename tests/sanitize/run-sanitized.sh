@@ -111,13 +111,14 @@ run_vm() {
 		export GDRFAB_BUILDDIR=$build GDRFAB_SRCDIR=$srcdir
 		. "$srcdir/tests/vm/vm-prelude.sh" "asan-vm"
 		sanitizer_env "$build/san-vm" || exit 1
-		exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-900}" -- bash -c '
+		exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1500}" -- bash -c '
 			status=0
 			p=$GDRFAB_SAN_PRELOAD cuda=$PWD/tests/cuda/.libs
 			LD_PRELOAD=$p ./tests/vm/gdrfab_vm_tests --jobs 2 --color=never --timeout 600 || status=1
 			LD_PRELOAD=$p ./tests/vm/gdrfab_wire_tests --jobs 1 --color=never --timeout 240 || status=1
 			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 2 --color=never --timeout 480 --filter "hmem/*" || status=1
 			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 600 --filter "hmem_pipe/*" || status=1
+			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "hmem_copy/*" || status=1
 			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "hmem_async/*" || status=1
 			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "hmem_nocuda/*" || status=1
 			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "nccl/*" || status=1

@@ -19,6 +19,7 @@ exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c
 	./tests/vm/gdrfab_wire_tests --jobs 1 --color=never --timeout 120 || status=1
 	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 2 --color=never --timeout 240 --filter "hmem/*" || status=1
 	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 300 --filter "hmem_pipe/*" || status=1
+	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 240 --filter "hmem_copy/*" || status=1
 	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 240 --filter "hmem_async/*" || status=1
 	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 240 --filter "hmem_nocuda/*" || status=1
 	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 240 --filter "nccl/*" || status=1

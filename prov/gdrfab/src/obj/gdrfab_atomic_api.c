@@ -6,6 +6,7 @@
  * its source buffers at once; the fetched values land in the result
  * buffers before the completion is written.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdma/fi_atomic.h>
@@ -108,6 +109,8 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 	struct gdrfab_nic_atomic_query q;
 	size_t size = gdrfab_atomic_size(c->datatype), count = 0, max;
 	size_t nops = gdrfab_atomic_operands(c->kind, c->op);
+	struct gdrfab_inject_copy src_copy = {.bounce = NULL};
+	struct gdrfab_inject_copy cmp_copy = {.bounce = NULL};
 	struct gdrfab_req *req;
 	int ret;
 
@@ -188,6 +191,18 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 	a.res = res.iov;
 	a.res_desc = c->res_desc;
 	a.res_cnt = res.cnt;
+	/* Operands in GPU memory are copied to host memory now, before the
+	 * endpoint's lock: the copy is synchronous (the call may return
+	 * before the atomic is sent, and the operands may be reused then) and
+	 * must not hold up progress on other threads. */
+	if (nops)
+		ret = gdrfab_copy_in_unlocked(proto, &a.src, &a.src_desc,
+					      &a.src_cnt, &src_copy);
+	if (!ret && nops == 2)
+		ret = gdrfab_copy_in_unlocked(proto, &a.cmp, &a.cmp_desc,
+					      &a.cmp_cnt, &cmp_copy);
+	if (ret)
+		goto out_unlocked;
 	q.kind = c->kind;
 	q.op = c->op;
 	q.datatype = c->datatype;
@@ -220,6 +235,9 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 out:
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(&ep->lock);
+out_unlocked:
+	free(src_copy.bounce);
+	free(cmp_copy.bounce);
 	return ret;
 }
 

@@ -44,19 +44,16 @@ size_t gdrfab_atomic_max_count(struct gdrfab_proto *proto, int kind, int op,
 	return GDRFAB_MIN(max, (size_t)UINT32_MAX);
 }
 
-static int gather(struct gdrfab_proto *proto, uint8_t **p,
-		  const struct iovec *iov, void **desc, size_t cnt)
+/* The operands are host memory here: GPU operands were copied to host
+ * memory before the endpoint's lock was taken (gdrfab_atomic_api.c), so
+ * no CUDA copy waits under it. */
+static void gather(uint8_t **p, const struct iovec *iov, size_t cnt)
 {
 	for (size_t i = 0; i < cnt; i++) {
-		int ret = gdrfab_copy_from_buf(proto, *p, iov[i].iov_base,
-					       iov[i].iov_len,
-					       desc ? desc[i] : NULL);
-
-		if (ret)
-			return ret;
+		if (iov[i].iov_len)
+			memcpy(*p, iov[i].iov_base, iov[i].iov_len);
 		*p += iov[i].iov_len;
 	}
-	return 0;
 }
 
 int gdrfab_atomic_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -66,7 +63,6 @@ int gdrfab_atomic_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	struct gdrfab_pkt_hdr *hdr;
 	struct gdrfab_atomic_wire *w;
 	uint8_t *p;
-	int ret;
 
 	req->txbuf = gdrfab_txbuf_alloc(proto);
 	if (!req->txbuf)
@@ -86,11 +82,10 @@ int gdrfab_atomic_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	w->datatype = (uint8_t)a->datatype;
 	w->kind = (uint8_t)a->kind;
 	p = (uint8_t *)(w + 1);
-	ret = nops ? gather(proto, &p, a->src, a->src_desc, a->src_cnt) : 0;
-	if (!ret && nops == 2)
-		ret = gather(proto, &p, a->cmp, a->cmp_desc, a->cmp_cnt);
-	if (ret)
-		return ret;
+	if (nops)
+		gather(&p, a->src, a->src_cnt);
+	if (nops == 2)
+		gather(&p, a->cmp, a->cmp_cnt);
 	req->len = (size_t)(p - (uint8_t *)(hdr + 1));
 	hdr->size = req->len;
 	hdr->msg_id = req->msg_id = ++proto->next_msg_id;

@@ -20,23 +20,19 @@
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
 
-/* Gathers one 8-byte element spread over iovecs (some may be empty). */
-static int gather8(struct gdrfab_proto *proto, uint64_t *out,
-		   const struct iovec *iov, void **desc, size_t cnt)
+/* Gathers one 8-byte element spread over iovecs (some may be empty).
+ * Host memory: GPU operands were copied before the endpoint's lock was
+ * taken (gdrfab_atomic_api.c). */
+static int gather8(uint64_t *out, const struct iovec *iov, size_t cnt)
 {
 	uint8_t *p = (uint8_t *)out;
 	size_t got = 0;
 
 	for (size_t i = 0; i < cnt && got < sizeof(*out); i++) {
 		size_t n = GDRFAB_MIN(iov[i].iov_len, sizeof(*out) - got);
-		int ret;
 
-		if (!n)
-			continue;
-		ret = gdrfab_copy_from_buf(proto, p + got, iov[i].iov_base, n,
-					   desc ? desc[i] : NULL);
-		if (ret)
-			return ret;
+		if (n)
+			memcpy(p + got, iov[i].iov_base, n);
 		got += n;
 	}
 	return got == sizeof(*out) ? 0 : -FI_EINVAL;
@@ -46,12 +42,11 @@ int gdrfab_atomic_nic_prepare(struct gdrfab_proto *proto,
 			      struct gdrfab_req *req,
 			      const struct gdrfab_atomic_args *a)
 {
-	int ret = gather8(proto, &req->nic_operand, a->src, a->src_desc,
-			  a->src_cnt);
+	int ret = gather8(&req->nic_operand, a->src, a->src_cnt);
 
+	(void)proto; /* called as gdrfab_atomic_prepare is */
 	if (!ret && a->kind == GDRFAB_ATOMIC_COMPARE)
-		ret = gather8(proto, &req->nic_compare, a->cmp, a->cmp_desc,
-			      a->cmp_cnt);
+		ret = gather8(&req->nic_compare, a->cmp, a->cmp_cnt);
 	if (ret)
 		return ret;
 	req->op = GDRFAB_OP_NIC_ATOMIC;

@@ -66,14 +66,14 @@ static void eager_header(struct gdrfab_pkt_hdr *hdr,
 	hdr->data = req->data;
 }
 
-/* Builds an eager message in a bounce buffer. */
+/* Builds an eager message in a bounce buffer, from host memory only: GPU
+ * bytes were copied before the endpoint's lock was taken
+ * (gdrfab_send_copies). */
 static int prepare_eager(struct gdrfab_proto *proto, struct gdrfab_req *req,
-			 const struct iovec *iov, void **desc, size_t count,
-			 uint16_t flags)
+			 const struct iovec *iov, size_t count, uint16_t flags)
 {
 	struct gdrfab_pkt_hdr *hdr;
 	uint8_t *p;
-	int ret;
 
 	req->txbuf = gdrfab_txbuf_alloc(proto);
 	if (!req->txbuf)
@@ -82,11 +82,8 @@ static int prepare_eager(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	eager_header(hdr, req, flags);
 	p = (uint8_t *)(hdr + 1);
 	for (size_t i = 0; i < count; i++) {
-		ret = gdrfab_copy_from_buf(proto, p, iov[i].iov_base,
-					   iov[i].iov_len,
-					   desc ? desc[i] : NULL);
-		if (ret)
-			return ret;
+		if (iov[i].iov_len)
+			memcpy(p, iov[i].iov_base, iov[i].iov_len);
 		p += iov[i].iov_len;
 	}
 	req->len = (size_t)(p - (uint8_t *)(hdr + 1));
@@ -135,6 +132,32 @@ static int prepare_gather(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	req->ctrl_len = sizeof(*hdr);
 	req->gather = true;
 	return 0;
+}
+
+/* Whether an eager send from GPU memory goes out without a bounce copy:
+ * its descriptors name GPU memory that the NIC gathers, or that the
+ * staging pipeline copies asynchronously. */
+static bool eager_gathers(struct gdrfab_proto *proto, void **desc, size_t count)
+{
+	if (!gdrfab_iov_has_gpu(proto, desc, count))
+		return false;
+	if (proto->env.cuda_api_permitted)
+		return proto->max_sge >= 2;
+	return !gdrfab_iov_stages(proto, desc, count) &&
+	       count + 1 <= (size_t)proto->max_sge;
+}
+
+bool gdrfab_send_copies(struct gdrfab_proto *proto, void **desc, size_t count,
+			size_t len, uint64_t flags, bool silent)
+{
+	if (flags & FI_INJECT)
+		return true;
+	/* As gdrfab_msg_prepare chooses: what it sends by rendezvous, or
+	 * gathers, is never copied by the CPU or CUDA. */
+	if (len > proto->eager_max ||
+	    ((flags & FI_DELIVERY_COMPLETE) && !silent))
+		return false;
+	return !eager_gathers(proto, desc, count);
 }
 
 void gdrfab_rndv_header(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -200,14 +223,10 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	    !gdrfab_iov_has_gpu(proto, desc, count))
 		prepare_inline(req, iov, count, flags);
 	else if (len <= proto->eager_max && !delivery && !copy &&
-		 gdrfab_iov_has_gpu(proto, desc, count) &&
-		 (proto->env.cuda_api_permitted
-			  ? proto->max_sge >= 2
-			  : !gdrfab_iov_stages(proto, desc, count) &&
-				    count + 1 <= (size_t)proto->max_sge))
+		 eager_gathers(proto, desc, count))
 		ret = prepare_gather(proto, req, iov, desc, count, flags);
 	else if (len <= proto->eager_max && !delivery)
-		ret = prepare_eager(proto, req, iov, desc, count, flags);
+		ret = prepare_eager(proto, req, iov, count, flags);
 	else
 		ret = prepare_rndv(proto, req, iov, desc, count, flags);
 	if (ret || !(flags & GDRFAB_PKT_EMU_WRITE))
@@ -247,13 +266,19 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 			    len, proto->inject_max);
 		return -FI_EMSGSIZE;
 	}
-	/* An inject from GPU memory: copied now, synchronously (the API
-	 * wants the buffer reusable on return), before the lock. */
-	if (flags & FI_INJECT) {
+	/* GPU bytes that would be copied with CUDA are copied now, before
+	 * the lock, synchronously: an inject's (the API wants the buffer
+	 * reusable on return), and an eager send's that the NIC does not
+	 * gather (a buffer without its descriptor, or too few SGEs), so that
+	 * no CUDA copy waits under the endpoint's lock. The copy is then sent
+	 * as an inject's is, from a bounce buffer. */
+	if (gdrfab_send_copies(proto, desc, count, len, flags, silent)) {
 		ret = gdrfab_copy_in_unlocked(proto, &iov, &desc, &count,
 					      &copy);
 		if (ret)
 			return ret;
+		if (copy.bounce)
+			flags |= FI_INJECT;
 	}
 	gdrfab_lock_acquire(proto->env.lock);
 	ret = gdrfab_req_to_peer(proto, dest, &req);

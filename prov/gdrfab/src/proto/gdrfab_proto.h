@@ -813,6 +813,12 @@ int gdrfab_scatter_host(struct gdrfab_proto *proto, const struct iovec *iov,
  * *iov, *desc and *count are replaced by one host buffer, c->host in
  * c->bounce, which the caller frees after the post; without GPU memory
  * nothing changes. 0, or -FI_E*. */
+/* Whether a send (or an emulated write) of len bytes from these buffers
+ * would be copied into a bounce buffer by the CPU or CUDA: an inject, or
+ * an eager message the NIC does not gather. Such bytes are copied with
+ * gdrfab_copy_in_unlocked before the endpoint's lock. */
+bool gdrfab_send_copies(struct gdrfab_proto *proto, void **desc, size_t count,
+			size_t len, uint64_t flags, bool silent);
 struct gdrfab_inject_copy {
 	struct iovec host;
 	uint8_t *bounce;

@@ -81,13 +81,20 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	ret = proto->ops->mr_check_descs(proto->env.domain, iov, desc, count);
 	if (ret)
 		return ret;
-	/* An inject from GPU memory: copied now, synchronously (the API
-	 * wants the buffer reusable on return), before the lock. */
-	if (inject && !emu) {
+	/* GPU bytes that would be copied with CUDA are copied now, before
+	 * the lock, synchronously: an inject's (the API wants the buffer
+	 * reusable on return), and an emulated write's that goes as an eager
+	 * message the NIC does not gather (gdrfab_send_copies). The copy is
+	 * then sent as an inject's is. */
+	if (op == GDRFAB_OP_WRITE &&
+	    (emu ? gdrfab_send_copies(proto, desc, count, len, flags, silent)
+		 : inject)) {
 		ret = gdrfab_copy_in_unlocked(proto, &iov, &desc, &count,
 					      &copy);
 		if (ret)
 			return ret;
+		if (copy.bounce)
+			flags |= FI_INJECT;
 	}
 	gdrfab_lock_acquire(proto->env.lock);
 	ret = gdrfab_req_to_peer(proto, peer_addr, &req);
