@@ -160,32 +160,26 @@ int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto,
 	void **desc = *descp;
 	size_t count = *countp;
 	size_t len = gdrfab_iov_len(iov, count), off = 0;
-	uint8_t **bounce = &c->bounce;
-	bool gpu = false;
 	int ret;
 
-	*bounce = NULL;
-	for (size_t i = 0; i < count && !gpu; i++)
-		gpu = iov[i].iov_len &&
-		      gdrfab_buf_device(proto, iov[i].iov_base,
-					desc ? desc[i] : NULL) >= 0;
-	if (!gpu)
+	c->bounce = NULL;
+	if (!gdrfab_iov_gpu(proto, iov, desc, count))
 		return 0;
-	*bounce = malloc(len);
-	if (!*bounce)
+	c->bounce = malloc(len);
+	if (!c->bounce)
 		return -FI_ENOMEM;
 	for (size_t i = 0; i < count; i++) {
-		ret = gdrfab_copy_from_buf(proto, *bounce + off,
+		ret = gdrfab_copy_from_buf(proto, c->bounce + off,
 					   iov[i].iov_base, iov[i].iov_len,
 					   desc ? desc[i] : NULL);
 		if (ret) {
-			free(*bounce);
-			*bounce = NULL;
+			free(c->bounce);
+			c->bounce = NULL;
 			return ret;
 		}
 		off += iov[i].iov_len;
 	}
-	c->host.iov_base = *bounce;
+	c->host.iov_base = c->bounce;
 	c->host.iov_len = len;
 	*iovp = &c->host;
 	*descp = NULL;
