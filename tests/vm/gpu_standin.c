@@ -129,3 +129,18 @@ void gpu_read(void *host, const void *dev, size_t len)
 
 	cr_assert_eq(f(host, (uintptr_t)dev, len), 0, "cuMemcpyDtoH");
 }
+
+struct fid_mr *gpu_reg(struct dp_ep *e, void *buf, size_t len, uint64_t access)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct fi_mr_attr attr = {.mr_iov = &iov,
+				  .iov_count = 1,
+				  .access = access,
+				  .iface = FI_HMEM_CUDA};
+	struct fid_mr *mr = NULL;
+	int ret = fi_mr_regattr(e->d.domain, &attr, 0, &mr);
+
+	cr_assert_eq(ret, 0, "FI_HMEM_CUDA registration: %s",
+		     fi_strerror(-ret));
+	return mr;
+}

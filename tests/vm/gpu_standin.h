@@ -32,4 +32,10 @@ void gpu_forbid(int mode);
 /* The n-th asynchronous copy from now fails at enqueue (0: none). */
 void gpu_fail_copies(unsigned n);
 
+struct dp_ep;
+struct fid_mr;
+/* Registers [buf, buf + len) of GPU memory as FI_HMEM_CUDA in e's domain
+ * with this access; the test fails if it is refused. */
+struct fid_mr *gpu_reg(struct dp_ep *e, void *buf, size_t len, uint64_t access);
+
 #endif /* GPU_STANDIN_H */

@@ -68,17 +68,6 @@ static struct fid_mr *reg_cuda(struct dp_ep *e, void *buf, size_t len,
 	return mr;
 }
 
-static struct fid_mr *reg_gpu(struct dp_ep *e, void *buf, size_t len,
-			      uint64_t access)
-{
-	int ret;
-	struct fid_mr *mr = reg_cuda(e, buf, len, access, &ret);
-
-	cr_assert_eq(ret, 0, "FI_HMEM_CUDA registration: %s",
-		     fi_strerror(-ret));
-	return mr;
-}
-
 Test(hmem, fi_info_offers_hmem_with_cuda)
 {
 	start(NULL, false);
@@ -121,7 +110,7 @@ Test(hmem, registration_checks_what_the_memory_is)
 	cr_assert_eq(ret, -FI_EINVAL, "CUDA-pinned host memory either");
 	mr = reg_cuda(&p[0], (char *)dev + (1 << 20) - 16, 64, FI_SEND, &ret);
 	cr_assert_eq(ret, -FI_EINVAL, "a range past the allocation");
-	mr = reg_gpu(&p[0], dev, 1 << 20, FI_SEND | FI_RECV);
+	mr = gpu_reg(&p[0], dev, 1 << 20, FI_SEND | FI_RECV);
 	/* Once GPU memory is in use, a device pointer passed as host
 	 * memory is caught. */
 	ret = fi_mr_reg(p[0].d.domain, dev, 4096, FI_SEND, 0, 0, 0,
@@ -200,11 +189,11 @@ Test(hmem, sync_memops_is_set_once_per_allocation)
 	dev = gpu_alloc(1 << 20);
 	other = gpu_alloc(1 << 16);
 	before = gpu_stats().sync_memops;
-	a = reg_gpu(&p[0], dev, 4096, FI_SEND);
-	b = reg_gpu(&p[0], dev + 8192, 4096, FI_RECV);
+	a = gpu_reg(&p[0], dev, 4096, FI_SEND);
+	b = gpu_reg(&p[0], dev + 8192, 4096, FI_RECV);
 	cr_assert_eq(gpu_stats().sync_memops, before + 1);
 	cr_assert_eq(gpu_sync_memops_of(dev), 1);
-	c = reg_gpu(&p[0], other, 4096, FI_SEND);
+	c = gpu_reg(&p[0], other, 4096, FI_SEND);
 	cr_assert_eq(gpu_stats().sync_memops, before + 2);
 	fi_close(&a->fid);
 	fi_close(&b->fid);
@@ -223,20 +212,20 @@ Test(hmem, cache_shares_a_granule_and_drops_reallocated_memory)
 
 	start("peermem", true);
 	dev = gpu_alloc(1 << 20);
-	a = reg_gpu(&p[0], dev, 100, KEYED);
-	b = reg_gpu(&p[0], dev + 4096, 100, KEYED);
+	a = gpu_reg(&p[0], dev, 100, KEYED);
+	b = gpu_reg(&p[0], dev + 4096, 100, KEYED);
 	cr_assert_eq(fi_mr_key(a), fi_mr_key(b),
 		     "two buffers in one 64 KB page share a registration");
 	key = fi_mr_key(a);
 	fi_close(&a->fid);
 	fi_close(&b->fid);
-	a = reg_gpu(&p[0], dev, 100, KEYED);
+	a = gpu_reg(&p[0], dev, 100, KEYED);
 	cr_assert_eq(fi_mr_key(a), key, "kept after its last close");
 	/* Freed and reallocated at the same address: a new buffer ID, so
 	 * the old registration (still held by a) must not be served. */
 	gpu_free(dev);
 	cr_assert_eq(gpu_alloc(1 << 20), dev, "the stand-in reuses addresses");
-	b = reg_gpu(&p[0], dev, 100, KEYED);
+	b = gpu_reg(&p[0], dev, 100, KEYED);
 	cr_assert_neq(fi_mr_key(b), key);
 	fi_close(&a->fid);
 	fi_close(&b->fid);
@@ -250,8 +239,8 @@ Test(hmem, cache_can_be_turned_off)
 	setenv("FI_GDRFAB_MR_CACHE_ENABLE", "0", 1);
 	start("peermem", true);
 	dev = gpu_alloc(1 << 20);
-	a = reg_gpu(&p[0], dev, 100, KEYED);
-	b = reg_gpu(&p[0], dev, 100, KEYED);
+	a = gpu_reg(&p[0], dev, 100, KEYED);
+	b = gpu_reg(&p[0], dev, 100, KEYED);
 	cr_assert_neq(fi_mr_key(a), fi_mr_key(b));
 	fi_close(&a->fid);
 	fi_close(&b->fid);
@@ -262,8 +251,8 @@ Test(hmem, cache_can_be_turned_off)
 static void gpu_to_gpu(size_t len)
 {
 	uint8_t *src = gpu_alloc(len ? len : 1), *dst = gpu_alloc(len + 64);
-	struct fid_mr *smr = reg_gpu(&p[0], src, len ? len : 1, FI_SEND);
-	struct fid_mr *dmr = reg_gpu(&p[1], dst, len + 64, FI_RECV);
+	struct fid_mr *smr = gpu_reg(&p[0], src, len ? len : 1, FI_SEND);
+	struct fid_mr *dmr = gpu_reg(&p[1], dst, len + 64, FI_RECV);
 	struct fi_cq_tagged_entry e;
 
 	gpu_fill(src, len, 7);
@@ -307,8 +296,8 @@ Test(hmem, staged_rma_on_local_gpu_buffers)
 	start(NULL, false);
 	src = gpu_alloc(len);
 	back = gpu_alloc(len);
-	smr = reg_gpu(&p[0], src, len, FI_WRITE);
-	bmr = reg_gpu(&p[0], back, len, FI_READ);
+	smr = gpu_reg(&p[0], src, len, FI_WRITE);
+	bmr = gpu_reg(&p[0], back, len, FI_READ);
 	rmr = dp_reg(&p[1], remote, len, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	gpu_fill(src, len, 3);
 	DP_POST(p, 2,
@@ -338,7 +327,7 @@ static void emu_rma(struct dp_ep *from, fi_addr_t to, uint8_t *tgt,
 	uint8_t *gback = gpu_alloc(n + 1);
 	struct fid_mr *smr = dp_reg(from, src, n + 1, FI_WRITE);
 	struct fid_mr *bmr = dp_reg(from, back, n + 1, FI_READ);
-	struct fid_mr *gmr = reg_gpu(from, gback, n + 1, FI_READ);
+	struct fid_mr *gmr = gpu_reg(from, gback, n + 1, FI_READ);
 	uint64_t raddr = (uintptr_t)tgt + EMU_OFF;
 	struct fi_cq_tagged_entry e;
 	unsigned seed = (unsigned)(n % 251);
@@ -380,7 +369,7 @@ Test(hmem, staged_gpu_memory_is_an_rma_target)
 
 	start(NULL, false); /* rxe: staged */
 	tgt = gpu_alloc(len);
-	tmr = reg_gpu(&p[1], tgt, len, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	tmr = gpu_reg(&p[1], tgt, len, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	cr_assert(fi_mr_key(tmr) >> 32, "a key of gdrfab's own, no rkey");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		emu_rma(&p[0], p[0].peer[1], tgt, tmr, sizes[i]);
@@ -441,8 +430,8 @@ Test(hmem, emulated_rma_is_checked_by_the_target)
 	start(NULL, false);
 	tgt = gpu_alloc(len);
 	gpu_fill(tgt, len, 4);
-	ro = reg_gpu(&p[1], tgt, len, FI_REMOTE_READ);
-	rw = reg_gpu(&p[1], tgt, 65536, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	ro = gpu_reg(&p[1], tgt, len, FI_REMOTE_READ);
+	rw = gpu_reg(&p[1], tgt, 65536, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	/* Writes the key does not allow, eager and rendezvous. */
 	emu_refused(FI_WRITE, local, (uintptr_t)tgt, 64, fi_mr_key(ro));
 	emu_refused(FI_WRITE, local, (uintptr_t)tgt, len, fi_mr_key(ro));
@@ -456,7 +445,7 @@ Test(hmem, emulated_rma_is_checked_by_the_target)
 	/* A closed MR's key, even with its slot reused. */
 	old_key = fi_mr_key(rw);
 	fi_close(&rw->fid);
-	rw = reg_gpu(&p[1], tgt, 65536, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	rw = gpu_reg(&p[1], tgt, 65536, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	cr_assert_neq(fi_mr_key(rw), old_key);
 	emu_refused(FI_WRITE, local, (uintptr_t)tgt, 64, old_key);
 	cr_assert(gpu_check(tgt, len, 4), "nothing refused was written");
@@ -498,8 +487,8 @@ static void p2p_rendezvous(uint64_t expect_flushes)
 
 	src = gpu_alloc(len);
 	dst = gpu_alloc(len);
-	smr = reg_gpu(&p[0], src, len, FI_SEND);
-	dmr = reg_gpu(&p[1], dst, len, FI_RECV);
+	smr = gpu_reg(&p[0], src, len, FI_SEND);
+	dmr = gpu_reg(&p[1], dst, len, FI_RECV);
 	gpu_fill(src, len, 9);
 	before = gpu_stats().flushes;
 	DP_POST(p, 2,
@@ -556,7 +545,7 @@ Test(hmem, read_flushes_in_flight_complete_each_once)
 	start("peermem", true);
 	dst = gpu_alloc(len * N);
 	smr = dp_reg(&p[0], src, len, FI_WRITE);
-	dmr = reg_gpu(&p[1], dst, len * N, FI_REMOTE_WRITE);
+	dmr = gpu_reg(&p[1], dst, len * N, FI_REMOTE_WRITE);
 	dp_fill(src, len, 7);
 	for (int i = 0; i < N; i++)
 		DP_POST(p, 2,
@@ -580,8 +569,8 @@ Test(hmem, read_flushes_in_flight_complete_each_once)
 
 	rsrc = gpu_alloc(rlen * R);
 	rdst = gpu_alloc(rlen * R);
-	rsmr = reg_gpu(&p[0], rsrc, rlen * R, FI_SEND);
-	rdmr = reg_gpu(&p[1], rdst, rlen * R, FI_RECV);
+	rsmr = gpu_reg(&p[0], rsrc, rlen * R, FI_SEND);
+	rdmr = gpu_reg(&p[1], rdst, rlen * R, FI_RECV);
 	gpu_fill(rsrc, rlen * R, 3);
 	for (int i = 0; i < R; i++)
 		DP_POST(p, 2,
@@ -618,8 +607,8 @@ Test(hmem, failed_flush_fails_the_receive_once)
 	start("peermem", true);
 	src = gpu_alloc(len);
 	dst = gpu_alloc(len);
-	smr = reg_gpu(&p[0], src, len, FI_SEND);
-	dmr = reg_gpu(&p[1], dst, len, FI_RECV);
+	smr = gpu_reg(&p[0], src, len, FI_SEND);
+	dmr = gpu_reg(&p[1], dst, len, FI_RECV);
 	gpu_fill(src, len, 4);
 	gpu_forbid(1); /* data movement fails: the flush among it */
 	DP_POST(p, 2,
@@ -649,7 +638,7 @@ Test(hmem, writedata_into_gpu_is_flushed)
 	start("peermem", true);
 	dst = gpu_alloc(len);
 	smr = dp_reg(&p[0], src, len, FI_WRITE);
-	dmr = reg_gpu(&p[1], dst, len, FI_REMOTE_WRITE);
+	dmr = gpu_reg(&p[1], dst, len, FI_REMOTE_WRITE);
 	dp_fill(src, len, 5);
 	before = gpu_stats().flushes;
 	DP_POST(p, 2,

@@ -45,22 +45,6 @@ static long long now_ms(void)
 
 TestSuite(hmem_async, .fini = dp_pair_teardown, .timeout = 240);
 
-static struct fid_mr *reg_gpu(struct dp_ep *e, void *buf, size_t len,
-			      uint64_t access)
-{
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	struct fi_mr_attr attr = {.mr_iov = &iov,
-				  .iov_count = 1,
-				  .access = access,
-				  .iface = FI_HMEM_CUDA};
-	struct fid_mr *mr = NULL;
-	int ret = fi_mr_regattr(e->d.domain, &attr, 0, &mr);
-
-	cr_assert_eq(ret, 0, "FI_HMEM_CUDA registration: %s",
-		     fi_strerror(-ret));
-	return mr;
-}
-
 /* Reads one completion from cq (progressing its endpoint once per read,
  * and the other endpoint, other, between reads), asserting that the read
  * that returns it started no copy: a completion from the call that
@@ -117,7 +101,7 @@ static void eager_no_desc(size_t len, bool unexpected)
 {
 	uint8_t *src = dp_alloc(len + 1), *dst = gpu_alloc(len + 64);
 	struct fid_mr *smr = dp_reg(&p[0], src, len + 1, FI_SEND);
-	struct fid_mr *dmr = reg_gpu(&p[1], dst, len + 64, FI_RECV);
+	struct fid_mr *dmr = gpu_reg(&p[1], dst, len + 64, FI_RECV);
 	struct fi_cq_tagged_entry e;
 	unsigned seed = (unsigned)(len % 241) + unexpected;
 	uint64_t base = gpu_stats().async_copies, c;
@@ -192,7 +176,7 @@ Test(hmem_async, emulated_write_answers_after_its_copy)
 	src = dp_alloc(n);
 	tgt = gpu_alloc(n);
 	smr = dp_reg(&p[0], src, n, FI_WRITE);
-	tmr = reg_gpu(&p[1], tgt, n, FI_REMOTE_WRITE | FI_REMOTE_READ);
+	tmr = gpu_reg(&p[1], tgt, n, FI_REMOTE_WRITE | FI_REMOTE_READ);
 	/* Connected first, so the write goes at once. */
 	connect_pair();
 	dp_fill(src, n, 5);
@@ -226,7 +210,7 @@ Test(hmem_async, emulated_write_answers_after_its_copy)
 static void fetch_into_gpu(uint64_t *t, struct fid_mr *tmr, bool desc)
 {
 	uint64_t *res = gpu_alloc(sizeof(*res)), v = 5, got = 0, old = *t;
-	struct fid_mr *rmr = reg_gpu(&p[0], res, sizeof(*res), FI_READ);
+	struct fid_mr *rmr = gpu_reg(&p[0], res, sizeof(*res), FI_READ);
 	struct fi_cq_tagged_entry e;
 	uint64_t started;
 

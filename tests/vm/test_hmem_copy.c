@@ -26,24 +26,6 @@ static void start(void)
 
 TestSuite(hmem_copy, .fini = dp_pair_teardown, .timeout = 240);
 
-static struct fid_mr *reg_gpu(struct dp_ep *e, void *buf, size_t len,
-			      uint64_t access)
-{
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	struct fi_mr_attr attr = {
-		.mr_iov = &iov,
-		.iov_count = 1,
-		.access = access,
-		.iface = FI_HMEM_CUDA,
-	};
-	struct fid_mr *mr = NULL;
-	int ret = fi_mr_regattr(e->d.domain, &attr, 0, &mr);
-
-	cr_assert_eq(ret, 0, "FI_HMEM_CUDA registration: %s",
-		     fi_strerror(-ret));
-	return mr;
-}
-
 /* The application registered its GPU buffer but passes no descriptor:
  * even a message small enough to go inline is copied out with CUDA. */
 Test(hmem_copy, send_from_gpu_without_its_descriptor)
@@ -54,7 +36,7 @@ Test(hmem_copy, send_from_gpu_without_its_descriptor)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		size_t len = sizes[i];
 		uint8_t *src = gpu_alloc(len), *dst = dp_alloc(len + 64);
-		struct fid_mr *smr = reg_gpu(&p[0], src, len, FI_SEND);
+		struct fid_mr *smr = gpu_reg(&p[0], src, len, FI_SEND);
 		uint64_t before = gpu_stats().copies_to_host;
 		struct fi_cq_tagged_entry e;
 
@@ -93,8 +75,8 @@ Test(hmem_copy, atomic_operands_in_gpu_memory)
 	tmr = dp_reg(&p[1], t, 64, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	gops = gpu_alloc(sizeof(ops));
 	gcmp = gpu_alloc(sizeof(cmpv));
-	omr = reg_gpu(&p[0], gops, sizeof(ops), FI_WRITE | FI_READ);
-	cmr = reg_gpu(&p[0], gcmp, sizeof(cmpv), FI_WRITE | FI_READ);
+	omr = gpu_reg(&p[0], gops, sizeof(ops), FI_WRITE | FI_READ);
+	cmr = gpu_reg(&p[0], gcmp, sizeof(cmpv), FI_WRITE | FI_READ);
 	dp_fill(ops, sizeof(ops), 21);
 	gpu_fill(gops, sizeof(ops), 21);
 	dp_fill(cmpv, sizeof(cmpv), 22);

@@ -31,22 +31,6 @@ static void start(void)
 
 TestSuite(hmem_pipe, .fini = dp_pair_teardown, .timeout = 300);
 
-static struct fid_mr *reg_gpu(struct dp_ep *e, void *buf, size_t len,
-			      uint64_t access)
-{
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	struct fi_mr_attr attr = {.mr_iov = &iov,
-				  .iov_count = 1,
-				  .access = access,
-				  .iface = FI_HMEM_CUDA};
-	struct fid_mr *mr = NULL;
-	int ret = fi_mr_regattr(e->d.domain, &attr, 0, &mr);
-
-	cr_assert_eq(ret, 0, "FI_HMEM_CUDA registration: %s",
-		     fi_strerror(-ret));
-	return mr;
-}
-
 /* Sizes around the chunk and the ring of copies in flight. */
 static const size_t sizes[] = {
 	0,	   1,	      CHUNK - 1,      CHUNK,
@@ -57,8 +41,8 @@ static const size_t sizes[] = {
 static void gpu_to_gpu(size_t len, unsigned seed)
 {
 	uint8_t *src = gpu_alloc(len + 1), *dst = gpu_alloc(len + 64);
-	struct fid_mr *smr = reg_gpu(&p[0], src, len + 1, FI_SEND);
-	struct fid_mr *dmr = reg_gpu(&p[1], dst, len + 64, FI_RECV);
+	struct fid_mr *smr = gpu_reg(&p[0], src, len + 1, FI_SEND);
+	struct fid_mr *dmr = gpu_reg(&p[1], dst, len + 64, FI_RECV);
 	struct fi_cq_tagged_entry e;
 
 	gpu_fill(src, len, seed);
@@ -113,8 +97,8 @@ Test(hmem_pipe, message_across_iov_entries)
 	start();
 	gs = gpu_alloc(total);
 	gd = gpu_alloc(total);
-	gsm = reg_gpu(&p[0], gs, total, FI_SEND);
-	gdm = reg_gpu(&p[1], gd, total, FI_RECV);
+	gsm = gpu_reg(&p[0], gs, total, FI_SEND);
+	gdm = gpu_reg(&p[1], gd, total, FI_RECV);
 	hsm = dp_reg(&p[0], hs, n[1], FI_SEND);
 	hdm = dp_reg(&p[1], hd, n[1], FI_RECV);
 	/* gs holds the pattern; the message is gs[0, n0) | hs | gs[n0 + n1,
@@ -174,10 +158,10 @@ Test(hmem_pipe, rma_around_chunk_boundaries)
 	src = gpu_alloc(max);
 	back = gpu_alloc(max);
 	tgt = gpu_alloc(max);
-	smr = reg_gpu(&p[0], src, max, FI_WRITE | FI_READ);
-	bmr = reg_gpu(&p[0], back, max, FI_WRITE | FI_READ);
+	smr = gpu_reg(&p[0], src, max, FI_WRITE | FI_READ);
+	bmr = gpu_reg(&p[0], back, max, FI_WRITE | FI_READ);
 	rmr = dp_reg(&p[1], remote, max, FI_REMOTE_READ | FI_REMOTE_WRITE);
-	tmr = reg_gpu(&p[1], tgt, max, FI_REMOTE_READ | FI_REMOTE_WRITE);
+	tmr = gpu_reg(&p[1], tgt, max, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	for (size_t i = 0; i <= sizeof(sizes) / sizeof(sizes[0]); i++) {
 		size_t len =
 			i < sizeof(sizes) / sizeof(sizes[0]) ? sizes[i] : max;
@@ -241,8 +225,8 @@ Test(hmem_pipe, many_in_flight)
 		len[i] = (size_t)(i % 5) * CHUNK + (size_t)i * 37;
 		src[i] = gpu_alloc(len[i] + 1);
 		dst[i] = gpu_alloc(len[i] + 1);
-		smr[i] = reg_gpu(&p[0], src[i], len[i] + 1, FI_SEND | FI_WRITE);
-		dmr[i] = reg_gpu(&p[1], dst[i], len[i] + 1, FI_RECV);
+		smr[i] = gpu_reg(&p[0], src[i], len[i] + 1, FI_SEND | FI_WRITE);
+		dmr[i] = gpu_reg(&p[1], dst[i], len[i] + 1, FI_RECV);
 		gpu_fill(src[i], len[i], 100 + (unsigned)i);
 		DP_POST(p, 2,
 			fi_trecv(p[1].ep, dst[i], len[i], fi_mr_desc(dmr[i]),
@@ -313,8 +297,8 @@ Test(hmem_pipe, failed_copy_fails_its_operation_once)
 	before = gpu_stats();
 	src = gpu_alloc(len);
 	dst = gpu_alloc(len);
-	smr = reg_gpu(&p[0], src, len, FI_SEND | FI_WRITE | FI_READ);
-	dmr = reg_gpu(&p[1], dst, len, FI_RECV);
+	smr = gpu_reg(&p[0], src, len, FI_SEND | FI_WRITE | FI_READ);
+	dmr = gpu_reg(&p[1], dst, len, FI_RECV);
 	rmr = dp_reg(&p[1], remote, len, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	gpu_fill(src, len, 21);
 
