@@ -322,7 +322,7 @@ static void finish_one(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	gdrfab_req_free(proto, req);
 }
 
-void gdrfab_req_drain(struct gdrfab_proto *proto)
+void gdrfab_req_drain_queue(struct gdrfab_proto *proto)
 {
 	while (!gdrfab_list_empty(&proto->finished)) {
 		struct gdrfab_req *req = gdrfab_list_entry(

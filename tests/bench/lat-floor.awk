@@ -1,0 +1,40 @@
+# Medians per (what, size) of "WHAT SIZE US" lines, in the order they came
+# (a round is one line per what and size), and the ratios lat-floor.sh
+# prints.
+function med(s,   n, v, i, j, t) {
+	n = split(s, v, " ")
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+		}
+	return n ? v[int((n + 1) / 2)] : 0
+}
+# The median of the rounds' own ratios a/b (the k-th of each).
+function rmed(a, b,   n, m, x, y, i, r) {
+	n = split(vals[a], x, " "); m = split(vals[b], y, " ")
+	r = ""
+	for (i = 1; i <= n && i <= m; i++)
+		if (y[i] > 0) r = r " " x[i] / y[i]
+	return med(r)
+}
+{ vals[$1 "|" $2] = vals[$1 "|" $2] " " $3; sizes[$2 + 0] = 1 }
+END {
+	printf "# one-way latency (µs), medians of %d rounds; ratios: of medians (median of the rounds' ratios)\n", split(vals["gdrfab|" (8)], _t, " ")
+	printf "%6s %9s %9s %9s %9s  %-13s %-13s %-13s %-13s\n", "bytes", "gdrfab", "rxm", "send_lat", "write_lat",
+		"gdrfab/rxm", "gdrfab/send", "rxm/send", "write/send"
+	n = 0 # sizes in increasing order (POSIX awk has no sort)
+	for (s in sizes) {
+		for (j = ++n; j > 1 && order[j - 1] > s + 0; j--) order[j] = order[j - 1]
+		order[j] = s + 0
+	}
+	for (k = 1; k <= n; k++) {
+		s = order[k]
+		g = med(vals["gdrfab|" s]); x = med(vals["verbs;ofi_rxm|" s])
+		sl = med(vals["ib_send_lat|" s]); wl = med(vals["ib_write_lat|" s])
+		printf "%6d %9.2f %9.2f %9.2f %9.2f  %4.2f (%4.2f)   %4.2f (%4.2f)   %4.2f (%4.2f)   %4.2f (%4.2f)\n", s, g, x, sl, wl,
+			x ? g / x : 0, rmed("gdrfab|" s, "verbs;ofi_rxm|" s),
+			sl ? g / sl : 0, rmed("gdrfab|" s, "ib_send_lat|" s),
+			sl ? x / sl : 0, rmed("verbs;ofi_rxm|" s, "ib_send_lat|" s),
+			sl ? wl / sl : 0, rmed("ib_write_lat|" s, "ib_send_lat|" s)
+	}
+}

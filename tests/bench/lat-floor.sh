@@ -1,0 +1,26 @@
+#!/bin/bash
+# Small-message latency against its floors, in one boot of the soft-RoCE
+# VM: gdrfab_pingpong (tagged) over gdrfab and over verbs;ofi_rxm, and
+# perftest's ib_send_lat (RC SEND/RECV, the floor of any provider that
+# sends its messages as verbs SENDs, as both of them do) and ib_write_lat
+# (RDMA WRITE, the receiver polling memory: the floor of an eager protocol
+# that writes into the receiver's memory). Interleaved rounds, the order
+# rotating; medians, and ratios of medians with the median of the rounds'
+# own ratios in brackets. A benchmark, not a test.
+#
+#   tests/bench/lat-floor.sh [ROUNDS] [SIZES]   (default 7, "8 64 1024 4096")
+#
+# What it tells: how much of a round trip is the provider's own work (the
+# gap to ib_send_lat) and how much is rxe's (the floor itself), so where a
+# cut can still come from.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+command -v ib_send_lat >/dev/null || {
+	echo "SKIP: perftest is not installed (scripts/install-deps.sh)" >&2
+	exit 77
+}
+[ -x "$top/build/examples/gdrfab_pingpong" ] || "$top/scripts/build.sh"
+cd "$top/build"
+exec "$top/tests/vm/vm-run" --timeout 3000 -- \
+	bash "$here/lat-floor-in-vm.sh" "${1:-7}" "${2:-8 64 1024 4096}"
