@@ -167,18 +167,24 @@ int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
 	if (gdrfab_cu.ptr_attrs(1, &attr, &data, (gdrfab_cu_ptr)ptr) ==
 		    GDRFAB_CU_SUCCESS &&
 	    id) {
-		if (last_hit.cls.buffer_id == id &&
-		    last_hit.generation == atomic_load(&ids_generation) &&
-		    within(&last_hit.cls, ptr)) {
-			*out = last_hit.cls;
+		/* Reached once: in a shared library each thread-local
+		 * access may be a __tls_get_addr call. */
+		__typeof__(last_hit) *lh = &last_hit;
+
+		if (lh->cls.buffer_id == id &&
+		    lh->generation ==
+			    atomic_load_explicit(&ids_generation,
+						 memory_order_relaxed) &&
+		    within(&lh->cls, ptr)) {
+			*out = lh->cls;
 			return 0;
 		}
 		pthread_mutex_lock(&ids_lock);
 		e = ids_find(id);
 		if (e && within(&e->cls, ptr)) {
 			*out = e->cls;
-			last_hit.cls = e->cls;
-			last_hit.generation = atomic_load(&ids_generation);
+			lh->cls = e->cls;
+			lh->generation = atomic_load(&ids_generation);
 			pthread_mutex_unlock(&ids_lock);
 			return 0;
 		}
