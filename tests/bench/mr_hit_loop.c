@@ -7,13 +7,19 @@
  * its own). No CUDA: the caller's classification is a fixed struct, and a
  * backend that registers nothing stands in for the NIC.
  *
+ * Where a libcuda.so.1 loads (the CUDA stand-in of tests/cuda, here), the
+ * classification is timed too, alone and in front of a hit: its own
+ * instructions are what callgrind counts outside the driver's function.
+ *
  * Built twice: into mr_hit_bench itself, and into libmrhit.so, whose
  * thread-local variables are reached as a dlopen'ed provider reaches
  * them (the linker relaxes them in an executable).
  */
+#include <dlfcn.h>
 #include <stdatomic.h>
 
 #include "gdrfab.h"
+#include "gdrfab_cuda.h"
 #include "gdrfab_mr_cache.h"
 #include "mr_hit_loop.h"
 
@@ -111,4 +117,49 @@ int mrhit_floor(long n)
 		atomic_fetch_sub(&refs, 1);
 	}
 	return 0;
+}
+
+static void *dev;
+
+int mrhit_cuda_setup(void)
+{
+	int (*alloc)(unsigned long long *, size_t);
+	unsigned long long p = 0;
+	void *lib;
+
+	if (!gdrfab_cuda_available(NULL))
+		return -1;
+	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	alloc = lib ? (int (*)(unsigned long long *, size_t))dlsym(
+			      lib, "cuMemAlloc_v2")
+		    : NULL;
+	if (!alloc || alloc(&p, 1 << 20) || !p)
+		return -1;
+	dev = (void *)(uintptr_t)(p + 4096);
+	return mrhit_classify_hit(1);
+}
+
+int mrhit_classify(long n)
+{
+	struct gdrfab_cuda_ptr c;
+	int bad = 0;
+
+	for (long i = 0; i < n; i++)
+		bad |= gdrfab_cuda_classify(dev, &c);
+	return bad;
+}
+
+int mrhit_classify_hit(long n)
+{
+	struct gdrfab_cuda_ptr c;
+	struct gdrfab_reg *r;
+	int bad = 0;
+
+	for (long i = 0; i < n; i++) {
+		bad |= gdrfab_cuda_classify(dev, &c);
+		bad |= c.kind != GDRFAB_MEM_CUDA_DEVICE;
+		bad |= gdrfab_reg_get(&cache, dev, 4096, 1, &c, &r);
+		gdrfab_reg_put(&cache, r);
+	}
+	return bad;
 }

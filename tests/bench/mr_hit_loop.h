@@ -15,5 +15,9 @@ MRHIT_API int mrhit_hit(long n);
 MRHIT_API int mrhit_locked_hit(long n);
 MRHIT_API int mrhit_miss(long n);
 MRHIT_API int mrhit_floor(long n);
+/* With a libcuda.so.1 (the stand-in): 0, or -1 without one. */
+MRHIT_API int mrhit_cuda_setup(void);
+MRHIT_API int mrhit_classify(long n);
+MRHIT_API int mrhit_classify_hit(long n);
 
 #endif /* MR_HIT_LOOP_H */
