@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -15,9 +16,12 @@
 
 static _Atomic int regs, deregs;
 
+/* r->mr marks a registration as live (a test's stand-in for the NIC's):
+ * whoever holds one checks that it was not undone under it. */
 static int count_reg(void *ctx, struct gdrfab_reg *r)
 {
-	(void)ctx, (void)r;
+	(void)ctx;
+	r->mr = (struct ibv_mr *)&regs;
 	atomic_fetch_add(&regs, 1);
 	return 0;
 }
@@ -28,6 +32,7 @@ static void count_dereg(void *ctx, struct gdrfab_reg *r)
 	/* A registration is undone once, by whoever dropped its last
 	 * reference: never while anybody still holds it. */
 	cr_assert_eq(atomic_load(&r->refs), 0);
+	r->mr = NULL;
 	atomic_fetch_add(&deregs, 1);
 }
 
@@ -208,6 +213,7 @@ static void *hitter(void *arg)
 
 		cr_assert_eq(r->mem.buffer_id, m.buffer_id);
 		cr_assert_geq(atomic_load(&r->refs), 1);
+		cr_assert(r->mr, "handed out deregistered");
 		gdrfab_reg_put(&cache, r);
 	}
 	return NULL;
@@ -238,6 +244,74 @@ Test(mr_cache_fast, threads_hitting_while_another_purges)
 		    atomic_load(&regs),
 		    (unsigned long)atomic_load(&cache.fast_hits),
 		    (unsigned long)cache.hits);
+	gdrfab_mr_cache_fini(&cache);
+	cr_assert_eq(atomic_load(&deregs), atomic_load(&regs));
+}
+
+/* Registrations got on some threads (the thread's last hit, most of
+ * them) and put on others, as completions reaped by another thread are,
+ * while one purges: a held registration is never undone, and every one
+ * is undone once at the end. */
+enum { PAIRS = 2, HANDOFFS = 20000 };
+static struct gdrfab_reg *_Atomic mailbox[PAIRS];
+
+static void *getter(void *arg)
+{
+	uintptr_t k = (uintptr_t)arg;
+	struct gdrfab_cuda_ptr m =
+		gpu(0x600000000 + k * 0x1000000, 1 << 20, 200 + k);
+
+	for (int i = 0; i < HANDOFFS; i++) {
+		struct gdrfab_reg *r = get(m.base + (i % 2) * 4096, 64, &m);
+
+		cr_assert(r->mr, "handed out deregistered");
+		if (i % 3) { /* a third put here, the rest there */
+			while (atomic_load(&mailbox[k]))
+				sched_yield();
+			atomic_store(&mailbox[k], r);
+		} else {
+			gdrfab_reg_put(&cache, r);
+		}
+	}
+	while (atomic_load(&mailbox[k]))
+		sched_yield();
+	return NULL;
+}
+
+static void *putter(void *arg)
+{
+	uintptr_t k = (uintptr_t)arg;
+
+	while (!atomic_load(&stop) || atomic_load(&mailbox[k])) {
+		struct gdrfab_reg *r = atomic_exchange(&mailbox[k], NULL);
+
+		if (r) {
+			cr_assert(r->mr, "held, yet deregistered");
+			gdrfab_reg_put(&cache, r);
+		} else {
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+Test(mr_cache_fast, registrations_put_on_other_threads_while_one_purges)
+{
+	pthread_t g[PAIRS], q[PAIRS], p;
+
+	open_cache(2);
+	atomic_store(&stop, false);
+	pthread_create(&p, NULL, purger, NULL);
+	for (uintptr_t k = 0; k < PAIRS; k++) {
+		pthread_create(&q[k], NULL, putter, (void *)k);
+		pthread_create(&g[k], NULL, getter, (void *)k);
+	}
+	for (int k = 0; k < PAIRS; k++)
+		pthread_join(g[k], NULL);
+	atomic_store(&stop, true);
+	for (int k = 0; k < PAIRS; k++)
+		pthread_join(q[k], NULL);
+	pthread_join(p, NULL);
 	gdrfab_mr_cache_fini(&cache);
 	cr_assert_eq(atomic_load(&deregs), atomic_load(&regs));
 }

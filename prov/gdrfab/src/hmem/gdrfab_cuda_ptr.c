@@ -151,28 +151,17 @@ static bool within(const struct gdrfab_cuda_ptr *cls, const void *ptr)
 	       (uintptr_t)ptr - cls->base < cls->size;
 }
 
-int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
+/* A known allocation that is not the thread's last (its entry, under
+ * the lock), or a first meeting: out of line, so that the thread's last
+ * hit neither saves registers for it nor fills classify_fully's arrays
+ * (the compiler hoisted their set-up into every call). */
+static __attribute__((noinline)) int classify_slow(const void *ptr, uint64_t id,
+						   struct gdrfab_cuda_ptr *out)
 {
-	int attr = GDRFAB_CU_PTR_BUFFER_ID;
-	uint64_t id = 0;
-	void *data = &id;
 	struct known_alloc *e;
 	int ret;
 
-	if (!gdrfab_cuda_available(NULL))
-		return -FI_ENOSYS;
-	/* The buffer ID alone says whether this allocation was met before:
-	 * one attribute, where a first meeting asks six (a registration
-	 * cache hit is mostly this call). */
-	if (gdrfab_cu.ptr_attrs(1, &attr, &data, (gdrfab_cu_ptr)ptr) ==
-		    GDRFAB_CU_SUCCESS &&
-	    id) {
-		if (last_hit.cls.buffer_id == id &&
-		    last_hit.generation == atomic_load(&ids_generation) &&
-		    within(&last_hit.cls, ptr)) {
-			*out = last_hit.cls;
-			return 0;
-		}
+	if (id) {
 		pthread_mutex_lock(&ids_lock);
 		e = ids_find(id);
 		if (e && within(&e->cls, ptr)) {
@@ -193,6 +182,37 @@ int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
 		e->cls = *out;
 	pthread_mutex_unlock(&ids_lock);
 	return 0;
+}
+
+int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
+{
+	int attr = GDRFAB_CU_PTR_BUFFER_ID;
+	uint64_t id = 0;
+	void *data = &id;
+
+	if (!gdrfab_cuda_available(NULL))
+		return -FI_ENOSYS;
+	/* The buffer ID alone says whether this allocation was met before:
+	 * one attribute, where a first meeting asks six (a registration
+	 * cache hit is mostly this call). */
+	if (gdrfab_cu.ptr_attrs(1, &attr, &data, (gdrfab_cu_ptr)ptr) !=
+	    GDRFAB_CU_SUCCESS)
+		id = 0;
+	if (id) {
+		/* Reached once: in a shared library each thread-local
+		 * access may be a __tls_get_addr call. */
+		__typeof__(last_hit) *lh = &last_hit;
+
+		if (lh->cls.buffer_id == id &&
+		    lh->generation ==
+			    atomic_load_explicit(&ids_generation,
+						 memory_order_relaxed) &&
+		    within(&lh->cls, ptr)) {
+			*out = lh->cls;
+			return 0;
+		}
+	}
+	return classify_slow(ptr, id, out);
 }
 
 int gdrfab_cuda_sync_memops(const struct gdrfab_cuda_ptr *p)

@@ -278,26 +278,40 @@ static void remember(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
  * allocation with this access and is still cached: referenced for the
  * caller. No lock: the reference is taken only while refs is not 0 (an
  * entry being destroyed or recycled has 0), and what it refers to is
- * checked after, since the entry may have been recycled meanwhile. */
-static struct gdrfab_reg *fast_hit(struct gdrfab_mr_cache *cache, uintptr_t a,
-				   size_t len, int access,
-				   const struct gdrfab_cuda_ptr *mem)
+ * checked after, since the entry may have been recycled meanwhile.
+ *
+ * This is the whole of a GPU hit, so it is written for its instructions:
+ * the thread-local record is reached once (in a shared library each
+ * access may be a __tls_get_addr call) and read into locals before the
+ * compare-exchange, after which the compiler would load it again; the
+ * two locked instructions (this one and gdrfab_reg_put's) are all that
+ * is left of the reference. */
+static inline struct gdrfab_reg *fast_hit(struct gdrfab_mr_cache *cache,
+					  uintptr_t a, size_t len, int access,
+					  const struct gdrfab_cuda_ptr *mem)
 {
-	struct gdrfab_reg *r = last_hit.r;
+	__typeof__(last_hit) *lh = &last_hit;
+	struct gdrfab_reg *r = lh->r;
+	uintptr_t start = lh->start;
+	size_t rlen = lh->len;
+	uint64_t id = mem->buffer_id;
 	unsigned refs;
 
-	if (last_hit.cache != cache || last_hit.serial != cache->serial ||
-	    last_hit.buffer_id != mem->buffer_id || last_hit.access != access ||
-	    a < last_hit.start || a + len > last_hit.start + last_hit.len)
+	if (lh->cache != cache || lh->serial != cache->serial ||
+	    lh->buffer_id != id || lh->access != access || a < start ||
+	    a + len > start + rlen)
 		return NULL;
-	refs = atomic_load(&r->refs);
+	refs = atomic_load_explicit(&r->refs, memory_order_relaxed);
 	do {
 		if (!refs)
 			return NULL;
-	} while (!atomic_compare_exchange_weak(&r->refs, &refs, refs + 1));
-	if (!atomic_load(&r->cached) || r->start != last_hit.start ||
-	    r->len != last_hit.len || r->access != access ||
-	    r->mem.kind != mem->kind || r->mem.buffer_id != mem->buffer_id) {
+	} while (!atomic_compare_exchange_weak_explicit(
+		&r->refs, &refs, refs + 1, memory_order_acquire,
+		memory_order_relaxed));
+	/* Acquire: what make_reg wrote before publishing refs is seen. */
+	if (!atomic_load_explicit(&r->cached, memory_order_relaxed) ||
+	    r->start != start || r->len != rlen || r->access != access ||
+	    r->mem.kind != mem->kind || r->mem.buffer_id != id) {
 		gdrfab_reg_put(cache, r);
 		return NULL;
 	}
@@ -336,9 +350,12 @@ static struct gdrfab_reg *insert_locked(struct gdrfab_mr_cache *cache,
 	return victims;
 }
 
-int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
-		   int access, const struct gdrfab_cuda_ptr *mem,
-		   struct gdrfab_reg **out)
+/* Everything but the thread's last hit: out of line, so that the hit
+ * saves no registers for it. */
+static __attribute__((noinline)) int
+reg_get_slow(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
+	     int access, const struct gdrfab_cuda_ptr *mem,
+	     struct gdrfab_reg **out)
 {
 	uintptr_t a = (uintptr_t)addr, start = a;
 	struct gdrfab_reg *r, *stale = NULL, *victims;
@@ -354,11 +371,6 @@ int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
 	}
 	if (!is_cuda(mem) || !cache->enabled)
 		return make_reg(cache, start, rlen, access, mem, out);
-	r = fast_hit(cache, a, len, access, mem);
-	if (r) {
-		*out = r;
-		return 0;
-	}
 
 	pthread_mutex_lock(&cache->lock);
 	r = lookup_locked(cache, a, len, access, mem, &stale);
@@ -388,6 +400,22 @@ int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
 	destroy_chain(cache, victims);
 	*out = r;
 	return 0;
+}
+
+int gdrfab_reg_get(struct gdrfab_mr_cache *cache, const void *addr, size_t len,
+		   int access, const struct gdrfab_cuda_ptr *mem,
+		   struct gdrfab_reg **out)
+{
+	struct gdrfab_reg *r;
+
+	if (is_cuda(mem) && cache->enabled) {
+		r = fast_hit(cache, (uintptr_t)addr, len, access, mem);
+		if (r) {
+			*out = r;
+			return 0;
+		}
+	}
+	return reg_get_slow(cache, addr, len, access, mem, out);
 }
 
 void gdrfab_reg_put(struct gdrfab_mr_cache *cache, struct gdrfab_reg *reg)

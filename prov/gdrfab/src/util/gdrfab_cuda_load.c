@@ -7,6 +7,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,9 @@ struct gdrfab_cuda_sym gdrfab_cu;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static bool cuda_ok;
+/* Set (release) once the load succeeded: every classification asks, and
+ * a load of this costs less than pthread_once's call through the PLT. */
+static _Atomic bool cuda_ready;
 static char why_not[256];
 static int dev_count;
 static struct gdrfab_cuda_dev devs[GDRFAB_CUDA_MAX_DEVICES];
@@ -159,6 +163,7 @@ static void load(void)
 	for (int i = 0; i < dev_count; i++)
 		read_device(i);
 	cuda_ok = true;
+	atomic_store_explicit(&cuda_ready, true, memory_order_release);
 	return;
 out:
 	/* Why is logged once, here: every later caller gets the text. */
@@ -172,6 +177,8 @@ out:
 
 bool gdrfab_cuda_available(const char **why)
 {
+	if (!why && atomic_load_explicit(&cuda_ready, memory_order_acquire))
+		return true;
 	pthread_once(&load_once, load);
 	if (why)
 		*why = cuda_ok ? NULL : why_not;
