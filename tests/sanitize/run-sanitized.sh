@@ -102,9 +102,9 @@ run_unit() {
 	return "$status"
 }
 
-# The suites run-vm-tests.sh runs, with twice its time-outs (the sanitizers
-# slow the guest down), and libfabric's tools (check-fi-tools.sh), which
-# are not built with them.
+# The suites run-vm-tests.sh runs (tests/vm/vm-suites.sh), with twice their
+# time-outs (the sanitizers slow the guest down), and libfabric's tools
+# (check-fi-tools.sh), which are not built with them.
 run_vm() {
 	local status=0
 	(
@@ -112,18 +112,9 @@ run_vm() {
 		. "$srcdir/tests/vm/vm-prelude.sh" "asan-vm"
 		sanitizer_env "$build/san-vm" || exit 1
 		exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1500}" -- bash -c '
+			. "$1/tests/vm/vm-suites.sh" || exit 1
 			status=0
-			p=$GDRFAB_SAN_PRELOAD cuda=$PWD/tests/cuda/.libs
-			LD_PRELOAD=$p ./tests/vm/gdrfab_vm_tests --jobs 2 --color=never --timeout 600 || status=1
-			LD_PRELOAD=$p ./tests/vm/gdrfab_wire_tests --jobs 1 --color=never --timeout 240 || status=1
-			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 2 --color=never --timeout 480 --filter "hmem/*" || status=1
-			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 600 --filter "hmem_pipe/*" || status=1
-			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "hmem_copy/*" || status=1
-			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "hmem_async/*" || status=1
-			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "hmem_nocuda/*" || status=1
-			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "nccl/*" || status=1
-			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "nccl_gdr/*" || status=1
-			LD_PRELOAD=$p LD_LIBRARY_PATH=$cuda ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 480 --filter "nccl_rdma/*" || status=1
+			run_vm_suites 2 "$GDRFAB_SAN_PRELOAD" || status=1
 			"$1/tests/vm/check-fi-tools.sh" || status=1
 			exit $status' asan-vm "$srcdir"
 	) 2>&1 | tee "$build/san-vm.out"

@@ -13,17 +13,10 @@ if [ "${GDRFAB_VM_TESTS_SANITIZED:-0}" = 1 ]; then
 	exec env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u GDRFAB_VM_TESTS_SANITIZED \
 		"$srcdir/tests/sanitize/run-sanitized.sh" vm
 fi
+# The suites are listed in vm-suites.sh, which the sanitized run reads too.
 exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c '
+	. "$1/tests/vm/vm-suites.sh" || exit 1
 	status=0
-	./tests/vm/gdrfab_vm_tests --jobs 2 --color=never --timeout 300 || status=1
-	./tests/vm/gdrfab_wire_tests --jobs 1 --color=never --timeout 120 || status=1
-	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 2 --color=never --timeout 240 --filter "hmem/*" || status=1
-	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 300 --filter "hmem_pipe/*" || status=1
-	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 240 --filter "hmem_copy/*" || status=1
-	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 240 --filter "hmem_async/*" || status=1
-	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 240 --filter "hmem_nocuda/*" || status=1
-	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 240 --filter "nccl/*" || status=1
-	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 240 --filter "nccl_gdr/*" || status=1
-	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests --jobs 1 --color=never --timeout 240 --filter "nccl_rdma/*" || status=1
+	run_vm_suites 1 || status=1
 	"$1/tests/vm/check-fi-tools.sh" || status=1
 	exit $status' vm-tests "$srcdir"

@@ -7,10 +7,12 @@
  * message-borne and NIC atomics into GPU result buffers (with and without
  * a descriptor). The stand-in runs one step of a stream per event query
  * (a copy, then the event), so a copy started in one progress call cannot
- * be seen done in that call unless progress waited for it. Each test
+ * be seen done in that call unless progress waited for it. Each of these
  * asserts the data is in GPU memory when the completion says so, and that
  * the completion (or the target's answer) did not come from the progress
- * call that started the copy.
+ * call that started the copy. Last, a receive into host memory without a
+ * descriptor: CUDA is asked what its buffers are once per entry, not once
+ * to choose the path and again before the CPU copy.
  */
 #include <criterion/criterion.h>
 #include <rdma/fi_atomic.h>
@@ -157,6 +159,91 @@ Test(hmem_async, eager_into_gpu_without_descriptor)
 		eager_no_desc(sizes[i], true);
 	}
 	cr_assert_eq(gpu_stats().stream_syncs, before.stream_syncs);
+}
+
+/* A tagged message of HOST_N entries of HOST_LEN bytes into host memory,
+ * its receive posted without a descriptor (before the message, or after
+ * it waited as unexpected), on a domain that registered GPU memory: CUDA
+ * is asked what each entry is, once, and that answer both keeps the
+ * bytes off the GPU step and lets the CPU copy them. Returns how many
+ * pointer queries CUDA answered meanwhile. */
+enum { HOST_N = 3, HOST_LEN = 100 };
+
+static uint64_t host_no_desc(bool unexpected)
+{
+	uint8_t *src = dp_alloc(HOST_N * HOST_LEN), *dst[HOST_N];
+	struct fid_mr *smr = dp_reg(&p[0], src, HOST_N * HOST_LEN, FI_SEND);
+	struct iovec iov[HOST_N];
+	struct fi_cq_tagged_entry e;
+	unsigned seed = 11 + unexpected;
+	uint64_t q = gpu_stats().ptr_queries;
+
+	for (int i = 0; i < HOST_N; i++) {
+		/* Apart: each entry is a buffer of its own. */
+		dst[i] = dp_alloc(HOST_LEN);
+		iov[i].iov_base = dst[i];
+		iov[i].iov_len = HOST_LEN;
+	}
+	dp_fill(src, HOST_N * HOST_LEN, seed);
+	if (!unexpected)
+		DP_POST(p, 2,
+			fi_trecvv(p[1].ep, iov, NULL, HOST_N, FI_ADDR_UNSPEC,
+				  seed, 0, dst[0]));
+	DP_POST(p, 2,
+		fi_tsend(p[0].ep, src, HOST_N * HOST_LEN, fi_mr_desc(smr),
+			 p[0].peer[1], seed, src));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	if (unexpected) {
+		dp_progress(&p[1], 1); /* taken in as unexpected */
+		DP_POST(p, 2,
+			fi_trecvv(p[1].ep, iov, NULL, HOST_N, FI_ADDR_UNSPEC,
+				  seed, 0, dst[0]));
+	}
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	q = gpu_stats().ptr_queries - q;
+	cr_assert_eq(e.op_context, dst[0]);
+	cr_assert_eq(e.len, HOST_N * HOST_LEN);
+	for (int i = 0; i < HOST_N; i++) {
+		cr_assert_arr_eq(dst[i], src + i * HOST_LEN, HOST_LEN,
+				 "entry %d", i);
+		free(dst[i]);
+	}
+	fi_close(&smr->fid);
+	free(src);
+	return q;
+}
+
+Test(hmem_async, host_receive_without_descriptor_asks_cuda_once)
+{
+	uint8_t *gpu;
+	struct fid_mr *gmr;
+
+	start(NULL);
+	connect_pair();
+	/* GPU memory registered in the receiver's domain: from now on a
+	 * buffer given without a descriptor may be GPU memory, and CUDA is
+	 * asked. */
+	gpu = gpu_alloc(4096);
+	gmr = gpu_reg(&p[1], gpu, 4096, FI_RECV);
+	for (int unexpected = 0; unexpected < 2; unexpected++) {
+		uint64_t q = host_no_desc(unexpected);
+
+		cr_log_info(
+			"%s receive of %d host entries: %llu CUDA pointer queries\n",
+			unexpected ? "unexpected" : "expected", HOST_N,
+			(unsigned long long)q);
+		cr_assert_gt(
+			q, 0,
+			"CUDA was not asked: the path under test was not taken");
+		/* One classification of a host address is two queries
+		 * (its buffer ID, none, then all six attributes). */
+		cr_assert_leq(
+			q, 2 * HOST_N,
+			"%llu pointer queries for %d entries: CUDA asked more than once per entry",
+			(unsigned long long)q, HOST_N);
+	}
+	fi_close(&gmr->fid);
+	gpu_free(gpu);
 }
 
 /* An eager fi_write into staged GPU memory: the target copies it in and

@@ -60,9 +60,10 @@ int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
 		return 0;
 	if (!src)
 		return -FI_EIO;
+	/* No GPU memory, CUDA asked once per entry: the copy trusts it. */
 	if (!gdrfab_iov_gpu(proto, req->iov, req->desc, req->iov_count))
 		return gdrfab_scatter_host(proto, req->iov, req->desc,
-					   req->iov_count, 0, src, len);
+					   req->iov_count, 0, src, len, true);
 	/* The staging buffer takes the place of the request's iovec (the
 	 * result buffers move to gpu_iov): nothing reads them after. */
 	ret = gdrfab_stage_setup(proto, req, req->iov, req->desc,

@@ -808,11 +808,15 @@ bool gdrfab_iov_gpu(struct gdrfab_proto *proto, const struct iovec *iov,
 		    void **desc, size_t count);
 /* Copies n bytes into the iovec from offset off, each piece's descriptor
  * checked; host memory only: GPU memory is written by asynchronous steps,
- * and a piece of it found here is refused (-FI_EOPNOTSUPP, logged). 0 or
- * -FI_E*. */
+ * and a piece of it found here is refused (-FI_EOPNOTSUPP, logged).
+ * nodesc_host: the caller has just found every non-empty entry given
+ * without a descriptor to be host memory (gdrfab_gpu_rx_wanted or
+ * gdrfab_iov_gpu answered false for this iovec), so CUDA is not asked
+ * about them again; false: each such piece is classified here. Pieces
+ * with a descriptor are checked from it either way. 0 or -FI_E*. */
 int gdrfab_scatter_host(struct gdrfab_proto *proto, const struct iovec *iov,
 			void **desc, size_t count, size_t off,
-			const uint8_t *src, size_t n);
+			const uint8_t *src, size_t n, bool nodesc_host);
 /* An inject's GPU bytes, copied into host memory before the endpoint's
  * lock is taken. The copy is synchronous because the API is (fi_inject*
  * returns with the buffer reusable), so it must not hold up progress on
@@ -910,7 +914,10 @@ struct gdrfab_gpu_rx_args {
 };
 /* Whether the receive's buffers take this path on this endpoint: a CUDA
  * descriptor, or with CUDA permitted a buffer CUDA calls device memory;
- * without CUDA, a descriptor the loopback QP can write. */
+ * without CUDA, a descriptor the loopback QP can write. CUDA is asked at
+ * most once per entry given without a descriptor; false also says that
+ * every such non-empty entry is host memory, which the host copy then
+ * takes as given (gdrfab_scatter_host's nodesc_host). */
 bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, const struct iovec *iov,
 			  void **desc, size_t count);
 /* Starts the step; it completes the receive (cq_flags, tag, data, size;

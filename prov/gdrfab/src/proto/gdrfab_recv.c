@@ -116,12 +116,14 @@ static size_t capacity(const struct gdrfab_req *req)
 }
 
 /* Copies bytes into the receive's host memory from offset off. GPU
- * memory takes deliver_async's step instead. 0 or a negative FI_E*. */
+ * memory takes deliver_async's step instead. host: deliver_async found
+ * the buffers given without a descriptor to be host memory (CUDA is not
+ * asked again). 0 or a negative FI_E*. */
 static int scatter(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		   size_t off, const uint8_t *src, size_t n)
+		   size_t off, const uint8_t *src, size_t n, bool host)
 {
 	return gdrfab_scatter_host(proto, req->iov, req->desc, req->iov_count,
-				   off, src, n);
+				   off, src, n, host);
 }
 
 static uint64_t rx_flags(const struct gdrfab_req *req,
@@ -192,12 +194,13 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
  * that completes the receive later (or, for an emulated write into staged
  * GPU memory, sends the initiator's FIN later), so that no copy is waited
  * for here. False when the receive takes no such step (the caller
- * delivers). */
+ * delivers); *host then says whether the buffers were classified here and
+ * found host memory, so that the caller's copy asks CUDA no second time. */
 static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			  const struct gdrfab_pkt_hdr *h,
 			  struct gdrfab_conn *conn, struct gdrfab_rxbuf *rxbuf,
 			  const uint8_t *payload, uint8_t **own, size_t off,
-			  size_t got, bool done)
+			  size_t got, bool done, bool *host)
 {
 	struct gdrfab_gpu_rx_args a = {
 		.recv = req,
@@ -216,9 +219,13 @@ static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	};
 	int err;
 
-	if (!got || !conn || (!rxbuf && !own) ||
-	    !gdrfab_gpu_rx_wanted(proto, req->iov, req->desc, req->iov_count))
+	*host = false;
+	if (!got || !conn || (!rxbuf && !own))
 		return false;
+	if (!gdrfab_gpu_rx_wanted(proto, req->iov, req->desc, req->iov_count)) {
+		*host = true;
+		return false;
+	}
 	if (done && (req->op_flags & FI_MULTI_RECV))
 		a.cq_flags |= FI_MULTI_RECV;
 	/* Off the posted list first: the step may finish (and free the
@@ -253,7 +260,7 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		    uint8_t **own)
 {
 	size_t got;
-	bool done;
+	bool done, host;
 	size_t off;
 	int err;
 
@@ -263,17 +270,16 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	}
 	off = take_space(proto, req, h->size, &got, &done);
 	if (deliver_async(proto, req, h, conn, rxbuf, payload, own, off, got,
-			  done))
+			  done, &host))
 		return;
+	err = scatter(proto, req, off, payload, got, host);
 	if (req->emu_target) {
-		gdrfab_emu_target_done(
-			proto, conn, h->msg_id, h->flags & GDRFAB_PKT_CQ_DATA,
-			h->data, got,
-			scatter(proto, req, off, payload, got) ? FI_EIO : 0);
+		gdrfab_emu_target_done(proto, conn, h->msg_id,
+				       h->flags & GDRFAB_PKT_CQ_DATA, h->data,
+				       got, err ? FI_EIO : 0);
 		gdrfab_req_end_silent(proto, req);
 		return;
 	}
-	err = scatter(proto, req, off, payload, got);
 	if (err)
 		gdrfab_req_report_error(proto, req, done, rx_flags(req, h), 0,
 					h->size, buf_at(req, off), h->data,

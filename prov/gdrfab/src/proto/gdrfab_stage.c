@@ -83,7 +83,7 @@ bool gdrfab_iov_gpu(struct gdrfab_proto *proto, const struct iovec *iov,
 
 int gdrfab_scatter_host(struct gdrfab_proto *proto, const struct iovec *iov,
 			void **desc, size_t count, size_t off,
-			const uint8_t *src, size_t n)
+			const uint8_t *src, size_t n, bool nodesc_host)
 {
 	for (size_t i = 0; i < count && n; i++) {
 		size_t l = iov[i].iov_len;
@@ -100,7 +100,12 @@ int gdrfab_scatter_host(struct gdrfab_proto *proto, const struct iovec *iov,
 		ret = proto->ops->mr_check_desc(proto->env.domain, d, dst, l);
 		if (ret)
 			return ret;
-		if (gdrfab_buf_device(proto, dst, d) >= 0) {
+		/* The safety net before memcpy: a descriptor says what
+		 * its piece is at no cost; a piece without one costs a
+		 * CUDA query, unless the caller's own classification of
+		 * this iovec just said host memory. */
+		if ((d || !nodesc_host) &&
+		    gdrfab_buf_device(proto, dst, d) >= 0) {
 			/* GPU memory is written by an asynchronous step
 			 * (gdrfab_gpu_rx.c, gdrfab_atomic_result.c), never
 			 * by a copy waited for in progress. */
