@@ -20,8 +20,8 @@ function rmed(a, b,   n, m, x, y, i, r) {
 { vals[$1 "|" $2] = vals[$1 "|" $2] " " $3; sizes[$2 + 0] = 1 }
 END {
 	printf "# one-way latency (µs), medians of %d rounds; ratios: of medians (median of the rounds' ratios)\n", split(vals["gdrfab|" (8)], _t, " ")
-	printf "%6s %9s %9s %9s %9s  %-13s %-13s %-13s %-13s\n", "bytes", "gdrfab", "rxm", "send_lat", "write_lat",
-		"gdrfab/rxm", "gdrfab/send", "rxm/send", "write/send"
+	printf "%6s %9s %9s %9s %9s %9s  %-13s %-13s %-13s %-13s %-13s\n", "bytes", "gdrfab", "rxm", "send_lat", "write_lat", "gdrfab_rma",
+		"gdrfab/rxm", "gdrfab/send", "rxm/send", "write/send", "rma/send"
 	n = 0 # sizes in increasing order (POSIX awk has no sort)
 	for (s in sizes) {
 		for (j = ++n; j > 1 && order[j - 1] > s + 0; j--) order[j] = order[j - 1]
@@ -31,10 +31,12 @@ END {
 		s = order[k]
 		g = med(vals["gdrfab|" s]); x = med(vals["verbs;ofi_rxm|" s])
 		sl = med(vals["ib_send_lat|" s]); wl = med(vals["ib_write_lat|" s])
-		printf "%6d %9.2f %9.2f %9.2f %9.2f  %4.2f (%4.2f)   %4.2f (%4.2f)   %4.2f (%4.2f)   %4.2f (%4.2f)\n", s, g, x, sl, wl,
+		rm = med(vals["gdrfab-rma|" s])
+		printf "%6d %9.2f %9.2f %9.2f %9.2f %9.2f  %4.2f (%4.2f)   %4.2f (%4.2f)   %4.2f (%4.2f)   %4.2f (%4.2f)   %4.2f (%4.2f)\n", s, g, x, sl, wl, rm,
 			x ? g / x : 0, rmed("gdrfab|" s, "verbs;ofi_rxm|" s),
 			sl ? g / sl : 0, rmed("gdrfab|" s, "ib_send_lat|" s),
 			sl ? x / sl : 0, rmed("verbs;ofi_rxm|" s, "ib_send_lat|" s),
-			sl ? wl / sl : 0, rmed("ib_write_lat|" s, "ib_send_lat|" s)
+			sl ? wl / sl : 0, rmed("ib_write_lat|" s, "ib_send_lat|" s),
+			sl ? rm / sl : 0, rmed("gdrfab-rma|" s, "ib_send_lat|" s)
 	}
 }

@@ -4,7 +4,10 @@
 # perftest's ib_send_lat (RC SEND/RECV, the floor of any provider that
 # sends its messages as verbs SENDs, as both of them do) and ib_write_lat
 # (RDMA WRITE, the receiver polling memory: the floor of an eager protocol
-# that writes into the receiver's memory). Interleaved rounds, the order
+# that writes into the receiver's memory), and gdrfab_pingpong -m rma over
+# gdrfab (fi_writedata: no copy at either end). perftest runs at the
+# payload plus gdrfab's 40-byte header, the bytes gdrfab puts on the wire.
+# Interleaved rounds, the order
 # rotating; medians, and ratios of medians with the median of the rounds'
 # own ratios in brackets. A benchmark, not a test.
 #
