@@ -447,6 +447,11 @@ int gdrfab_mr_check_desc(const struct gdrfab_domain *domain, const void *desc,
 
 	if (!mr)
 		return 0;
+	/* A live MR of this domain has these ops (a closed one has the
+	 * dead ones): one comparison on the data path, the cause looked for
+	 * only when it fails. */
+	if (mr->fid.fid.ops == &mr_fi_ops && mr->domain == domain)
+		goto range;
 	if (gdrfab_fid_dead(&mr->fid.fid)) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "descriptor %p for %p+%zu: its MR was closed\n",
@@ -468,6 +473,7 @@ int gdrfab_mr_check_desc(const struct gdrfab_domain *domain, const void *desc,
 			domain->info->domain_attr->name);
 		return -FI_EINVAL;
 	}
+range:
 	base = (uintptr_t)mr->desc.base;
 	if (len && (b < base || b - base > mr->desc.len ||
 		    len > mr->desc.len - (b - base))) {

@@ -147,9 +147,26 @@ static bool eager_gathers(struct gdrfab_proto *proto, void **desc, size_t count)
 	       count + 1 <= (size_t)proto->max_sge;
 }
 
+/* Whether every buffer comes with a live descriptor naming host memory:
+ * then the CPU reads them under the lock as they are, and nothing needs
+ * CUDA (the common send, checked first). */
+static bool descs_host(struct gdrfab_proto *proto, void **desc, size_t count)
+{
+	if (!desc)
+		return false;
+	for (size_t i = 0; i < count; i++) {
+		if (!desc[i] || !proto->ops->mr_desc_live(desc[i]) ||
+		    gdrfab_mr_device(desc[i]) >= 0)
+			return false;
+	}
+	return true;
+}
+
 bool gdrfab_send_copies(struct gdrfab_proto *proto, void **desc, size_t count,
 			size_t len, uint64_t flags, bool silent)
 {
+	if (descs_host(proto, desc, count))
+		return false;
 	if (flags & FI_INJECT)
 		return true;
 	/* As gdrfab_msg_prepare chooses: what it sends by rendezvous, or
