@@ -149,17 +149,17 @@ static bool eager_gathers(struct gdrfab_proto *proto, void **desc, size_t count)
 
 /* Whether every buffer comes with a live descriptor naming host memory:
  * then the CPU reads them under the lock as they are, and nothing needs
- * CUDA (the common send, checked first). */
+ * CUDA (the common send, checked first). A missing descriptor may be GPU
+ * memory only CUDA can name; the rest is gdrfab_iov_has_gpu's test. */
 static bool descs_host(struct gdrfab_proto *proto, void **desc, size_t count)
 {
 	if (!desc)
 		return false;
 	for (size_t i = 0; i < count; i++) {
-		if (!desc[i] || !proto->ops->mr_desc_live(desc[i]) ||
-		    gdrfab_mr_device(desc[i]) >= 0)
+		if (!desc[i])
 			return false;
 	}
-	return true;
+	return !gdrfab_iov_has_gpu(proto, desc, count);
 }
 
 bool gdrfab_send_copies(struct gdrfab_proto *proto, void **desc, size_t count,
