@@ -10,12 +10,15 @@ results=$(mktemp)
 # One-way latency in µs (round trip / 2, as perftest's t_avg is), one
 # "WHAT SIZE US" line per measurement.
 pingpong() {
-	local what=$1 prov=${1%-rma} mode=tagged s=$2
+	local what=$1 prov=${1%-rma} mode=tagged s=$2 path=$PWD/.libs
 	[ "$prov" = "$what" ] || mode=rma
-	taskset -c 0 ./examples/gdrfab_pingpong -p "$prov" -m $mode -d rxe0 \
-		-s "$s" -i "$iters" >/dev/null 2>&1 &
+	# gdrfab-before: an earlier build's provider (GDRFAB_LAT_BEFORE).
+	[ "$what" = gdrfab-before ] && prov=gdrfab path=$GDRFAB_LAT_BEFORE
+	FI_PROVIDER_PATH=$path taskset -c 0 ./examples/gdrfab_pingpong \
+		-p "$prov" -m $mode -d rxe0 -s "$s" -i "$iters" >/dev/null 2>&1 &
 	wait_port 47593
-	timeout 600 taskset -c 1 ./examples/gdrfab_pingpong -p "$prov" -m $mode \
+	FI_PROVIDER_PATH=$path timeout 600 taskset -c 1 \
+		./examples/gdrfab_pingpong -p "$prov" -m $mode \
 		-d rxe1 -s "$s" -i "$iters" 192.0.2.1 |
 		awk -v p="$what" '/^ *[0-9]/ { print p, $1, $3 }' >>"$results"
 	wait
@@ -39,6 +42,10 @@ run() { case $1 in ib_*) perftest "$1" "$2" ;; *) pingpong "$1" "$2" ;; esac; }
 # gdrfab-rma: gdrfab_pingpong -m rma (fi_writedata: an RDMA WRITE with
 # immediate data into the peer's buffer, no copy), the zero-copy path.
 set -- gdrfab "verbs;ofi_rxm" ib_send_lat ib_write_lat gdrfab-rma
+# GDRFAB_LAT_BEFORE=DIR (a directory holding an earlier build's
+# libgdrfab-fi.so): this build against that one and rxm only, to tell
+# whether a change moved the latency.
+[ -n "${GDRFAB_LAT_BEFORE:-}" ] && set -- gdrfab gdrfab-before "verbs;ofi_rxm"
 for r in $(seq "$rounds"); do
 	echo "round $r of $rounds" >&2
 	for s in $sizes; do

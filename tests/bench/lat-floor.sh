@@ -12,6 +12,8 @@
 # own ratios in brackets. A benchmark, not a test.
 #
 #   tests/bench/lat-floor.sh [ROUNDS] [SIZES]   (default 7, "8 64 1024 4096")
+#   GDRFAB_LAT_BEFORE=build/lat-before tests/bench/lat-floor.sh ...: this
+#   build against the libgdrfab-fi.so in that directory (and rxm) instead
 #
 # What it tells: how much of a round trip is the provider's own work (the
 # gap to ib_send_lat) and how much is rxe's (the floor itself), so where a
@@ -24,6 +26,10 @@ command -v ib_send_lat >/dev/null || {
 	exit 77
 }
 [ -x "$top/build/examples/gdrfab_pingpong" ] || "$top/scripts/build.sh"
+if [ -n "${GDRFAB_LAT_BEFORE:-}" ]; then
+	GDRFAB_LAT_BEFORE=$(cd "$GDRFAB_LAT_BEFORE" && pwd)
+	export GDRFAB_LAT_BEFORE
+fi
 cd "$top/build"
 exec "$top/tests/vm/vm-run" --timeout 3000 -- \
 	bash "$here/lat-floor-in-vm.sh" "${1:-7}" "${2:-8 64 1024 4096}"
