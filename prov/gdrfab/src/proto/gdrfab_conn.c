@@ -843,7 +843,7 @@ void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *buf,
 /* The first message from the peer also says its side is connected. */
 void gdrfab_conn_rx(struct gdrfab_conn *conn)
 {
-	conn->last_rx_ms = gdrfab_tick_ms();
+	conn->last_rx_ms = conn->proto->now_ms; /* from progress */
 	if (conn->state == GDRFAB_CONN_ACCEPTING)
 		established(conn);
 }

@@ -283,6 +283,26 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 			    len, proto->inject_max);
 		return -FI_EMSGSIZE;
 	}
+	/* A small send from host memory goes out at once, without a
+	 * request, where nothing waits before it. */
+	if (count == 1) {
+		struct gdrfab_itx_args a = {
+			.iov = iov,
+			.desc = desc,
+			.dest = dest,
+			.tag = tag,
+			.data = (flags & FI_REMOTE_CQ_DATA) ? data : 0,
+			.flags = flags,
+			.cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG),
+			.pkt_flags = pkt_flags,
+			.context = context,
+			.silent = silent,
+		};
+		ssize_t sent;
+
+		if (gdrfab_itx_send(proto, &a, &sent))
+			return sent;
+	}
 	/* GPU bytes that would be copied with CUDA are copied now, before
 	 * the lock, synchronously: an inject's (the API wants the buffer
 	 * reusable on return), and an eager send's that the NIC does not

@@ -409,7 +409,7 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 * of an access its NIC refused). */
 			gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
 	} else {
-		conn->last_rx_ms = gdrfab_tick_ms(); /* acked: alive */
+		conn->last_rx_ms = proto->now_ms; /* acked: alive */
 		if (gdrfab_req_staged_read(req))
 			gdrfab_stage_landed(proto, req);
 	}

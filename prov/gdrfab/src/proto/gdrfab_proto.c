@@ -16,9 +16,10 @@
 #include "gdrfab_ud.h"
 #include "gdrfab_verbs_ops.h"
 
-#define POLL_BATCH  32
-#define POLL_ROUNDS 4 /* bound one progress call */
-#define CQ_MARGIN   16
+#define POLL_BATCH    32
+#define POLL_ROUNDS   4 /* bound one progress call */
+#define CQ_MARGIN     16
+#define UD_POLL_EVERY 16
 
 static void *alloc_region(size_t len)
 {
@@ -107,6 +108,8 @@ static int create_buffers(struct gdrfab_proto *proto)
 	proto->txbufs = calloc(proto->txbuf_cnt, sizeof(*proto->txbufs));
 	proto->reqs = alloc_region(proto->req_cnt * sizeof(*proto->reqs));
 	proto->ud_mem = alloc_region(gdrfab_ud_mem_size());
+	if (gdrfab_itx_init(proto, GDRFAB_MAX(proto->env.tx_size, 1)))
+		return -FI_ENOMEM;
 	if (!proto->rx_mem || !proto->rxbufs || !proto->tx_mem ||
 	    !proto->txbufs || !proto->reqs || !proto->ud_mem)
 		return -FI_ENOMEM;
@@ -286,6 +289,7 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 	free(proto->txbufs);
 	free(proto->reqs);
 	free(proto->ud_mem);
+	free(proto->itx);
 	free(proto);
 }
 
@@ -295,7 +299,19 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 	long long now;
 	int n;
 
-	gdrfab_conn_poll_ud(proto);
+	/* One clock read per call: the handlers of its events take the
+	 * time from proto->now_ms. */
+	now = gdrfab_tick_ms();
+	proto->now_ms = now;
+	/* Connection setup is rare and not in a hurry: its UD CQ is polled
+	 * once per clock tick, or every UD_POLL_EVERY calls of a busy
+	 * loop, not on every call. */
+	if (now != proto->ud_poll_ms ||
+	    ++proto->ud_poll_skips >= UD_POLL_EVERY) {
+		proto->ud_poll_ms = now;
+		proto->ud_poll_skips = 0;
+		gdrfab_conn_poll_ud(proto);
+	}
 	gdrfab_req_drain(proto);
 	for (int round = 0; round < POLL_ROUNDS; round++) {
 		n = gdrfab_vops->poll_cq(proto->cq, POLL_BATCH, wc);
@@ -307,6 +323,8 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 
 			if (ctx->kind == GDRFAB_WR_RXBUF)
 				gdrfab_recv_wc(proto, (void *)ctx, &wc[i]);
+			else if (ctx->kind == GDRFAB_WR_ITX)
+				gdrfab_itx_wc(proto, (void *)ctx, &wc[i]);
 			else
 				gdrfab_req_send_wc(proto, (void *)ctx, &wc[i]);
 			/* What the event ended is reported before the next
@@ -330,7 +348,6 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		gdrfab_atomic_release_run(proto);
 	if (!gdrfab_list_empty(&proto->atomic_backlog))
 		gdrfab_atomic_backlog_run(proto);
-	now = gdrfab_tick_ms();
 	if (now != proto->last_timer_ms) {
 		proto->last_timer_ms = now;
 		gdrfab_conn_timers(proto);

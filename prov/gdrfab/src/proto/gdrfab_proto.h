@@ -33,6 +33,7 @@
 enum gdrfab_wr_kind {
 	GDRFAB_WR_REQ = 1, /* a gdrfab_req: send, RMA, READ or FIN */
 	GDRFAB_WR_RXBUF,   /* a receive bounce buffer (SRQ) */
+	GDRFAB_WR_ITX,	   /* a small send posted at once (gdrfab_itx) */
 };
 
 struct gdrfab_wr_ctx {
@@ -336,6 +337,17 @@ struct gdrfab_req {
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
 };
 
+/* A small send posted at once, without a request (gdrfab_send_inline.c):
+ * what its completion reports. */
+struct gdrfab_itx {
+	struct gdrfab_wr_ctx wr; /* GDRFAB_WR_ITX */
+	bool silent;		 /* fi_inject*: the counter only */
+	struct gdrfab_itx *next_free;
+	struct gdrfab_conn *conn; /* holds a reference while posted */
+	void *context;
+	uint64_t cq_flags, op_flags;
+};
+
 /* ---- what the code asks of a request ---- */
 /* An fi_read (native or emulated) whose data lands in local buffers. */
 static inline bool gdrfab_req_reads_local(const struct gdrfab_req *req)
@@ -520,6 +532,11 @@ struct gdrfab_proto {
 	/* Work requests the shared CQ can still take. */
 	int cq_credits;
 	long long last_timer_ms;
+	/* The coarse clock at the start of the progress call running (for
+	 * its events' handlers); when the UD CQ was last polled, and the
+	 * calls since. */
+	long long now_ms, ud_poll_ms;
+	unsigned ud_poll_skips;
 	/* Eager data into GPU memory without CUDA (NULL unless the
 	 * endpoint set FI_OPT_CUDA_API_PERMITTED=false). */
 	struct gdrfab_loop *loop;
@@ -533,6 +550,8 @@ struct gdrfab_proto {
 	bool closing; /* no completions while the endpoint closes */
 	/* Requests that ended, in order, for gdrfab_req_drain. */
 	struct gdrfab_list finished;
+	/* Slots of small sends posted at once (gdrfab_send_inline.c). */
+	struct gdrfab_itx *itx, *itx_free;
 };
 
 #define GDRFAB_CTRL_RESERVE 64
@@ -566,7 +585,8 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno);
 void gdrfab_conn_put(struct gdrfab_conn *conn);
 fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn);
 void gdrfab_conn_destroy_all(struct gdrfab_proto *proto);
-/* A message arrived from the peer: it is alive, and connected. */
+/* A message arrived from the peer (seen by progress): it is alive, and
+ * connected. */
 void gdrfab_conn_rx(struct gdrfab_conn *conn);
 /* Sends a NOP so that a dead peer is noticed by RC retries. */
 void gdrfab_conn_keepalive(struct gdrfab_conn *conn);
@@ -794,6 +814,30 @@ int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
 /* Answers what waits in the backlog, as far as resources allow. */
 void gdrfab_atomic_backlog_run(struct gdrfab_proto *proto);
 void gdrfab_atomic_backlog_free(struct gdrfab_proto *proto);
+
+/* ---- small sends posted at once (gdrfab_send_inline.c) ---- */
+/* A send of one buffer, checked by the caller (gdrfab_proto_send). */
+struct gdrfab_itx_args {
+	const struct iovec *iov; /* one entry */
+	void **desc;		 /* NULL, or its descriptor */
+	fi_addr_t dest;
+	uint64_t tag, data; /* data: 0 without FI_REMOTE_CQ_DATA */
+	uint64_t flags;	    /* the application's */
+	uint64_t cq_flags;  /* FI_SEND | FI_TAGGED or FI_MSG */
+	uint16_t pkt_flags; /* GDRFAB_PKT_TAGGED, _CQ_DATA */
+	void *context;
+	bool silent;
+};
+/* The endpoint's slots (at fi_enable); 0 or -FI_ENOMEM. */
+int gdrfab_itx_init(struct gdrfab_proto *proto, size_t count);
+/* Posts the send inline at once when it may go so (takes the endpoint's
+ * lock): true with *ret its result; false when it takes the request path
+ * (nothing was done). */
+bool gdrfab_itx_send(struct gdrfab_proto *proto,
+		     const struct gdrfab_itx_args *a, ssize_t *ret);
+/* Its work completion: the one end of a slot (report, connection). */
+void gdrfab_itx_wc(struct gdrfab_proto *proto, struct gdrfab_itx *itx,
+		   const struct ibv_wc *wc);
 
 /* ---- GPU buffers (gdrfab_stage.c) ---- */
 /* Copies n bytes out of a buffer that may be GPU memory (synchronous:

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Small sends that go out at once. A message from host memory whose header
+ * and payload fit inline in one SEND, to a connected peer with nothing
+ * queued before it and a send slot free, is posted straight from the
+ * caller's arguments: the header is built on the stack and the post copies
+ * it and the payload into the work request. Such a send takes no request
+ * from the slab (clearing and filling one, then finishing and freeing it,
+ * was most of a small message's instructions): its work request carries a
+ * small slot, struct gdrfab_itx, and its one end is gdrfab_itx_wc, which
+ * reports it as a finished send request reports (a TX report, or the error
+ * of its work completion, which fails the connection as any request's
+ * does). Everything else takes the request path (gdrfab_msg.c), which
+ * sends the same bytes on the wire.
+ */
+#include <stdlib.h>
+
+#include "gdrfab.h"
+#include "gdrfab_lock.h"
+#include "gdrfab_proto.h"
+#include "gdrfab_rc.h"
+#include "gdrfab_strerror.h"
+#include "gdrfab_verbs_ops.h"
+
+int gdrfab_itx_init(struct gdrfab_proto *proto, size_t count)
+{
+	proto->itx = calloc(count, sizeof(*proto->itx));
+	if (!proto->itx)
+		return -FI_ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		proto->itx[i].wr.kind = GDRFAB_WR_ITX;
+		proto->itx[i].next_free =
+			i + 1 < count ? &proto->itx[i + 1] : NULL;
+	}
+	proto->itx_free = proto->itx;
+	return 0;
+}
+
+/* Whether the buffer is host memory the CPU may read under the lock: its
+ * (checked, live) descriptor says so, or, given without one, CUDA does
+ * not call it device memory. */
+static bool host_buffer(struct gdrfab_proto *proto, const void *buf,
+			void **desc)
+{
+	if (desc && desc[0])
+		return !gdrfab_iov_has_gpu(proto, desc, 1);
+	return gdrfab_buf_device(proto, buf, NULL) < 0;
+}
+
+/* Whether the connection takes the send now, in its turn. */
+static bool conn_ready(const struct gdrfab_proto *proto,
+		       const struct gdrfab_conn *conn, size_t wire_len)
+{
+	return conn->state == GDRFAB_CONN_CONNECTED &&
+	       gdrfab_list_empty(&conn->pending) && conn->sq_avail > 0 &&
+	       proto->cq_credits > 0 && wire_len <= conn->max_inline;
+}
+
+bool gdrfab_itx_send(struct gdrfab_proto *proto,
+		     const struct gdrfab_itx_args *a, ssize_t *ret)
+{
+	size_t len = a->iov->iov_len;
+	size_t wire_len = sizeof(struct gdrfab_pkt_hdr) + len;
+	struct gdrfab_pkt_hdr hdr = {
+		.version = GDRFAB_WIRE_VERSION,
+		.type = GDRFAB_PKT_EAGER,
+		.flags = a->pkt_flags,
+		.tag = a->tag,
+		.data = a->data,
+		.size = len,
+	};
+	struct ibv_sge sge[2] = {
+		{.addr = (uintptr_t)&hdr, .length = sizeof(hdr)},
+		{.addr = (uintptr_t)a->iov->iov_base, .length = (uint32_t)len},
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = sge,
+		.num_sge = len ? 2 : 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+	struct gdrfab_conn *conn;
+	struct gdrfab_itx *itx;
+
+	/* A completion that must mean delivery waits for the receiver's
+	 * FIN (rendezvous): never inline. */
+	if ((a->flags & FI_DELIVERY_COMPLETE) || proto->max_sge < 2 ||
+	    wire_len > GDRFAB_RC_INLINE || !proto->itx_free ||
+	    (len && !host_buffer(proto, a->iov->iov_base, a->desc)))
+		return false;
+	gdrfab_lock_acquire(proto->env.lock);
+	itx = proto->itx_free;
+	if (!itx || gdrfab_conn_for_addr(proto, a->dest, &conn) ||
+	    !conn_ready(proto, conn, wire_len))
+		goto not_here;
+	wr.wr_id = (uintptr_t)itx;
+	/* A failed post goes the request path, which reports it. */
+	if (gdrfab_vops->post_send(conn->qp, &wr, &bad))
+		goto not_here;
+	proto->itx_free = itx->next_free;
+	itx->conn = conn;
+	itx->context = a->context;
+	itx->cq_flags = a->cq_flags;
+	itx->op_flags = a->flags;
+	itx->silent = a->silent;
+	conn->refs++;
+	conn->sq_avail--;
+	conn->wr_outstanding++;
+	proto->cq_credits--;
+	gdrfab_lock_release(proto->env.lock);
+	*ret = 0;
+	return true;
+not_here:
+	gdrfab_lock_release(proto->env.lock);
+	return false;
+}
+
+void gdrfab_itx_wc(struct gdrfab_proto *proto, struct gdrfab_itx *itx,
+		   const struct ibv_wc *wc)
+{
+	struct gdrfab_conn *conn = itx->conn;
+	struct gdrfab_report r = {
+		.kind = GDRFAB_REPORT_TX,
+		.context = itx->context,
+		.flags = itx->cq_flags,
+		.op_flags = itx->op_flags,
+		.silent = itx->silent,
+	};
+
+	conn->sq_avail++;
+	conn->wr_outstanding--;
+	proto->cq_credits++;
+	itx->conn = NULL;
+	itx->next_free = proto->itx_free;
+	proto->itx_free = itx;
+	if (wc->status == IBV_WC_SUCCESS) {
+		conn->last_rx_ms = proto->now_ms; /* acked: alive */
+	} else {
+		r = (struct gdrfab_report){
+			.kind = GDRFAB_REPORT_ERROR,
+			.context = r.context,
+			.flags = r.flags,
+			.err = gdrfab_wc_to_fi(wc->status),
+			.prov_errno = wc->status,
+		};
+		/* As for a request's failed work request (gdrfab_post.c). */
+		if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			gdrfab_conn_fail(conn, r.err, wc->status);
+		else if (conn->state != GDRFAB_CONN_FAILED)
+			gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
+	}
+	if (!proto->closing)
+		proto->ops->report(proto->env.ep, &r);
+	/* The connection may be freed with the slot's reference: kick it
+	 * first. */
+	if (conn->state == GDRFAB_CONN_CONNECTED)
+		gdrfab_conn_kick(conn);
+	gdrfab_conn_put(conn);
+}
