@@ -299,6 +299,8 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 	long long now;
 	int n;
 
+	if (proto->repost_head)
+		gdrfab_rxbuf_repost_flush(proto);
 	/* One clock read per call: the handlers of its events take the
 	 * time from proto->now_ms. */
 	now = gdrfab_tick_ms();

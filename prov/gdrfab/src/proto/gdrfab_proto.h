@@ -44,6 +44,7 @@ struct gdrfab_wr_ctx {
 struct gdrfab_rxbuf {
 	struct gdrfab_wr_ctx wr;
 	uint8_t *data;
+	struct gdrfab_rxbuf *next_repost; /* in proto->repost_head */
 };
 
 /* A transmit bounce buffer: header and eager payload, registered. */
@@ -550,7 +551,11 @@ struct gdrfab_proto {
 	bool closing; /* no completions while the endpoint closes */
 	/* Requests that ended, in order, for gdrfab_req_drain. */
 	struct gdrfab_list finished;
-	/* Slots of small sends posted at once (gdrfab_send_inline.c). */
+	/* Receive buffers whose messages were handled, for the SRQ at the
+	 * next progress call (gdrfab_rxbuf_repost_flush). */
+	struct gdrfab_rxbuf *repost_head;
+	unsigned repost_cnt;
+	/* Slots of eager sends posted at once (gdrfab_send_inline.c). */
 	struct gdrfab_itx *itx, *itx_free;
 };
 
@@ -1001,6 +1006,9 @@ int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 void gdrfab_loop_progress(struct gdrfab_proto *proto);
 /* Frees what a loopback step holds (from gdrfab_req_free). */
 void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
+/* Gives the receive buffers handled in the last progress call back to
+ * the SRQ (from progress, first). */
+void gdrfab_rxbuf_repost_flush(struct gdrfab_proto *proto);
 /* Gives a receive bounce buffer back to the SRQ. */
 void gdrfab_rxbuf_repost(struct gdrfab_proto *proto,
 			 struct gdrfab_rxbuf *rxbuf);

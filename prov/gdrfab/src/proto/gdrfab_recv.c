@@ -31,6 +31,48 @@ void gdrfab_rxbuf_repost(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf)
 			    strerror(err));
 }
 
+/* A receive buffer whose message is handled goes back to the SRQ at the
+ * start of the next progress call (gdrfab_rxbuf_repost_flush), not in the
+ * call that found the message: that call's time is the message's latency,
+ * the next one's is spent waiting for the next message anyway. A few
+ * (REPOST_BATCH) go in one post. */
+#define REPOST_BATCH 16
+
+void gdrfab_rxbuf_repost_flush(struct gdrfab_proto *proto)
+{
+	struct ibv_sge sge[REPOST_BATCH];
+	struct ibv_recv_wr wr[REPOST_BATCH], *bad;
+	struct gdrfab_rxbuf *rb = proto->repost_head;
+	int n = 0, err;
+
+	for (; rb; rb = rb->next_repost, n++) {
+		sge[n] = (struct ibv_sge){.addr = (uintptr_t)rb->data,
+					  .length = (uint32_t)proto->rxbuf_size,
+					  .lkey = proto->rx_mr->lkey};
+		wr[n] = (struct ibv_recv_wr){.wr_id = (uintptr_t)rb,
+					     .sg_list = &sge[n],
+					     .num_sge = 1};
+		if (n)
+			wr[n - 1].next = &wr[n];
+	}
+	proto->repost_head = NULL;
+	proto->repost_cnt = 0;
+	if (!n)
+		return;
+	err = gdrfab_vops->post_srq_recv(proto->srq, wr, &bad);
+	if (err)
+		GDRFAB_WARN(FI_LOG_EP_DATA, "ibv_post_srq_recv: %s\n",
+			    strerror(err));
+}
+
+static void repost_later(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rb)
+{
+	rb->next_repost = proto->repost_head;
+	proto->repost_head = rb;
+	if (++proto->repost_cnt >= REPOST_BATCH)
+		gdrfab_rxbuf_repost_flush(proto);
+}
+
 /* Checks a header against the bytes that carried it. 0 or a reason. */
 static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 				size_t max_msg)
@@ -619,7 +661,7 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 			return;
 		}
 	}
-	gdrfab_rxbuf_repost(proto, rxbuf);
+	repost_later(proto, rxbuf);
 }
 
 /* ---- posting receives ---- */
