@@ -372,15 +372,17 @@ Test(proto, a_send_the_nic_gives_up_on_fails_once_and_the_pair_reconnects,
 	pf_close(&f);
 }
 
-/* Small sends go out at once, without a request, only when nothing waits
+/* Eager sends go out at once, without a request, only when nothing waits
  * before them on the connection: with the send queue full (8 slots, all
  * held on the wire), the next ones wait as requests, and those after them
- * must not overtake them. Every message arrives in the order sent. */
-Test(proto, small_sends_past_a_full_send_queue_arrive_in_order, .timeout = 10)
+ * must not overtake them. Inline sends (8 bytes) and sends copied into a
+ * bounce buffer (1 KiB, beyond the QP's inline limit) alternate; every
+ * message arrives whole and in the order sent. */
+Test(proto, eager_sends_past_a_full_send_queue_arrive_in_order, .timeout = 10)
 {
-	enum { N = 20 };
+	enum { N = 20, BIG = 1024 };
 	size_t saved = gdrfab_params.tx_size;
-	uint64_t out[N], in[N];
+	static uint8_t out[N][BIG], in[N][BIG];
 	int a0, b0;
 
 	gdrfab_params.tx_size = 8;
@@ -390,16 +392,18 @@ Test(proto, small_sends_past_a_full_send_queue_arrive_in_order, .timeout = 10)
 	b0 = f.s[B].n_ok;
 	fake_verbs_hold(IBV_WR_SEND, true);
 	for (int i = 0; i < N; i++) {
-		out[i] = 0x5e00 + (uint64_t)i;
-		cr_assert_eq(fi_tsend(f.s[A].ep, &out[i], sizeof(out[i]), NULL,
-				      f.s[A].peer, (uint64_t)i, ctx(i)),
+		size_t len = i % 2 ? BIG : 8;
+
+		pf_fill(out[i], len, 40 + (unsigned)i);
+		cr_assert_eq(fi_tsend(f.s[A].ep, out[i], len, NULL, f.s[A].peer,
+				      (uint64_t)i, ctx(i)),
 			     0, "send %d", i);
 	}
 	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND), 8,
 		     "the send queue's 8 slots hold the first ones");
 	for (int i = 0; i < N; i++)
-		cr_assert_eq(fi_trecv(f.s[B].ep, &in[i], sizeof(in[i]), NULL,
-				      f.s[B].peer, 0, ~0ULL, ctx(100 + i)),
+		cr_assert_eq(fi_trecv(f.s[B].ep, in[i], BIG, NULL, f.s[B].peer,
+				      0, ~0ULL, ctx(100 + i)),
 			     0);
 	fake_verbs_hold(IBV_WR_SEND, false);
 	cr_assert(pf_drive_until(&f, B, b0 + N, 3000), "all delivered");
@@ -407,11 +411,14 @@ Test(proto, small_sends_past_a_full_send_queue_arrive_in_order, .timeout = 10)
 	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
 	for (int i = 0; i < N; i++) {
 		const struct fi_cq_tagged_entry *e = &f.s[B].ok[b0 + i];
+		size_t len = i % 2 ? BIG : 8;
 
 		cr_assert_eq(e->op_context, ctx(100 + i));
 		cr_assert_eq(e->tag, (uint64_t)i, "receive %d got message %llu",
 			     i, (unsigned long long)e->tag);
-		cr_assert_eq(in[i], 0x5e00 + (uint64_t)i);
+		cr_assert_eq(e->len, len);
+		cr_assert(pf_check(in[i], len, 40 + (unsigned)i),
+			  "message %d's bytes", i);
 	}
 	pf_close(&f);
 	gdrfab_params.tx_size = saved;

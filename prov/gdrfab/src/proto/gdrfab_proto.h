@@ -33,7 +33,7 @@
 enum gdrfab_wr_kind {
 	GDRFAB_WR_REQ = 1, /* a gdrfab_req: send, RMA, READ or FIN */
 	GDRFAB_WR_RXBUF,   /* a receive bounce buffer (SRQ) */
-	GDRFAB_WR_ITX,	   /* a small send posted at once (gdrfab_itx) */
+	GDRFAB_WR_ITX,	   /* an eager send posted at once (gdrfab_itx) */
 };
 
 struct gdrfab_wr_ctx {
@@ -338,13 +338,14 @@ struct gdrfab_req {
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
 };
 
-/* A small send posted at once, without a request (gdrfab_send_inline.c):
+/* An eager send posted at once, without a request (gdrfab_send_inline.c):
  * what its completion reports. */
 struct gdrfab_itx {
 	struct gdrfab_wr_ctx wr; /* GDRFAB_WR_ITX */
 	bool silent;		 /* fi_inject*: the counter only */
 	struct gdrfab_itx *next_free;
-	struct gdrfab_conn *conn; /* holds a reference while posted */
+	struct gdrfab_conn *conn;   /* holds a reference while posted */
+	struct gdrfab_txbuf *txbuf; /* the message, when not inline */
 	void *context;
 	uint64_t cq_flags, op_flags;
 };
@@ -820,7 +821,7 @@ int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
 void gdrfab_atomic_backlog_run(struct gdrfab_proto *proto);
 void gdrfab_atomic_backlog_free(struct gdrfab_proto *proto);
 
-/* ---- small sends posted at once (gdrfab_send_inline.c) ---- */
+/* ---- eager sends posted at once (gdrfab_send_inline.c) ---- */
 /* A send of one buffer, checked by the caller (gdrfab_proto_send). */
 struct gdrfab_itx_args {
 	const struct iovec *iov; /* one entry */
@@ -835,7 +836,7 @@ struct gdrfab_itx_args {
 };
 /* The endpoint's slots (at fi_enable); 0 or -FI_ENOMEM. */
 int gdrfab_itx_init(struct gdrfab_proto *proto, size_t count);
-/* Posts the send inline at once when it may go so (takes the endpoint's
+/* Posts the eager send at once when it may go so (takes the endpoint's
  * lock): true with *ret its result; false when it takes the request path
  * (nothing was done). */
 bool gdrfab_itx_send(struct gdrfab_proto *proto,

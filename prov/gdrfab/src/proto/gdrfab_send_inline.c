@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Small sends that go out at once. A message from host memory whose header
- * and payload fit inline in one SEND, to a connected peer with nothing
- * queued before it and a send slot free, is posted straight from the
- * caller's arguments: the header is built on the stack and the post copies
- * it and the payload into the work request. Such a send takes no request
+ * Small sends that go out at once. An eager message of one host buffer, to
+ * a connected peer with nothing queued before it and a send slot free, is
+ * posted straight from the caller's arguments: the header is built on the
+ * stack and the post copies it and the payload into the work request
+ * (inline), or, where the QP takes no inline data that long, both are
+ * copied into a transmit bounce buffer as the request path would copy
+ * them (gdrfab_msg.c's prepare_eager). Such a send takes no request
  * from the slab (clearing and filling one, then finishing and freeing it,
  * was most of a small message's instructions): its work request carries a
  * small slot, struct gdrfab_itx, and its one end is gdrfab_itx_wc, which
@@ -13,12 +15,13 @@
  * does). Everything else takes the request path (gdrfab_msg.c), which
  * sends the same bytes on the wire.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gdrfab.h"
 #include "gdrfab_lock.h"
 #include "gdrfab_proto.h"
-#include "gdrfab_rc.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 
@@ -49,18 +52,63 @@ static bool host_buffer(struct gdrfab_proto *proto, const void *buf,
 
 /* Whether the connection takes the send now, in its turn. */
 static bool conn_ready(const struct gdrfab_proto *proto,
-		       const struct gdrfab_conn *conn, size_t wire_len)
+		       const struct gdrfab_conn *conn)
 {
 	return conn->state == GDRFAB_CONN_CONNECTED &&
 	       gdrfab_list_empty(&conn->pending) && conn->sq_avail > 0 &&
-	       proto->cq_credits > 0 && wire_len <= conn->max_inline;
+	       proto->cq_credits > 0;
+}
+
+/* Posts the message: inline (the post copies the header from the stack
+ * and the payload from the caller's buffer) where the QP takes it, else
+ * copied into a transmit bounce buffer the slot holds until its
+ * completion. 0, or an errno from the post (nothing posted). */
+static int post(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		struct gdrfab_itx *itx, const struct gdrfab_pkt_hdr *hdr,
+		const struct iovec *iov)
+{
+	size_t wire_len = sizeof(*hdr) + iov->iov_len;
+	struct ibv_sge sge[2] = {
+		{.addr = (uintptr_t)hdr, .length = sizeof(*hdr)},
+		{.addr = (uintptr_t)iov->iov_base,
+		 .length = (uint32_t)iov->iov_len},
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = (uintptr_t)itx,
+		.sg_list = sge,
+		.num_sge = iov->iov_len ? 2 : 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+	int err;
+
+	itx->txbuf = NULL;
+	if (wire_len > conn->max_inline || proto->max_sge < 2) {
+		itx->txbuf = gdrfab_txbuf_alloc(proto);
+		if (!itx->txbuf)
+			return ENOMEM;
+		memcpy(itx->txbuf->data, hdr, sizeof(*hdr));
+		memcpy(itx->txbuf->data + sizeof(*hdr), iov->iov_base,
+		       iov->iov_len);
+		sge[0] = (struct ibv_sge){.addr = (uintptr_t)itx->txbuf->data,
+					  .length = (uint32_t)wire_len,
+					  .lkey = proto->tx_mr->lkey};
+		wr.num_sge = 1;
+		wr.send_flags = IBV_SEND_SIGNALED;
+	}
+	err = gdrfab_vops->post_send(conn->qp, &wr, &bad);
+	if (err && itx->txbuf) {
+		gdrfab_txbuf_free(proto, itx->txbuf);
+		itx->txbuf = NULL;
+	}
+	return err;
 }
 
 bool gdrfab_itx_send(struct gdrfab_proto *proto,
 		     const struct gdrfab_itx_args *a, ssize_t *ret)
 {
 	size_t len = a->iov->iov_len;
-	size_t wire_len = sizeof(struct gdrfab_pkt_hdr) + len;
 	struct gdrfab_pkt_hdr hdr = {
 		.version = GDRFAB_WIRE_VERSION,
 		.type = GDRFAB_PKT_EAGER,
@@ -69,34 +117,20 @@ bool gdrfab_itx_send(struct gdrfab_proto *proto,
 		.data = a->data,
 		.size = len,
 	};
-	struct ibv_sge sge[2] = {
-		{.addr = (uintptr_t)&hdr, .length = sizeof(hdr)},
-		{.addr = (uintptr_t)a->iov->iov_base, .length = (uint32_t)len},
-	};
-	struct ibv_send_wr wr = {
-		.sg_list = sge,
-		.num_sge = len ? 2 : 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
-	};
-	struct ibv_send_wr *bad;
 	struct gdrfab_conn *conn;
 	struct gdrfab_itx *itx;
 
 	/* A completion that must mean delivery waits for the receiver's
-	 * FIN (rendezvous): never inline. */
-	if ((a->flags & FI_DELIVERY_COMPLETE) || proto->max_sge < 2 ||
-	    wire_len > GDRFAB_RC_INLINE || !proto->itx_free ||
+	 * FIN (rendezvous): never here. */
+	if ((a->flags & FI_DELIVERY_COMPLETE) || len > proto->eager_max ||
+	    !proto->itx_free ||
 	    (len && !host_buffer(proto, a->iov->iov_base, a->desc)))
 		return false;
 	gdrfab_lock_acquire(proto->env.lock);
 	itx = proto->itx_free;
-	if (!itx || gdrfab_conn_for_addr(proto, a->dest, &conn) ||
-	    !conn_ready(proto, conn, wire_len))
-		goto not_here;
-	wr.wr_id = (uintptr_t)itx;
 	/* A failed post goes the request path, which reports it. */
-	if (gdrfab_vops->post_send(conn->qp, &wr, &bad))
+	if (!itx || gdrfab_conn_for_addr(proto, a->dest, &conn) ||
+	    !conn_ready(proto, conn) || post(proto, conn, itx, &hdr, a->iov))
 		goto not_here;
 	proto->itx_free = itx->next_free;
 	itx->conn = conn;
@@ -132,6 +166,8 @@ void gdrfab_itx_wc(struct gdrfab_proto *proto, struct gdrfab_itx *itx,
 	conn->wr_outstanding--;
 	proto->cq_credits++;
 	itx->conn = NULL;
+	if (itx->txbuf)
+		gdrfab_txbuf_free(proto, itx->txbuf);
 	itx->next_free = proto->itx_free;
 	proto->itx_free = itx;
 	if (wc->status == IBV_WC_SUCCESS) {
