@@ -439,51 +439,61 @@ bool gdrfab_mr_desc_live(const void *desc)
 	return !mr || mr->fid.fid.ops == &mr_fi_ops;
 }
 
-int gdrfab_mr_check_desc(const struct gdrfab_domain *domain, const void *desc,
-			 const void *buf, size_t len)
+/* Whether buf+len lies inside the MR. */
+static bool in_range(const struct gdrfab_mr *mr, uintptr_t b, size_t len)
 {
-	const struct gdrfab_mr *mr = desc;
-	uintptr_t b = (uintptr_t)buf, base;
+	uintptr_t base = (uintptr_t)mr->desc.base;
 
-	if (!mr)
-		return 0;
-	/* A live MR of this domain has these ops (a closed one has the
-	 * dead ones): one comparison on the data path, the cause looked for
-	 * only when it fails. */
-	if (mr->fid.fid.ops == &mr_fi_ops && mr->domain == domain)
-		goto range;
+	return !len || (b >= base && b - base <= mr->desc.len &&
+			len <= mr->desc.len - (b - base));
+}
+
+/* Why a descriptor was refused, logged; out of line, so that the check
+ * every data call makes saves no registers for it. */
+static __attribute__((noinline)) int
+refuse_desc(const struct gdrfab_domain *domain, const struct gdrfab_mr *mr,
+	    const void *buf, size_t len)
+{
 	if (gdrfab_fid_dead(&mr->fid.fid)) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "descriptor %p for %p+%zu: its MR was closed\n",
-			    desc, buf, len);
+			    (const void *)mr, buf, len);
 		return -FI_EINVAL;
 	}
 	if (mr->fid.fid.ops != &mr_fi_ops) {
 		GDRFAB_WARN(
 			FI_LOG_EP_DATA,
 			"descriptor %p for %p+%zu is not a gdrfab MR's (fi_mr_desc)\n",
-			desc, buf, len);
+			(const void *)mr, buf, len);
 		return -FI_EINVAL;
 	}
 	if (mr->domain != domain) {
 		GDRFAB_WARN(
 			FI_LOG_EP_DATA,
 			"descriptor %p for %p+%zu: its MR belongs to domain %s, not the endpoint's (%s)\n",
-			desc, buf, len, mr->domain->info->domain_attr->name,
+			(const void *)mr, buf, len,
+			mr->domain->info->domain_attr->name,
 			domain->info->domain_attr->name);
 		return -FI_EINVAL;
 	}
-range:
-	base = (uintptr_t)mr->desc.base;
-	if (len && (b < base || b - base > mr->desc.len ||
-		    len > mr->desc.len - (b - base))) {
-		GDRFAB_WARN(
-			FI_LOG_EP_DATA,
-			"descriptor %p: %p+%zu is outside its MR (%p+%zu)\n",
-			desc, buf, len, mr->desc.base, mr->desc.len);
-		return -FI_EINVAL;
-	}
-	return 0;
+	GDRFAB_WARN(FI_LOG_EP_DATA,
+		    "descriptor %p: %p+%zu is outside its MR (%p+%zu)\n",
+		    (const void *)mr, buf, len, mr->desc.base, mr->desc.len);
+	return -FI_EINVAL;
+}
+
+int gdrfab_mr_check_desc(const struct gdrfab_domain *domain, const void *desc,
+			 const void *buf, size_t len)
+{
+	const struct gdrfab_mr *mr = desc;
+
+	/* A live MR of this domain has these ops (a closed one has the
+	 * dead ones): one comparison on the data path, the cause looked for
+	 * only when it fails. */
+	if (!mr || (mr->fid.fid.ops == &mr_fi_ops && mr->domain == domain &&
+		    in_range(mr, (uintptr_t)buf, len)))
+		return 0;
+	return refuse_desc(domain, mr, buf, len);
 }
 
 int gdrfab_mr_check_descs(const struct gdrfab_domain *domain,

@@ -49,7 +49,8 @@ void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		gdrfab_txbuf_free(proto, req->txbuf);
 	/* A message-borne atomic that ends unanswered (failed) no longer
 	 * holds back the NIC atomics after it. */
-	gdrfab_atomic_answered(req);
+	if (req->atomic_counted)
+		gdrfab_atomic_answered(req);
 	if (req->staged || req->gpu_iov_count)
 		gdrfab_stage_free(proto, req);
 	if (req->op == GDRFAB_OP_GPU_RX)
@@ -304,13 +305,13 @@ static void finish_one(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	struct gdrfab_report r;
 
 	if (req->has_report) {
-		r = req->report;
+		write_report(proto, &req->report);
 	} else {
 		if (!last_steps(proto, req))
 			return;
 		tx_report(req, &r);
+		write_report(proto, &r);
 	}
-	write_report(proto, &r);
 	if (req->parent && gdrfab_req_fills_receive(req)) {
 		gdrfab_req_free(proto, req->parent);
 	} else if (req->op == GDRFAB_OP_CTRL && req->parent) {

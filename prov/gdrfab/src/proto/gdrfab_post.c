@@ -28,7 +28,10 @@ struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl)
 				entry);
 	gdrfab_list_remove(&req->entry);
 	proto->req_free_cnt--;
-	memset(req, 0, offsetof(struct gdrfab_req, ctrl));
+	/* The size comes from proto, not from offsetof: a constant one
+	 * makes GCC expand `rep stosq` (one instruction per 8 bytes, about
+	 * 3x the time of libc's vector memset for these 976 bytes). */
+	memset(req, 0, proto->req_clear_len);
 	req->wr.kind = GDRFAB_WR_REQ;
 	req->addr = FI_ADDR_UNSPEC;
 	gdrfab_list_init(&req->entry);

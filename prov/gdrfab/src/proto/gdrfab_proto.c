@@ -5,6 +5,7 @@
  * driven by progress (reads of its CQs and counters), torn down by close.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -209,6 +210,7 @@ int gdrfab_proto_create(const struct gdrfab_proto_env *env,
 				      (size_t)env->dev_attr->max_srq_wr);
 	proto->txbuf_cnt = gdrfab_params.tx_bufs;
 	proto->req_cnt = env->tx_size + env->rx_size + GDRFAB_CTRL_RESERVE;
+	proto->req_clear_len = offsetof(struct gdrfab_req, ctrl);
 	ret = gdrfab_addrmap_init(&proto->conn_by_name);
 	if (!ret)
 		ret = create_queues(proto);

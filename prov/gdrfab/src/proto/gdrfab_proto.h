@@ -523,6 +523,7 @@ struct gdrfab_proto {
 	 * messages so that a FIN never waits for the application. */
 	struct gdrfab_req *reqs;
 	size_t req_cnt, req_free_cnt;
+	size_t req_clear_len; /* what allocation clears: all but ctrl */
 	struct ibv_mr *req_mr;
 	struct gdrfab_list free_reqs, live;
 	/* Staging buffers kept for reuse (stage_cached bytes), those whose

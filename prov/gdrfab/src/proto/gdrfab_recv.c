@@ -244,7 +244,19 @@ static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			  const uint8_t *payload, uint8_t **own, size_t off,
 			  size_t got, bool done, bool *host)
 {
-	struct gdrfab_gpu_rx_args a = {
+	struct gdrfab_gpu_rx_args a;
+	int err;
+
+	/* The common case, host memory, decided before anything is built
+	 * for a step. */
+	*host = false;
+	if (!got || !conn || (!rxbuf && !own))
+		return false;
+	if (!gdrfab_gpu_rx_wanted(proto, req->iov, req->desc, req->iov_count)) {
+		*host = true;
+		return false;
+	}
+	a = (struct gdrfab_gpu_rx_args){
 		.recv = req,
 		.conn = conn,
 		.rxbuf = rxbuf,
@@ -259,15 +271,6 @@ static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		.msg_id = h->msg_id,
 		.done = done,
 	};
-	int err;
-
-	*host = false;
-	if (!got || !conn || (!rxbuf && !own))
-		return false;
-	if (!gdrfab_gpu_rx_wanted(proto, req->iov, req->desc, req->iov_count)) {
-		*host = true;
-		return false;
-	}
 	if (done && (req->op_flags & FI_MULTI_RECV))
 		a.cq_flags |= FI_MULTI_RECV;
 	/* Off the posted list first: the step may finish (and free the

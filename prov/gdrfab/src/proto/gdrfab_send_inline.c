@@ -40,13 +40,13 @@ int gdrfab_itx_init(struct gdrfab_proto *proto, size_t count)
 }
 
 /* Whether the buffer is host memory the CPU may read under the lock: its
- * (checked, live) descriptor says so, or, given without one, CUDA does
- * not call it device memory. */
+ * descriptor says so (the caller checked that it is a live MR's), or,
+ * given without one, CUDA does not call it device memory. */
 static bool host_buffer(struct gdrfab_proto *proto, const void *buf,
 			void **desc)
 {
 	if (desc && desc[0])
-		return !gdrfab_iov_has_gpu(proto, desc, 1);
+		return gdrfab_mr_device(desc[0]) < 0;
 	return gdrfab_buf_device(proto, buf, NULL) < 0;
 }
 
