@@ -9,6 +9,16 @@ function med(s,   n, v, i, j, t) {
 		}
 	return n ? v[int((n + 1) / 2)] : 0
 }
+# Fills order[1..n] with the sizes seen, increasing (POSIX awk has no
+# sort); returns n.
+function sort_sizes(   s, j, n) {
+	n = 0
+	for (s in sizes) {
+		for (j = ++n; j > 1 && order[j - 1] > s + 0; j--) order[j] = order[j - 1]
+		order[j] = s + 0
+	}
+	return n
+}
 # The median of the rounds' own ratios a/b (the k-th of each).
 function rmed(a, b,   n, m, x, y, i, r) {
 	n = split(vals[a], x, " "); m = split(vals[b], y, " ")
@@ -26,11 +36,7 @@ END {
 	printf "# one-way latency (µs), medians of %d rounds; ratios: of medians (median of the rounds' ratios)\n", split(vals["gdrfab|" (8)], _t, " ")
 	printf "%6s %9s %9s %9s %9s %9s  %-13s %-13s %-13s %-13s %-13s\n", "bytes", "gdrfab", "rxm", "send_lat", "write_lat", "gdrfab_rma",
 		"gdrfab/rxm", "gdrfab/send", "rxm/send", "write/send", "rma/send"
-	n = 0 # sizes in increasing order (POSIX awk has no sort)
-	for (s in sizes) {
-		for (j = ++n; j > 1 && order[j - 1] > s + 0; j--) order[j] = order[j - 1]
-		order[j] = s + 0
-	}
+	n = sort_sizes()
 	for (k = 1; k <= n; k++) {
 		s = order[k]
 		g = med(vals["gdrfab|" s]); x = med(vals["verbs;ofi_rxm|" s])
@@ -46,15 +52,11 @@ END {
 }
 
 # GDRFAB_LAT_BEFORE's runs: this build against an earlier one and rxm.
-function before_table(   s, j, k, n, g, b, x) {
+function before_table(   s, k, n, g, b, x) {
 	printf "# one-way latency (µs), medians; ratios: of medians (median of the rounds' ratios)\n"
 	printf "%6s %9s %9s %9s  %-13s %-13s %-13s\n", "bytes", "gdrfab", "before", "rxm",
 		"gdrfab/before", "gdrfab/rxm", "before/rxm"
-	n = 0
-	for (s in sizes) {
-		for (j = ++n; j > 1 && order[j - 1] > s + 0; j--) order[j] = order[j - 1]
-		order[j] = s + 0
-	}
+	n = sort_sizes()
 	for (k = 1; k <= n; k++) {
 		s = order[k]
 		g = med(vals["gdrfab|" s]); b = med(vals["gdrfab-before|" s])
