@@ -33,7 +33,7 @@ fi
 run() {
 	local prog=$1 prov=$2 mode=$3 name=$4 rc=0
 	shift 4
-	printf '  %-36s' "$prog -m $mode over $prov"
+	printf '  %-45s ' "$prog -m $mode over $prov"
 	./examples/"$prog" -p "$prov" -m "$mode" -d "$sdev" -s $sizes -c "$@" \
 		>"$out/$name.server" 2>&1 &
 	local server=$!
