@@ -385,14 +385,30 @@ static void req_settle(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	gdrfab_req_finish(proto, req);
 }
 
+void gdrfab_conn_send_wc(struct gdrfab_conn *conn, const struct ibv_wc *wc,
+			 int err)
+{
+	struct gdrfab_proto *proto = conn->proto;
+
+	conn->sq_avail++;
+	conn->wr_outstanding--;
+	proto->cq_credits++;
+	if (wc->status == IBV_WC_SUCCESS)
+		conn->last_rx_ms = proto->now_ms; /* acked: alive */
+	else if (wc->status != IBV_WC_WR_FLUSH_ERR)
+		gdrfab_conn_fail(conn, err, wc->status);
+	else if (conn->state != GDRFAB_CONN_FAILED)
+		/* Flushed though we never failed the connection: the QP went
+		 * to error on its own (say, as the responder of an access its
+		 * NIC refused). */
+		gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
+}
+
 void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			const struct ibv_wc *wc)
 {
 	struct gdrfab_conn *conn = req->conn;
 
-	conn->sq_avail++;
-	conn->wr_outstanding--;
-	proto->cq_credits++;
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (!req->error) {
 			req->error = gdrfab_wc_to_fi(wc->status);
@@ -400,22 +416,14 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		}
 		if (req->op == GDRFAB_OP_NIC_ATOMIC)
 			gdrfab_atomic_nic_failed(proto, req, wc);
-		/* Failing the connection fails the requests queued on it,
-		 * this one among them when it waits in rndv_wait or pending:
-		 * while this work request still counts, it is failed there
-		 * but finished (and freed) only below, once. */
-		if (wc->status != IBV_WC_WR_FLUSH_ERR)
-			gdrfab_conn_fail(conn, req->error, wc->status);
-		else if (conn->state != GDRFAB_CONN_FAILED)
-			/* Flushed though we never failed the connection: the
-			 * QP went to error on its own (say, as the responder
-			 * of an access its NIC refused). */
-			gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
-	} else {
-		conn->last_rx_ms = proto->now_ms; /* acked: alive */
-		if (gdrfab_req_staged_read(req))
-			gdrfab_stage_landed(proto, req);
 	}
+	/* Failing the connection fails the requests queued on it, this one
+	 * among them when it waits in rndv_wait or pending: while this work
+	 * request still counts, it is failed there but finished (and freed)
+	 * only below, once. */
+	gdrfab_conn_send_wc(conn, wc, req->error);
+	if (wc->status == IBV_WC_SUCCESS && gdrfab_req_staged_read(req))
+		gdrfab_stage_landed(proto, req);
 	req->wr_pending--;
 	/* The connection may be freed with the request: kick it first. */
 	if (conn->state == GDRFAB_CONN_CONNECTED)

@@ -644,6 +644,11 @@ void gdrfab_req_submit(struct gdrfab_req *req);
 /* Posts as much of the request as slots and buffers allow; false when it
  * must wait. */
 bool gdrfab_req_post(struct gdrfab_req *req);
+/* The connection's side of a send-queue work completion, a request's or
+ * a send slot's: its slot back, the peer alive, or on an error the
+ * connection failed with err (FI_E*, positive). */
+void gdrfab_conn_send_wc(struct gdrfab_conn *conn, const struct ibv_wc *wc,
+			 int err);
 void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			const struct ibv_wc *wc);
 /* Copies the local iovec and finds (or registers, for a NULL desc) the

@@ -22,7 +22,6 @@
 #include "gdrfab.h"
 #include "gdrfab_lock.h"
 #include "gdrfab_proto.h"
-#include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 
 int gdrfab_itx_init(struct gdrfab_proto *proto, size_t count)
@@ -37,17 +36,6 @@ int gdrfab_itx_init(struct gdrfab_proto *proto, size_t count)
 	}
 	proto->itx_free = proto->itx;
 	return 0;
-}
-
-/* Whether the buffer is host memory the CPU may read under the lock: its
- * descriptor says so (the caller checked that it is a live MR's), or,
- * given without one, CUDA does not call it device memory. */
-static bool host_buffer(struct gdrfab_proto *proto, const void *buf,
-			void **desc)
-{
-	if (desc && desc[0])
-		return gdrfab_mr_device(desc[0]) < 0;
-	return gdrfab_buf_device(proto, buf, NULL) < 0;
 }
 
 /* Whether the connection takes the send now, in its turn. */
@@ -121,10 +109,13 @@ bool gdrfab_itx_send(struct gdrfab_proto *proto,
 	struct gdrfab_itx *itx;
 
 	/* A completion that must mean delivery waits for the receiver's
-	 * FIN (rendezvous): never here. */
+	 * FIN (rendezvous): never here. GPU memory neither: the CPU reads
+	 * the buffer under the lock (the caller checked that a descriptor
+	 * is a live MR's; without one, CUDA is asked). */
 	if ((a->flags & FI_DELIVERY_COMPLETE) || len > proto->eager_max ||
 	    !proto->itx_free ||
-	    (len && !host_buffer(proto, a->iov->iov_base, a->desc)))
+	    (len && gdrfab_buf_device(proto, a->iov->iov_base,
+				      a->desc ? a->desc[0] : NULL) >= 0))
 		return false;
 	gdrfab_lock_acquire(proto->env.lock);
 	itx = proto->itx_free;
@@ -154,6 +145,8 @@ void gdrfab_itx_wc(struct gdrfab_proto *proto, struct gdrfab_itx *itx,
 		   const struct ibv_wc *wc)
 {
 	struct gdrfab_conn *conn = itx->conn;
+	int err =
+		wc->status == IBV_WC_SUCCESS ? 0 : gdrfab_wc_to_fi(wc->status);
 	struct gdrfab_report r = {
 		.kind = GDRFAB_REPORT_TX,
 		.context = itx->context,
@@ -162,30 +155,20 @@ void gdrfab_itx_wc(struct gdrfab_proto *proto, struct gdrfab_itx *itx,
 		.silent = itx->silent,
 	};
 
-	conn->sq_avail++;
-	conn->wr_outstanding--;
-	proto->cq_credits++;
+	if (err)
+		r = (struct gdrfab_report){
+			.kind = GDRFAB_REPORT_ERROR,
+			.context = r.context,
+			.flags = r.flags,
+			.err = err,
+			.prov_errno = wc->status,
+		};
 	itx->conn = NULL;
 	if (itx->txbuf)
 		gdrfab_txbuf_free(proto, itx->txbuf);
 	itx->next_free = proto->itx_free;
 	proto->itx_free = itx;
-	if (wc->status == IBV_WC_SUCCESS) {
-		conn->last_rx_ms = proto->now_ms; /* acked: alive */
-	} else {
-		r = (struct gdrfab_report){
-			.kind = GDRFAB_REPORT_ERROR,
-			.context = r.context,
-			.flags = r.flags,
-			.err = gdrfab_wc_to_fi(wc->status),
-			.prov_errno = wc->status,
-		};
-		/* As for a request's failed work request (gdrfab_post.c). */
-		if (wc->status != IBV_WC_WR_FLUSH_ERR)
-			gdrfab_conn_fail(conn, r.err, wc->status);
-		else if (conn->state != GDRFAB_CONN_FAILED)
-			gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
-	}
+	gdrfab_conn_send_wc(conn, wc, err);
 	if (!proto->closing)
 		proto->ops->report(proto->env.ep, &r);
 	/* The connection may be freed with the slot's reference: kick it
