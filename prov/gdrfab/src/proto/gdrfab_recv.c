@@ -16,21 +16,6 @@
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 
-void gdrfab_rxbuf_repost(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf)
-{
-	struct ibv_sge sge = {.addr = (uintptr_t)rxbuf->data,
-			      .length = (uint32_t)proto->rxbuf_size,
-			      .lkey = proto->rx_mr->lkey};
-	struct ibv_recv_wr wr = {
-		.wr_id = (uintptr_t)rxbuf, .sg_list = &sge, .num_sge = 1};
-	struct ibv_recv_wr *bad;
-	int err = gdrfab_vops->post_srq_recv(proto->srq, &wr, &bad);
-
-	if (err)
-		GDRFAB_WARN(FI_LOG_EP_DATA, "ibv_post_srq_recv: %s\n",
-			    strerror(err));
-}
-
 /* A receive buffer whose message is handled goes back to the SRQ at the
  * start of the next progress call (gdrfab_rxbuf_repost_flush), not in the
  * call that found the message: that call's time is the message's latency,
@@ -71,6 +56,13 @@ static void repost_later(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rb)
 	proto->repost_head = rb;
 	if (++proto->repost_cnt >= REPOST_BATCH)
 		gdrfab_rxbuf_repost_flush(proto);
+}
+
+/* At once, with any that wait for the next progress call. */
+void gdrfab_rxbuf_repost(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf)
+{
+	repost_later(proto, rxbuf);
+	gdrfab_rxbuf_repost_flush(proto);
 }
 
 /* Checks a header against the bytes that carried it. 0 or a reason. */
