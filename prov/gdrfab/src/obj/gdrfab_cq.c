@@ -38,6 +38,15 @@ static void format_entry(void *dst, enum fi_cq_format format,
 	memcpy(dst, e, format_size(format));
 }
 
+/* The ring index i places after head. head and i are below cap, so one
+ * subtraction wraps it: a division is a helper call under emulation. */
+static size_t ring_index(const struct gdrfab_cq *cq, size_t i)
+{
+	size_t at = cq->head + i;
+
+	return at >= cq->cap ? at - cq->cap : at;
+}
+
 static void progress_eps(struct gdrfab_cq *cq)
 {
 	gdrfab_eplist_progress(&cq->eps, gdrfab_ep_progress);
@@ -72,7 +81,7 @@ static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			     &e->e);
 		if (src_addr)
 			src_addr[i] = e->src;
-		cq->head = (cq->head + 1) % cq->cap;
+		cq->head = ring_index(cq, 1);
 	}
 	cq->count -= n;
 	if (!cq->count)
@@ -295,7 +304,7 @@ static int grow_ring(struct gdrfab_cq *cq)
 	if (!ring)
 		return -FI_ENOMEM;
 	for (size_t i = 0; i < cq->count; i++)
-		ring[i] = cq->ring[(cq->head + i) % cq->cap];
+		ring[i] = cq->ring[ring_index(cq, i)];
 	free(cq->ring);
 	cq->ring = ring;
 	cq->cap = cap;
@@ -316,7 +325,7 @@ int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
 			    cq->cap);
 		return -FI_ENOMEM;
 	}
-	slot = &cq->ring[(cq->head + cq->count) % cq->cap];
+	slot = &cq->ring[ring_index(cq, cq->count)];
 	slot->e = *e;
 	slot->src = src;
 	cq->count++;
