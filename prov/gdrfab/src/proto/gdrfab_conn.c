@@ -450,8 +450,8 @@ static struct gdrfab_conn *resolving_conn(struct gdrfab_proto *proto,
 	return (struct gdrfab_conn *)(uintptr_t)found;
 }
 
-int gdrfab_conn_for_addr(struct gdrfab_proto *proto, fi_addr_t fi_addr,
-			 struct gdrfab_conn **out)
+int gdrfab_conn_for_addr_lookup(struct gdrfab_proto *proto, fi_addr_t fi_addr,
+				struct gdrfab_conn **out)
 {
 	struct gdrfab_conn_cache_ent *e =
 		&proto->conn_cache[fi_addr & (GDRFAB_CONN_CACHE - 1)];
@@ -459,11 +459,6 @@ int gdrfab_conn_for_addr(struct gdrfab_proto *proto, fi_addr_t fi_addr,
 	struct gdrfab_conn *conn;
 	int ret;
 
-	if (e->fi_addr == fi_addr && e->conn_epoch == proto->conn_epoch &&
-	    e->av_generation == *proto->env.av_generation) {
-		*out = e->conn;
-		return 0;
-	}
 	ret = proto->ops->av_peer(proto->env.av, fi_addr, &peer, &svc);
 	if (ret == -FI_EINVAL)
 		return ret;

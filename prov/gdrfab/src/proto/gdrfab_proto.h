@@ -578,10 +578,27 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto);
  * or a connection to itself that its QP refused (logged). */
 struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 				    const struct gdrfab_addr *peer);
+/* gdrfab_conn_for_addr past its cache. */
+int gdrfab_conn_for_addr_lookup(struct gdrfab_proto *proto, fi_addr_t fi_addr,
+				struct gdrfab_conn **out);
 /* The connection to the AV's fi_addr (made on first use): 0, -FI_EINVAL
- * (not in the AV) or -FI_ENOMEM. */
-int gdrfab_conn_for_addr(struct gdrfab_proto *proto, fi_addr_t fi_addr,
-			 struct gdrfab_conn **out);
+ * (not in the AV) or -FI_ENOMEM. Inline, the cache hit of every send:
+ * the lookup's frame (two addresses on the stack) is built only on a
+ * miss. */
+static inline int gdrfab_conn_for_addr(struct gdrfab_proto *proto,
+				       fi_addr_t fi_addr,
+				       struct gdrfab_conn **out)
+{
+	const struct gdrfab_conn_cache_ent *e =
+		&proto->conn_cache[fi_addr & (GDRFAB_CONN_CACHE - 1)];
+
+	if (e->fi_addr == fi_addr && e->conn_epoch == proto->conn_epoch &&
+	    e->av_generation == *proto->env.av_generation) {
+		*out = e->conn;
+		return 0;
+	}
+	return gdrfab_conn_for_addr_lookup(proto, fi_addr, out);
+}
 struct gdrfab_conn *gdrfab_conn_by_qpn(struct gdrfab_proto *proto,
 				       uint32_t qpn);
 void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *msg,
