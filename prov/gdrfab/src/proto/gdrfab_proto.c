@@ -208,6 +208,7 @@ int gdrfab_proto_create(const struct gdrfab_proto_env *env,
 	proto->conn_epoch = 1; /* the zeroed cache entries hold nothing */
 	proto->rxbuf_cnt = GDRFAB_MIN(gdrfab_params.rx_bufs,
 				      (size_t)env->dev_attr->max_srq_wr);
+	proto->repost_min = gdrfab_rxbuf_repost_min(proto->rxbuf_cnt);
 	proto->txbuf_cnt = gdrfab_params.tx_bufs;
 	proto->req_cnt = env->tx_size + env->rx_size + GDRFAB_CTRL_RESERVE;
 	proto->req_clear_len = offsetof(struct gdrfab_req, ctrl);
@@ -301,7 +302,7 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 	long long now;
 	int n;
 
-	if (proto->repost_head)
+	if (proto->repost_cnt >= proto->repost_min)
 		gdrfab_rxbuf_repost_flush(proto);
 	/* One clock read per call: the handlers of its events take the
 	 * time from proto->now_ms. */

@@ -553,10 +553,10 @@ struct gdrfab_proto {
 	bool closing; /* no completions while the endpoint closes */
 	/* Requests that ended, in order, for gdrfab_req_drain. */
 	struct gdrfab_list finished;
-	/* Receive buffers whose messages were handled, for the SRQ at the
-	 * next progress call (gdrfab_rxbuf_repost_flush). */
+	/* Receive buffers whose messages were handled, for the SRQ once
+	 * repost_min wait (gdrfab_rxbuf_repost_flush, from progress). */
 	struct gdrfab_rxbuf *repost_head;
-	unsigned repost_cnt;
+	unsigned repost_cnt, repost_min;
 	/* Slots of eager sends posted at once (gdrfab_send_inline.c). */
 	struct gdrfab_itx *itx, *itx_free;
 };
@@ -1033,6 +1033,9 @@ void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* Gives the receive buffers handled in the last progress call back to
  * the SRQ (from progress, first). */
 void gdrfab_rxbuf_repost_flush(struct gdrfab_proto *proto);
+/* How many handled receive buffers progress lets wait before it reposts
+ * them, for an SRQ of rxbuf_cnt. */
+unsigned gdrfab_rxbuf_repost_min(size_t rxbuf_cnt);
 /* Gives a receive bounce buffer back to the SRQ. */
 void gdrfab_rxbuf_repost(struct gdrfab_proto *proto,
 			 struct gdrfab_rxbuf *rxbuf);

@@ -16,12 +16,23 @@
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 
-/* A receive buffer whose message is handled goes back to the SRQ at the
- * start of the next progress call (gdrfab_rxbuf_repost_flush), not in the
- * call that found the message: that call's time is the message's latency,
- * the next one's is spent waiting for the next message anyway. A few
- * (REPOST_BATCH) go in one post. */
+/* A receive buffer whose message is handled goes back to the SRQ later,
+ * not in the call that found the message: that call's time is the
+ * message's latency. They wait in a list until repost_min of them are
+ * there (progress flushes then), and go in one post of at most
+ * REPOST_BATCH: each ibv_post_srq_recv takes the SRQ's lock and writes its
+ * producer index once, whatever the number of work requests. A few
+ * buffers out of hundreds held back cost no RNR; repost_min shrinks with a
+ * small SRQ (gdrfab_rxbuf_repost_min). */
 #define REPOST_BATCH 16
+
+unsigned gdrfab_rxbuf_repost_min(size_t rxbuf_cnt)
+{
+	size_t n = rxbuf_cnt / 32;
+
+	return (unsigned)GDRFAB_MAX(GDRFAB_MIN(n, (size_t)REPOST_BATCH / 2),
+				    (size_t)1);
+}
 
 void gdrfab_rxbuf_repost_flush(struct gdrfab_proto *proto)
 {
