@@ -105,11 +105,16 @@ static void report(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	gdrfab_req_finish(proto, req);
 }
 
+/* The common report, a receive's last, is written where it is kept, not
+ * built and copied there. */
 void gdrfab_req_report_rx(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			  bool last, uint64_t flags, size_t len, void *buf,
 			  uint64_t data, uint64_t tag, fi_addr_t src)
 {
-	struct gdrfab_report r = {
+	struct gdrfab_report now;
+	struct gdrfab_report *r = last ? &req->report : &now;
+
+	*r = (struct gdrfab_report){
 		.kind = GDRFAB_REPORT_RX,
 		.context = req->context,
 		.flags = flags,
@@ -119,8 +124,12 @@ void gdrfab_req_report_rx(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		.tag = tag,
 		.src = src,
 	};
-
-	report(proto, req, last, &r);
+	if (!last) {
+		write_report(proto, r);
+		return;
+	}
+	req->has_report = true;
+	gdrfab_req_finish(proto, req);
 }
 
 void gdrfab_req_report_error(struct gdrfab_proto *proto, struct gdrfab_req *req,
