@@ -168,19 +168,30 @@ static bool eager_gathers(struct gdrfab_proto *proto, void **desc, size_t count)
 	       count + 1 <= (size_t)proto->max_sge;
 }
 
+/* Whether every buffer came with a descriptor of host memory, once
+ * mr_check_descs found each a live MR of this domain (so that only its
+ * memory type is left to read). A receive so posted needs no GPU step:
+ * its delivery asks nothing more than the copy's own check of each
+ * descriptor. */
+static bool descs_named_host(void **desc, size_t count)
+{
+	if (!desc)
+		return false;
+	for (size_t i = 0; i < count; i++) {
+		if (!desc[i] || gdrfab_mr_device(desc[i]) >= 0)
+			return false;
+	}
+	return true;
+}
+
 /* Whether every buffer comes with a live descriptor naming host memory:
  * then the CPU reads them under the lock as they are, and nothing needs
  * CUDA (the common send, checked first). A missing descriptor may be GPU
  * memory only CUDA can name; the rest is gdrfab_iov_has_gpu's test. */
 static bool descs_host(struct gdrfab_proto *proto, void **desc, size_t count)
 {
-	if (!desc)
-		return false;
-	for (size_t i = 0; i < count; i++) {
-		if (!desc[i])
-			return false;
-	}
-	return !gdrfab_iov_has_gpu(proto, desc, count);
+	return descs_named_host(desc, count) &&
+	       !gdrfab_iov_has_gpu(proto, desc, count);
 }
 
 bool gdrfab_send_copies(struct gdrfab_proto *proto, void **desc, size_t count,
@@ -412,6 +423,7 @@ ssize_t gdrfab_proto_recv(struct gdrfab_proto *proto, const struct iovec *iov,
 		req->desc[i] = desc ? desc[i] : NULL;
 	}
 	req->len = gdrfab_iov_len(iov, count);
+	req->host_descs = descs_named_host(desc, count);
 	ret = gdrfab_recv_post(proto, req, flags);
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(proto->env.lock);

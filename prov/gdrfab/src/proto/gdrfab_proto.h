@@ -245,6 +245,9 @@ struct gdrfab_req {
 	struct {
 		size_t multi_off; /* multi-receive: bytes consumed */
 		size_t recv_len;  /* RNDV_READ, GPU_RX: bytes that fit */
+		/* RECV: every buffer came with a descriptor of host memory
+		 * (classified when posted; the copy still checks each). */
+		bool host_descs;
 	};
 
 	/* ---- RMA: emulated (GDRFAB_PKT_EMU) and its events ---- */

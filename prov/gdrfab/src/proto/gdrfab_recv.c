@@ -255,6 +255,10 @@ static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	*host = false;
 	if (!got || !conn || (!rxbuf && !own))
 		return false;
+	if (req->host_descs) {
+		*host = true;
+		return false;
+	}
 	if (!gdrfab_gpu_rx_wanted(proto, req->iov, req->desc, req->iov_count)) {
 		*host = true;
 		return false;
