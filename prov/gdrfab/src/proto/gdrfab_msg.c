@@ -54,9 +54,8 @@ static __attribute__((noinline)) int refuse_iov(struct gdrfab_proto *proto,
 	return 0;
 }
 
-/* Checks common to every data call; 0 or the FI_E* to return. */
-int gdrfab_check_iov(struct gdrfab_proto *proto, const struct iovec *iov,
-		     size_t count, const char *call)
+int gdrfab_check_iovs(struct gdrfab_proto *proto, const struct iovec *iov,
+		      size_t count, const char *call)
 {
 	if (count > GDRFAB_MAX_IOV || (count && !iov))
 		return refuse_iov(proto, iov, count, call);

@@ -73,15 +73,6 @@ void gdrfab_txbuf_free(struct gdrfab_proto *proto, struct gdrfab_txbuf *tb)
 	proto->tx_free = tb;
 }
 
-size_t gdrfab_iov_len(const struct iovec *iov, size_t count)
-{
-	size_t len = 0;
-
-	for (size_t i = 0; i < count; i++)
-		len += iov[i].iov_len;
-	return len;
-}
-
 int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 const struct iovec *iov, void **desc, size_t count,
 			 int access)

@@ -676,7 +676,15 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 const struct iovec *iov, void **desc, size_t count,
 			 int access);
-size_t gdrfab_iov_len(const struct iovec *iov, size_t count);
+/* The bytes of an iovec; inline: every data call asks it. */
+static inline size_t gdrfab_iov_len(const struct iovec *iov, size_t count)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	return len;
+}
 /* Maps a failed work completion to an FI_E* code (positive). */
 int gdrfab_wc_to_fi(enum ibv_wc_status status);
 
@@ -737,9 +745,23 @@ void gdrfab_unexp_free(struct gdrfab_unexp *u);
 void gdrfab_recv_flush_all(struct gdrfab_proto *proto);
 
 /* ---- the application's calls (gdrfab_msg.c, gdrfab_rma.c) ---- */
-/* Checks common to every data call; 0 or the -FI_E* to return. */
-int gdrfab_check_iov(struct gdrfab_proto *proto, const struct iovec *iov,
-		     size_t count, const char *call);
+/* gdrfab_check_iov for any count. */
+int gdrfab_check_iovs(struct gdrfab_proto *proto, const struct iovec *iov,
+		      size_t count, const char *call);
+/* Checks common to every data call; 0 or the -FI_E* to return. The one
+ * buffer of fi_send, fi_trecv and their kin is tested inline (a buffer,
+ * or none of zero bytes, that neither wraps nor exceeds max_msg_size);
+ * anything else, and every refusal, goes to gdrfab_check_iovs. */
+static inline int gdrfab_check_iov(struct gdrfab_proto *proto,
+				   const struct iovec *iov, size_t count,
+				   const char *call)
+{
+	if (count == 1 && iov && (iov->iov_base || !iov->iov_len) &&
+	    iov->iov_len <= UINTPTR_MAX - (uintptr_t)iov->iov_base &&
+	    iov->iov_len <= proto->env.max_msg_size)
+		return 0;
+	return gdrfab_check_iovs(proto, iov, count, call);
+}
 /* The application's sends and receives (fi_ops_msg, fi_ops_tagged: the
  * object layer's wrappers pass the endpoint's protocol); silent: an
  * inject, no CQ entry. The return value of the API call. */
