@@ -114,16 +114,22 @@ void gdrfab_req_report_rx(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	struct gdrfab_report now;
 	struct gdrfab_report *r = last ? &req->report : &now;
 
-	*r = (struct gdrfab_report){
-		.kind = GDRFAB_REPORT_RX,
-		.context = req->context,
-		.flags = flags,
-		.len = len,
-		.buf = buf,
-		.data = data,
-		.tag = tag,
-		.src = src,
-	};
+	/* Field by field: a compound literal clears the whole report with
+	 * `rep stosq` first, and every field is set here anyway. */
+	r->kind = GDRFAB_REPORT_RX;
+	r->rx = false;
+	r->silent = false;
+	r->context = req->context;
+	r->flags = flags;
+	r->op_flags = 0;
+	r->len = len;
+	r->olen = 0;
+	r->buf = buf;
+	r->data = data;
+	r->tag = tag;
+	r->src = src;
+	r->err = 0;
+	r->prov_errno = 0;
 	if (!last) {
 		write_report(proto, r);
 		return;

@@ -61,15 +61,18 @@ static int post(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		{.addr = (uintptr_t)iov->iov_base,
 		 .length = (uint32_t)iov->iov_len},
 	};
-	struct ibv_send_wr wr = {
-		.wr_id = (uintptr_t)itx,
-		.sg_list = sge,
-		.num_sge = iov->iov_len ? 2 : 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED,
-	};
-	struct ibv_send_wr *bad;
+	struct ibv_send_wr wr, *bad;
 	int err;
+
+	/* Only what a SEND reads is set: an initializer would clear all
+	 * 120 bytes (the RDMA, atomic and UD unions too) on every send. */
+	wr.next = NULL;
+	wr.wr_id = (uintptr_t)itx;
+	wr.sg_list = sge;
+	wr.num_sge = iov->iov_len ? 2 : 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+	wr.imm_data = 0;
 
 	itx->txbuf = NULL;
 	if (wire_len > conn->max_inline || proto->max_sge < 2) {
@@ -147,22 +150,16 @@ void gdrfab_itx_wc(struct gdrfab_proto *proto, struct gdrfab_itx *itx,
 	struct gdrfab_conn *conn = itx->conn;
 	int err =
 		wc->status == IBV_WC_SUCCESS ? 0 : gdrfab_wc_to_fi(wc->status);
+	/* A TX report, or the error of the work completion. */
 	struct gdrfab_report r = {
-		.kind = GDRFAB_REPORT_TX,
+		.kind = err ? GDRFAB_REPORT_ERROR : GDRFAB_REPORT_TX,
 		.context = itx->context,
 		.flags = itx->cq_flags,
-		.op_flags = itx->op_flags,
-		.silent = itx->silent,
+		.op_flags = err ? 0 : itx->op_flags,
+		.silent = !err && itx->silent,
+		.err = err,
+		.prov_errno = err ? (int)wc->status : 0,
 	};
-
-	if (err)
-		r = (struct gdrfab_report){
-			.kind = GDRFAB_REPORT_ERROR,
-			.context = r.context,
-			.flags = r.flags,
-			.err = err,
-			.prov_errno = wc->status,
-		};
 	itx->conn = NULL;
 	if (itx->txbuf)
 		gdrfab_txbuf_free(proto, itx->txbuf);
