@@ -448,6 +448,16 @@ static bool in_range(const struct gdrfab_mr *mr, uintptr_t b, size_t len)
 			len <= mr->desc.len - (b - base));
 }
 
+/* No descriptor, or a live MR of this domain covering the buffer. A live
+ * MR has these ops (a closed one has the dead ones): one comparison on
+ * the data path, the cause looked for only when it fails. */
+static bool desc_ok(const struct gdrfab_domain *domain,
+		    const struct gdrfab_mr *mr, const void *buf, size_t len)
+{
+	return !mr || (mr->fid.fid.ops == &mr_fi_ops && mr->domain == domain &&
+		       in_range(mr, (uintptr_t)buf, len));
+}
+
 /* Why a descriptor was refused, logged; out of line, so that the check
  * every data call makes saves no registers for it. */
 static __attribute__((noinline)) int
@@ -485,26 +495,35 @@ refuse_desc(const struct gdrfab_domain *domain, const struct gdrfab_mr *mr,
 int gdrfab_mr_check_desc(const struct gdrfab_domain *domain, const void *desc,
 			 const void *buf, size_t len)
 {
-	const struct gdrfab_mr *mr = desc;
-
-	/* A live MR of this domain has these ops (a closed one has the
-	 * dead ones): one comparison on the data path, the cause looked for
-	 * only when it fails. */
-	if (!mr || (mr->fid.fid.ops == &mr_fi_ops && mr->domain == domain &&
-		    in_range(mr, (uintptr_t)buf, len)))
+	if (desc_ok(domain, desc, buf, len))
 		return 0;
-	return refuse_desc(domain, mr, buf, len);
+	return refuse_desc(domain, desc, buf, len);
 }
 
-int gdrfab_mr_check_descs(const struct gdrfab_domain *domain,
-			  const struct iovec *iov, void **desc, size_t count)
+/* gdrfab_mr_check_descs once one failed: each again, the first refusal
+ * logged and returned. */
+static __attribute__((noinline)) int
+refuse_descs(const struct gdrfab_domain *domain, const struct iovec *iov,
+	     void **desc, size_t count)
 {
-	for (size_t i = 0; desc && i < count; i++) {
+	for (size_t i = 0; i < count; i++) {
 		int ret = gdrfab_mr_check_desc(domain, desc[i], iov[i].iov_base,
 					       iov[i].iov_len);
 
 		if (ret)
 			return ret;
+	}
+	return 0;
+}
+
+/* The loop calls nothing until a descriptor fails, so that it saves no
+ * registers on the path every data call takes. */
+int gdrfab_mr_check_descs(const struct gdrfab_domain *domain,
+			  const struct iovec *iov, void **desc, size_t count)
+{
+	for (size_t i = 0; desc && i < count; i++) {
+		if (!desc_ok(domain, desc[i], iov[i].iov_base, iov[i].iov_len))
+			return refuse_descs(domain, iov, desc, count);
 	}
 	return 0;
 }
