@@ -59,8 +59,8 @@ int gdrfab_eplist_del(struct gdrfab_eplist *l, struct gdrfab_ep *ep)
 	return found;
 }
 
-void gdrfab_eplist_progress(struct gdrfab_eplist *l,
-			    void (*progress)(struct gdrfab_ep *ep))
+void gdrfab_eplist_progress_all(struct gdrfab_eplist *l,
+				void (*progress)(struct gdrfab_ep *ep))
 {
 	if (l->locked)
 		pthread_rwlock_rdlock(&l->lock);

@@ -27,9 +27,21 @@ void gdrfab_eplist_fini(struct gdrfab_eplist *l);
 int gdrfab_eplist_add(struct gdrfab_eplist *l, struct gdrfab_ep *ep);
 /* Removes it: 1 when it was there, else 0. */
 int gdrfab_eplist_del(struct gdrfab_eplist *l, struct gdrfab_ep *ep);
+/* gdrfab_eplist_progress for any list. */
+void gdrfab_eplist_progress_all(struct gdrfab_eplist *l,
+				void (*progress)(struct gdrfab_ep *ep));
 /* Calls progress on each endpoint: the owner (CQ, counter) hands down the
- * endpoint's progress, so that the list calls nothing of the endpoint. */
-void gdrfab_eplist_progress(struct gdrfab_eplist *l,
-			    void (*progress)(struct gdrfab_ep *ep));
+ * endpoint's progress, so that the list calls nothing of the endpoint.
+ * Inline for the common CQ, one endpoint and no lock (every read of an
+ * empty CQ comes through here): then progress is called directly. */
+static inline void
+gdrfab_eplist_progress(struct gdrfab_eplist *l,
+		       void (*progress)(struct gdrfab_ep *ep))
+{
+	if (!l->locked && l->cnt == 1)
+		progress(l->eps[0]);
+	else
+		gdrfab_eplist_progress_all(l, progress);
+}
 
 #endif /* GDRFAB_EPLIST_H */

@@ -30,22 +30,20 @@ void gdrfab_signal_fini(struct gdrfab_signal *sig)
 	sig->fd = -1;
 }
 
-void gdrfab_signal_raise(struct gdrfab_signal *sig)
+void gdrfab_signal_write(struct gdrfab_signal *sig)
 {
 	uint64_t one = 1;
 
-	if (sig->fd >= 0 && write(sig->fd, &one, sizeof(one)) < 0 &&
-	    errno != EAGAIN)
+	if (write(sig->fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		GDRFAB_WARN(FI_LOG_CORE, "eventfd write: %s\n",
 			    strerror(errno));
 }
 
-void gdrfab_signal_clear(struct gdrfab_signal *sig)
+void gdrfab_signal_read(struct gdrfab_signal *sig)
 {
 	uint64_t value;
 
-	if (sig->fd >= 0 && read(sig->fd, &value, sizeof(value)) < 0 &&
-	    errno != EAGAIN)
+	if (read(sig->fd, &value, sizeof(value)) < 0 && errno != EAGAIN)
 		GDRFAB_WARN(FI_LOG_CORE, "eventfd read: %s\n", strerror(errno));
 }
 

@@ -12,10 +12,21 @@ struct gdrfab_signal {
 
 int gdrfab_signal_init(struct gdrfab_signal *sig);
 void gdrfab_signal_fini(struct gdrfab_signal *sig);
-/* Makes the fd readable. */
-void gdrfab_signal_raise(struct gdrfab_signal *sig);
+void gdrfab_signal_write(struct gdrfab_signal *sig);
+void gdrfab_signal_read(struct gdrfab_signal *sig);
+/* Makes the fd readable. Inline: most CQs have no wait object, and every
+ * completion written asks. */
+static inline void gdrfab_signal_raise(struct gdrfab_signal *sig)
+{
+	if (sig->fd >= 0)
+		gdrfab_signal_write(sig);
+}
 /* Makes the fd unreadable again (the queue was drained). */
-void gdrfab_signal_clear(struct gdrfab_signal *sig);
+static inline void gdrfab_signal_clear(struct gdrfab_signal *sig)
+{
+	if (sig->fd >= 0)
+		gdrfab_signal_read(sig);
+}
 /* Waits up to timeout_ms (-1: forever) for the fd to become readable.
  * Returns 0, -FI_EAGAIN on timeout, or a negative FI_E* code. */
 int gdrfab_signal_wait(struct gdrfab_signal *sig, int timeout_ms);
