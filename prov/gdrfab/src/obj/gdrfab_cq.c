@@ -31,11 +31,24 @@ static size_t format_size(enum fi_cq_format format)
 	}
 }
 
-/* The formats are prefixes of one another, in this order. */
+/* The formats are prefixes of one another, in this order. A constant
+ * size per format lets the compiler copy in a few moves instead of
+ * calling memcpy for every entry read. */
 static void format_entry(void *dst, enum fi_cq_format format,
 			 const struct fi_cq_tagged_entry *e)
 {
-	memcpy(dst, e, format_size(format));
+	switch (format) {
+	case FI_CQ_FORMAT_TAGGED:
+		memcpy(dst, e, sizeof(struct fi_cq_tagged_entry));
+		break;
+	case FI_CQ_FORMAT_DATA:
+		memcpy(dst, e, sizeof(struct fi_cq_data_entry));
+		break;
+	case FI_CQ_FORMAT_MSG:
+		memcpy(dst, e, sizeof(struct fi_cq_msg_entry));
+		break;
+	default: memcpy(dst, e, format_size(format)); break;
+	}
 }
 
 /* The ring index i places after head. head and i are below cap, so one
