@@ -58,7 +58,10 @@ void ex_parse(int argc, char **argv, struct ex_opts *o, const char *usage);
 /* Opens everything, with a buffer for the largest of the sizes, and
  * exchanges names and buffer keys with the peer. */
 int ex_setup(struct ex_ctx *c);
+/* With EX_IDLE_POLLS=N in the environment, first N polls of the drained
+ * CQ in ex_idle_polls (instr-per-msg.sh measures one empty poll so). */
 void ex_teardown(struct ex_ctx *c);
+int ex_idle_polls(struct ex_ctx *c, long n);
 /* Waits for n completions on the CQ (errors are reported, fatal). */
 int ex_wait(struct ex_ctx *c, int n);
 /* A byte over the TCP socket: a barrier between the two sides. */

@@ -14,8 +14,13 @@ export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwis
 out=$PWD/instr-per-msg
 mkdir -p "$out"
 rm -f "$out"/cg.* "$out"/counts.txt
+# One empty poll's cost is measured, not estimated: after its round trips
+# each side polls its drained CQ $idle times in ex_idle_polls (the
+# example does, given EX_IDLE_POLLS), counted apart below.
+idle=${GDRFAB_INSTR_IDLE:-2000}
+export EX_IDLE_POLLS=$idle
 cg="valgrind --tool=callgrind --collect-atstart=no --toggle-collect=ex_post
-	--toggle-collect=ex_wait --dump-instr=no"
+	--toggle-collect=ex_wait --toggle-collect=ex_idle_polls --dump-instr=no"
 
 # The server listens on 47593; valgrind under TCG takes a while to start.
 wait_listen() {
@@ -26,9 +31,17 @@ wait_listen() {
 	return 1
 }
 
-# counts FILE: "TOTAL READ_SOME_CALLS" from a callgrind file: the events
-# summary and the calls into read_some (the example's one CQ poll).
+# counts FILE: "TOTAL READ_SOME_CALLS IDLE" from a callgrind file: the
+# events summary, the calls into read_some (the example's one CQ poll in
+# its round trips) and the instructions of ex_idle_polls.
 counts() {
+	local idle_ir
+	idle_ir=$(callgrind_annotate --inclusive=yes --auto=no "$1" 2>/dev/null |
+		awk '/:ex_idle_polls / { gsub(",", "", $1); print $1; exit }')
+	echo "$(counts_calls "$1") ${idle_ir:-0}"
+}
+
+counts_calls() {
 	awk '
 	/^summary:/ { total = $2 }
 	/^c?fn=/ { # names are given once, "(id) name", then "(id)" alone
@@ -67,13 +80,12 @@ run() {
 	return 0
 }
 
-# measure PROV LABEL SIZE: each side alone (its peer native), then both.
+# measure PROV LABEL SIZE: each side alone (its peer native).
 measure() {
 	local prov=$1 label=$2 size=$3
 	echo "measuring $label $size B" >&2
 	run "$prov" "$size" "$label.$size.alone" "$cg" ""
 	run "$prov" "$size" "$label.$size.alone" "" "$cg"
-	run "$prov" "$size" "$label.$size.both" "$cg" "$cg"
 	# Each side alone again with $long iterations; the
 	# difference to the first takes out setup (rxm connects on its
 	# first send, which counts inside ex_post).
@@ -94,15 +106,16 @@ for size in $sizes; do
 	[ "${GDRFAB_INSTR_BASELINE:-1}" = 0 ] || measure "verbs;ofi_rxm" "verbs;ofi_rxm" "$size"
 done
 
-# Work per round trip: I - (C - 2*RT) * e, where e = dI/dC between the
-# runs alone and with a slow peer: each side finds two completions per
-# round trip (its send's and its receive's), usually in two polls.
-awk -v rt="$rt" -v long="${long:-0}" '
+# Work per round trip: (I - (C - 2*RT) * e) / RT, where I counts ex_post and
+# ex_wait, C their polls and e one empty poll (ex_idle_polls' count over
+# its $idle polls): each side finds two completions per round trip (its
+# send's and its receive's), usually in two polls, and every other poll
+# found nothing.
+awk -v rt="$rt" -v long="${long:-0}" -v idle="$idle" '
 {
 	k = $1 " " $2 " " $4
-	if ($3 ~ /alone$/) { i1[k] = $5; c1[k] = $6 }
-	else if ($3 ~ /long$/) { i3[k] = $5; c3[k] = $6 }
-	else { i2[k] = $5; c2[k] = $6 }
+	if ($3 ~ /long$/) { i3[k] = $5 - $7; c3[k] = $6; e3[k] = $7 / idle }
+	else { i1[k] = $5 - $7; c1[k] = $6; e1[k] = $7 / idle }
 	if (!(k in seen)) { seen[k] = 1; order[++n] = k }
 }
 END {
@@ -111,9 +124,10 @@ END {
 	for (j = 1; j <= n; j++) {
 		k = order[j]
 		split(k, f, " ")
-		e = (c2[k] != c1[k]) ? (i2[k] - i1[k]) / (c2[k] - c1[k]) : 0
+		e = e1[k]
 		w = (i1[k] - (c1[k] - 2 * rt) * e) / rt
 		if (k in i3) { # setup taken out: the longer run minus the first
+			e = (e1[k] + e3[k]) / 2
 			rl = long + int(long / 10) + 1
 			w = ((i3[k] - i1[k]) - (c3[k] - c1[k] - 2 * (rl - rt)) * e) / (rl - rt)
 		}

@@ -9,14 +9,15 @@
 #   tests/bench/instr-per-msg.sh [SIZES]          (default "8 4096")
 #
 # A side that waits for its peer polls an empty CQ: those polls are
-# removed. Each side is measured twice, its peer running natively and its
-# peer under callgrind too (more empty polls); the difference gives the
-# cost of one empty poll, and "work" is what remains once every poll that
-# could not have found a completion is taken out. verbs;ofi_rxm connects
-# on its first send, inside what is counted: each side is measured
-# alone once more with 3x the iterations (GDRFAB_INSTR_LONG; 0: not),
-# and the difference between the two leaves setup out. GDRFAB_INSTR_BEFORE=DIR measures the
-# libgdrfab-fi.so in DIR beside this build's; GDRFAB_INSTR_BASELINE=0
+# removed. Each side, its peer running natively, ends with
+# GDRFAB_INSTR_IDLE (2000) polls of its drained CQ in the example's
+# ex_idle_polls, counted apart: that measures one empty poll, and "work"
+# is what remains once every poll that could not have found a completion
+# is taken out. verbs;ofi_rxm connects on its first send, inside what is
+# counted: each side is measured once more with 3x the iterations
+# (GDRFAB_INSTR_LONG; 0: not), and the difference between the two leaves
+# setup out. GDRFAB_INSTR_BEFORE=DIR measures the libgdrfab-fi.so in DIR
+# beside this build's; GDRFAB_INSTR_BASELINE=0
 # leaves rxm out. The callgrind files stay in build/instr-per-msg/ for
 # callgrind_annotate --inclusive=yes.
 set -euo pipefail
