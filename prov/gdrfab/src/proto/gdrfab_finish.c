@@ -93,6 +93,7 @@ static void write_report(struct gdrfab_proto *proto,
 		proto->ops->report(proto->env.ep, r);
 }
 
+/* r may already be req->report (gdrfab_req_report_rx writes it there). */
 static void report(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		   bool last, const struct gdrfab_report *r)
 {
@@ -100,7 +101,8 @@ static void report(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		write_report(proto, r);
 		return;
 	}
-	req->report = *r;
+	if (r != &req->report)
+		req->report = *r;
 	req->has_report = true;
 	gdrfab_req_finish(proto, req);
 }
@@ -130,12 +132,7 @@ void gdrfab_req_report_rx(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	r->src = src;
 	r->err = 0;
 	r->prov_errno = 0;
-	if (!last) {
-		write_report(proto, r);
-		return;
-	}
-	req->has_report = true;
-	gdrfab_req_finish(proto, req);
+	report(proto, req, last, r);
 }
 
 void gdrfab_req_report_error(struct gdrfab_proto *proto, struct gdrfab_req *req,
