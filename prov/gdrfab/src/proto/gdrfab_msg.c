@@ -62,13 +62,10 @@ int gdrfab_check_iovs(struct gdrfab_proto *proto, const struct iovec *iov,
 	/* Each length is checked before it is added, so the sum cannot
 	 * wrap around (lengths whose sum wraps once looked small). */
 	for (size_t i = 0, sum = 0; i < count; i++) {
-		size_t len = iov[i].iov_len;
-
-		if ((!iov[i].iov_base && len) ||
-		    len > UINTPTR_MAX - (uintptr_t)iov[i].iov_base ||
-		    len > proto->env.max_msg_size - sum)
+		if (!gdrfab_iov_entry_ok(&iov[i],
+					 proto->env.max_msg_size - sum))
 			return refuse_iov(proto, iov, count, call);
-		sum += len;
+		sum += iov[i].iov_len;
 	}
 	return 0;
 }

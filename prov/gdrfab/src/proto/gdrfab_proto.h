@@ -745,20 +745,27 @@ void gdrfab_unexp_free(struct gdrfab_unexp *u);
 void gdrfab_recv_flush_all(struct gdrfab_proto *proto);
 
 /* ---- the application's calls (gdrfab_msg.c, gdrfab_rma.c) ---- */
+/* One iovec entry a data call may take: a buffer (or none, of zero
+ * bytes) that does not wrap the address space, of at most room bytes
+ * (what max_msg_size leaves after the entries before it). */
+static inline bool gdrfab_iov_entry_ok(const struct iovec *v, size_t room)
+{
+	return (v->iov_base || !v->iov_len) &&
+	       v->iov_len <= UINTPTR_MAX - (uintptr_t)v->iov_base &&
+	       v->iov_len <= room;
+}
 /* gdrfab_check_iov for any count. */
 int gdrfab_check_iovs(struct gdrfab_proto *proto, const struct iovec *iov,
 		      size_t count, const char *call);
 /* Checks common to every data call; 0 or the -FI_E* to return. The one
- * buffer of fi_send, fi_trecv and their kin is tested inline (a buffer,
- * or none of zero bytes, that neither wraps nor exceeds max_msg_size);
- * anything else, and every refusal, goes to gdrfab_check_iovs. */
+ * buffer of fi_send, fi_trecv and their kin is tested inline; anything
+ * else, and every refusal, goes to gdrfab_check_iovs. */
 static inline int gdrfab_check_iov(struct gdrfab_proto *proto,
 				   const struct iovec *iov, size_t count,
 				   const char *call)
 {
-	if (count == 1 && iov && (iov->iov_base || !iov->iov_len) &&
-	    iov->iov_len <= UINTPTR_MAX - (uintptr_t)iov->iov_base &&
-	    iov->iov_len <= proto->env.max_msg_size)
+	if (count == 1 && iov &&
+	    gdrfab_iov_entry_ok(iov, proto->env.max_msg_size))
 		return 0;
 	return gdrfab_check_iovs(proto, iov, count, call);
 }
@@ -1055,8 +1062,8 @@ int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 void gdrfab_loop_progress(struct gdrfab_proto *proto);
 /* Frees what a loopback step holds (from gdrfab_req_free). */
 void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
-/* Gives the receive buffers handled in the last progress call back to
- * the SRQ (from progress, first). */
+/* Gives the handled receive buffers that wait in proto->repost_head back
+ * to the SRQ in one post (from progress, once repost_min wait). */
 void gdrfab_rxbuf_repost_flush(struct gdrfab_proto *proto);
 /* How many handled receive buffers progress lets wait before it reposts
  * them, for an SRQ of rxbuf_cnt. */
