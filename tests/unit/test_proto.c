@@ -17,6 +17,7 @@
 #include "gdrfab_hmem_domain.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
+#include "gdrfab_proto.h"
 #include "proto_fixture.h"
 
 #define A 0
@@ -422,4 +423,42 @@ Test(proto, eager_sends_past_a_full_send_queue_arrive_in_order, .timeout = 10)
 	}
 	pf_close(&f);
 	gdrfab_params.tx_size = saved;
+}
+
+/* The rule both ends apply to full headers (GDRFAB_IMM_REPEAT): an EAGER
+ * header is remembered, one with emulated-RMA flags forgets, other types
+ * leave it; a repeat needs flags, tag and data all equal. */
+Test(proto, the_header_memo_follows_one_rule)
+{
+	struct gdrfab_memo m = {.valid = false};
+	struct gdrfab_pkt_hdr h = {.version = GDRFAB_WIRE_VERSION,
+				   .type = GDRFAB_PKT_EAGER,
+				   .flags = GDRFAB_PKT_TAGGED,
+				   .tag = 42,
+				   .size = 100};
+
+	cr_assert_not(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
+	gdrfab_memo_note(&m, &h);
+	cr_assert(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
+	cr_assert_not(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 43, 0));
+	cr_assert_not(gdrfab_memo_repeats(&m, 0, 42, 0));
+	cr_assert_not(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 42, 1));
+	/* Control messages and rendezvous headers leave it. */
+	h.type = GDRFAB_PKT_FIN;
+	gdrfab_memo_note(&m, &h);
+	h.type = GDRFAB_PKT_RNDV;
+	h.tag = 7;
+	gdrfab_memo_note(&m, &h);
+	cr_assert(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
+	/* An emulated write's header forgets it. */
+	h.type = GDRFAB_PKT_EAGER;
+	h.flags = GDRFAB_PKT_EMU_WRITE;
+	gdrfab_memo_note(&m, &h);
+	cr_assert_not(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
+	cr_assert_not(gdrfab_memo_repeats(&m, GDRFAB_PKT_EMU_WRITE, 7, 0));
+	/* CQ data is part of it. */
+	h.flags = GDRFAB_PKT_CQ_DATA;
+	h.data = 9;
+	gdrfab_memo_note(&m, &h);
+	cr_assert(gdrfab_memo_repeats(&m, GDRFAB_PKT_CQ_DATA, 7, 9));
 }

@@ -12,7 +12,10 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include <rdma/fi_tagged.h>
+
 #include "gdrfab_atomic.h"
+#include "gdrfab_lock.h"
 #include "wire_helpers.h"
 
 TestSuite(wire, .init = wire_setup, .fini = wire_teardown, .timeout = 120);
@@ -154,6 +157,132 @@ Test(wire, impossible_rendezvous_segments_are_dropped)
 	memcpy(pkt + sizeof(h), seg, sizeof(seg[0]));
 	raw_send(pkt, sizeof(h) + sizeof(seg[0]));
 	expect_only_good_message();
+}
+
+/* b's end of the connection (the one a's raw bytes arrive on). */
+static struct gdrfab_conn *b_conn(void)
+{
+	return gdrfab_list_entry(gep(&b)->proto->conns.next, struct gdrfab_conn,
+				 entry);
+}
+
+/* b holds no last header, as on a connection whose first message is a
+ * repeat (which of a's headers make it forget is the rule's unit test,
+ * proto/the_header_memo_follows_one_rule). */
+static void b_forgets_the_header(void)
+{
+	gdrfab_lock_acquire(gep(&b)->proto->env.lock);
+	b_conn()->rx_memo.valid = false;
+	gdrfab_lock_release(gep(&b)->proto->env.lock);
+}
+
+static void send_bad_repeats(void)
+{
+	b_forgets_the_header();
+	raw_send_imm("evil", 4, GDRFAB_IMM_REPEAT);
+	raw_send_imm("evil", 4, 0x12345678);
+	raw_send_imm("", 0, GDRFAB_IMM_REPEAT + 1);
+	expect_only_good_message();
+}
+
+/* A repeat with nothing to repeat, and immediates that are no repeat,
+ * are dropped with their causes logged. */
+Test(wire, repeats_without_a_header_and_unknown_immediates_are_dropped)
+{
+	char *log = capture_stderr(send_bad_repeats);
+
+	cr_assert(strstr(log, "dropped: a repeated header with no header"),
+		  "log: %s", log);
+	cr_assert(strstr(log, "dropped: unknown immediate data"), "log: %s",
+		  log);
+}
+
+/* A repeat takes the last full header's tag and its own length; one
+ * longer than the eager limit is dropped. */
+Test(wire, a_repeat_carries_the_last_full_header)
+{
+	uint8_t pkt[16384];
+	struct gdrfab_pkt_hdr h = good_header(3);
+	size_t eager_max = gep(&b)->proto->eager_max;
+	char got[2][64];
+	struct fi_cq_tagged_entry e;
+
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(fi_trecv(b.objs.ep, got[i], sizeof(got[i]), NULL,
+				      FI_ADDR_UNSPEC, 0x77, 0, NULL),
+			     0);
+	h.flags = GDRFAB_PKT_TAGGED;
+	h.tag = 0x77;
+	memcpy(pkt, &h, sizeof(h));
+	memcpy(pkt + sizeof(h), "one", 3);
+	raw_send(pkt, sizeof(h) + 3);
+	raw_send_imm("second", 6, GDRFAB_IMM_REPEAT);
+	memset(pkt, 'x', sizeof(pkt));
+	raw_send_imm(pkt, eager_max + 8, GDRFAB_IMM_REPEAT);
+	cr_assert(poll_one(&b, &e, 20000));
+	cr_assert_eq(e.tag, 0x77);
+	cr_assert_eq(e.len, 3);
+	cr_assert_eq(memcmp(got[0], "one", 3), 0);
+	cr_assert(poll_one(&b, &e, 20000));
+	cr_assert_eq(e.tag, 0x77);
+	cr_assert_eq(e.len, 6);
+	cr_assert_eq(memcmp(got[1], "second", 6), 0);
+	cr_assert(e.flags & FI_TAGGED);
+	/* The oversized repeat went nowhere; a's next message, after raw
+	 * bytes it did not count, carries its header. */
+	expect_only_good_message();
+}
+
+/* Over the API: a message whose tag and CQ data are the last one's goes
+ * without its header, any other with it; each arrives as it was sent. */
+Test(wire, messages_of_one_tag_go_as_repeats)
+{
+	static char big[4096], rbuf[6][4096];
+	struct {
+		uint64_t tag, data;
+		size_t len;
+		bool with_data;
+	} m[6] = {
+		{5, 0, 10, false}, {5, 0, 4096, false}, {6, 0, 0, false},
+		{6, 99, 7, true},  {6, 99, 4096, true}, {5, 0, 1, false},
+	};
+	struct fi_cq_tagged_entry e;
+
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 7);
+	for (int i = 0; i < 6; i++)
+		cr_assert_eq(fi_trecv(b.objs.ep, rbuf[i], sizeof(rbuf[i]), NULL,
+				      FI_ADDR_UNSPEC, 0, 0xff, NULL),
+			     0);
+	for (int i = 0; i < 6; i++) {
+		ssize_t ret = m[i].with_data
+				      ? fi_tsenddata(a.objs.ep, big, m[i].len,
+						     NULL, m[i].data, a.peer,
+						     m[i].tag, NULL)
+				      : fi_tsend(a.objs.ep, big, m[i].len, NULL,
+						 a.peer, m[i].tag, NULL);
+
+		cr_assert_eq(ret, 0, "send %d: %zd", i, ret);
+		cr_assert(poll_one(&a, &e, 20000));
+		cr_assert(poll_one(&b, &e, 20000), "message %d", i);
+		cr_assert_eq(e.tag, i == 1 ? 0x55 : m[i].tag,
+			     "message %d: tag %#lx", i, (unsigned long)e.tag);
+		cr_assert_eq(e.len, m[i].len, "message %d", i);
+		cr_assert_eq(!!(e.flags & FI_REMOTE_CQ_DATA), m[i].with_data);
+		if (m[i].with_data)
+			cr_assert_eq(e.data, m[i].data);
+		cr_assert_eq(memcmp(rbuf[i], big, m[i].len), 0, "message %d",
+			     i);
+		if (i == 0) {
+			/* Whether the next went as a repeat: b's memo now
+			 * says another tag, which only a repeat takes. */
+			b_conn()->rx_memo.tag = 0x55;
+		}
+		if (i == 1) /* it was (the tag checked above) */
+			b_conn()->rx_memo.tag = 5;
+	}
+	cr_assert(b_conn()->rx_memo.valid);
+	cr_assert_eq(b_conn()->rx_memo.tag, 5);
 }
 
 Test(wire, fin_for_a_message_never_sent_is_ignored)

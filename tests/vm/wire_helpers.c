@@ -98,23 +98,27 @@ void wire_teardown(void)
 	wep_close(&a);
 }
 
-/* Posts raw bytes on a's connection to b. */
-void raw_send(const void *bytes, size_t len)
+/* Posts raw bytes on a's connection to b, as a SEND, or a SEND with
+ * immediate data imm when with_imm. */
+static void raw_post(const void *bytes, size_t len, bool with_imm, uint32_t imm)
 {
 	struct gdrfab_proto *proto = gep(&a)->proto;
 	struct gdrfab_conn *conn =
 		gdrfab_list_entry(proto->conns.next, struct gdrfab_conn, entry);
-	static uint8_t buf[4096];
+	static uint8_t buf[16384];
 	struct ibv_mr *mr;
 	struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = (uint32_t)len};
 	struct ibv_send_wr wr = {.sg_list = &sge,
 				 .num_sge = 1,
-				 .opcode = IBV_WR_SEND,
-				 .send_flags = IBV_SEND_SIGNALED};
+				 .opcode = with_imm ? IBV_WR_SEND_WITH_IMM
+						    : IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED,
+				 .imm_data = htonl(imm)};
 	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
 
 	cr_assert_eq(conn->state, GDRFAB_CONN_CONNECTED);
+	cr_assert_leq(len, sizeof(buf));
 	memcpy(buf, bytes, len);
 	mr = ibv_reg_mr(proto->pd, buf, sizeof(buf), 0);
 	cr_assert_not_null(mr);
@@ -127,6 +131,19 @@ void raw_send(const void *bytes, size_t len)
 	conn->sq_avail++;
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	ibv_dereg_mr(mr);
+	/* b may now hold another last header than a's sends think
+	 * (GDRFAB_IMM_REPEAT): a's next message carries its header. */
+	conn->tx_memo.valid = false;
+}
+
+void raw_send(const void *bytes, size_t len)
+{
+	raw_post(bytes, len, false, 0);
+}
+
+void raw_send_imm(const void *bytes, size_t len, uint32_t imm)
+{
+	raw_post(bytes, len, true, imm);
 }
 
 /* After the bad messages, b must deliver exactly the good one. */

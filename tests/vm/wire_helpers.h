@@ -35,6 +35,8 @@ void wire_setup(void);
 void wire_teardown(void);
 /* Posts raw bytes on a's connection to b. */
 void raw_send(const void *bytes, size_t len);
+/* The same as a SEND with immediate data (host order). */
+void raw_send_imm(const void *bytes, size_t len, uint32_t imm);
 /* After bad input, b must deliver exactly one good message from a. */
 void expect_only_good_message(void);
 /* Runs fn with stderr going to a file; returns what was written. */

@@ -259,6 +259,9 @@ static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		req->error = FI_EIO;
 		return true;
 	}
+	/* Every message here starts with a full header: the peer will
+	 * hold it, or forget its last, as the rule says. */
+	gdrfab_memo_note(&req->conn->tx_memo, (const void *)sge[0].addr);
 	req->fully_posted = true;
 	return true;
 }

@@ -63,6 +63,14 @@ enum gdrfab_conn_state {
 	GDRFAB_CONN_FAILED, /* QP in error or never connected */
 };
 
+/* The last full EAGER header on a queue pair, but for its size
+ * (gdrfab_wire.h, GDRFAB_IMM_REPEAT). */
+struct gdrfab_memo {
+	bool valid;
+	uint16_t flags;
+	uint64_t tag, data;
+};
+
 struct gdrfab_conn {
 	struct gdrfab_proto *proto;
 	struct gdrfab_qp_owner owner; /* the RC QP's qp_context */
@@ -79,7 +87,11 @@ struct gdrfab_conn {
 	bool initiated; /* we sent the REQ (our application asked) */
 	enum ibv_mtu path_mtu;
 	uint32_t max_inline; /* bytes a send may carry inline */
-	int sq_avail;	     /* free send queue slots */
+	/* The last full EAGER header posted to the peer (what its receiver
+	 * will hold when it reaches the next message), and the last one
+	 * received from it. */
+	struct gdrfab_memo tx_memo, rx_memo;
+	int sq_avail; /* free send queue slots */
 	int wr_outstanding;
 	unsigned refs; /* the table, requests, unexpected messages */
 	/* Timers: REQ/REP resends and giving up. */
@@ -875,6 +887,29 @@ int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
 /* Answers what waits in the backlog, as far as resources allow. */
 void gdrfab_atomic_backlog_run(struct gdrfab_proto *proto);
 void gdrfab_atomic_backlog_free(struct gdrfab_proto *proto);
+
+/* ---- repeated headers (gdrfab_wire.h, GDRFAB_IMM_REPEAT) ---- */
+/* The one rule both ends apply to each full header, the sender as it
+ * posts it and the receiver as it accepts it. */
+static inline void gdrfab_memo_note(struct gdrfab_memo *m,
+				    const struct gdrfab_pkt_hdr *h)
+{
+	if (h->type != GDRFAB_PKT_EAGER)
+		return;
+	m->valid = !(h->flags & GDRFAB_PKT_EMU);
+	m->flags = h->flags;
+	m->tag = h->tag;
+	m->data = h->data;
+}
+
+/* Whether a message of these flags, tag and data may go as a repeat. */
+static inline bool gdrfab_memo_repeats(const struct gdrfab_memo *m,
+				       uint16_t flags, uint64_t tag,
+				       uint64_t data)
+{
+	return m->valid && m->flags == flags && m->tag == tag &&
+	       m->data == data;
+}
 
 /* ---- eager sends posted at once (gdrfab_send_inline.c) ---- */
 /* A send of one buffer, checked by the caller (gdrfab_proto_send). */

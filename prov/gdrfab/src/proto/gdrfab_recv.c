@@ -582,10 +582,9 @@ void gdrfab_unexp_free(struct gdrfab_unexp *u)
  * loopback copy out of it says so in proto->rxbuf_held instead. */
 static bool handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			   const struct gdrfab_pkt_hdr *h,
-			   struct gdrfab_rxbuf *rxbuf)
+			   const uint8_t *payload, struct gdrfab_rxbuf *rxbuf)
 {
-	const struct gdrfab_rndv_seg *seg = (const void *)(h + 1);
-	const uint8_t *payload = (const uint8_t *)(h + 1);
+	const struct gdrfab_rndv_seg *seg = (const void *)payload;
 	struct gdrfab_list *posted = (h->flags & GDRFAB_PKT_TAGGED)
 					     ? &proto->posted_tag
 					     : &proto->posted_msg;
@@ -612,6 +611,65 @@ static bool handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		}
 	}
 	return add_unexpected(proto, conn, h, seg, payload, rxbuf);
+}
+
+static void drop(struct gdrfab_proto *proto, const struct gdrfab_conn *conn,
+		 const char *why, unsigned type, uint32_t bytes)
+{
+	char peer[128];
+
+	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
+	GDRFAB_WIRE_WARN(proto, FI_LOG_EP_DATA,
+			 "message from %s dropped: %s (type %u, %u bytes)",
+			 peer, why, type, bytes);
+}
+
+/* A message for a receive, its payload in rxbuf: the buffer goes back to
+ * the SRQ unless the message (or a copy out of it) still reads it. */
+static void take_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			 const struct gdrfab_pkt_hdr *h, const uint8_t *payload,
+			 struct gdrfab_rxbuf *rxbuf)
+{
+	proto->rxbuf_held = false;
+	if (handle_message(proto, conn, h, payload, rxbuf))
+		return; /* reposted once the message is taken */
+	if (proto->rxbuf_held) {
+		/* A loopback copy reads it: reposted when it ends. */
+		proto->rxbuf_held = false;
+		return;
+	}
+	repost_later(proto, rxbuf);
+}
+
+/* A SEND with immediate data: an EAGER message whose header the last
+ * full one gives (GDRFAB_IMM_REPEAT), its bytes the payload alone. */
+static void recv_repeat(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			struct gdrfab_rxbuf *rxbuf, const struct ibv_wc *wc)
+{
+	const struct gdrfab_memo *m = &conn->rx_memo;
+	const char *why = NULL;
+	struct gdrfab_pkt_hdr h;
+
+	if (ntohl(wc->imm_data) != GDRFAB_IMM_REPEAT)
+		why = "unknown immediate data on a message";
+	else if (!m->valid)
+		why = "a repeated header with no header before it";
+	else if (wc->byte_len > proto->eager_max)
+		why = "a repeated header's payload exceeds the eager limit";
+	if (why) {
+		drop(proto, conn, why, GDRFAB_PKT_EAGER, wc->byte_len);
+		repost_later(proto, rxbuf);
+		return;
+	}
+	h = (struct gdrfab_pkt_hdr){
+		.version = GDRFAB_WIRE_VERSION,
+		.type = GDRFAB_PKT_EAGER,
+		.flags = m->flags,
+		.tag = m->tag,
+		.data = m->data,
+		.size = wc->byte_len,
+	};
+	take_message(proto, conn, &h, rxbuf->data, rxbuf);
 }
 
 void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
@@ -643,16 +701,18 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 		gdrfab_rxbuf_repost(proto, rxbuf);
 		return;
 	}
+	if (wc->wc_flags & IBV_WC_WITH_IMM) {
+		recv_repeat(proto, conn, rxbuf, wc);
+		return;
+	}
 	why = check_header(h, wc->byte_len, proto->env.max_msg_size);
 	if (why) {
-		char peer[128];
-
-		gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
-		GDRFAB_WIRE_WARN(
-			proto, FI_LOG_EP_DATA,
-			"message from %s dropped: %s (type %u, %u bytes)", peer,
-			why, h->type, wc->byte_len);
-	} else if (h->type == GDRFAB_PKT_FIN) {
+		drop(proto, conn, why, h->type, wc->byte_len);
+		repost_later(proto, rxbuf);
+		return;
+	}
+	gdrfab_memo_note(&conn->rx_memo, h);
+	if (h->type == GDRFAB_PKT_FIN) {
 		handle_fin(proto, conn, h);
 	} else if (h->type == GDRFAB_PKT_RMA_EVENT) {
 		gdrfab_report_rma_event(proto, h->data == GDRFAB_RMA_EVENT_READ,
@@ -662,14 +722,8 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 	} else if (h->type == GDRFAB_PKT_ATOMIC_RESP) {
 		gdrfab_atomic_resp(proto, conn, h);
 	} else if (h->type != GDRFAB_PKT_NOP) {
-		proto->rxbuf_held = false;
-		if (handle_message(proto, conn, h, rxbuf))
-			return; /* reposted once the message is taken */
-		if (proto->rxbuf_held) {
-			/* A loopback copy reads it: reposted when it ends. */
-			proto->rxbuf_held = false;
-			return;
-		}
+		take_message(proto, conn, h, (const uint8_t *)(h + 1), rxbuf);
+		return;
 	}
 	repost_later(proto, rxbuf);
 }

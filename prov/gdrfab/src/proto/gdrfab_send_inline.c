@@ -6,15 +6,17 @@
  * stack and the post copies it and the payload into the work request
  * (inline), or, where the QP takes no inline data that long, both are
  * copied into a transmit bounce buffer as the request path would copy
- * them (gdrfab_msg.c's prepare_eager). Such a send takes no request
- * from the slab (clearing and filling one, then finishing and freeing it,
- * was most of a small message's instructions): its work request carries a
- * small slot, struct gdrfab_itx, and its one end is gdrfab_itx_wc, which
- * reports it as a finished send request reports (a TX report, or the error
- * of its work completion, which fails the connection as any request's
+ * them (gdrfab_msg.c's prepare_eager). A header the peer already holds
+ * is not sent again (GDRFAB_IMM_REPEAT): the payload goes alone. Such a send
+ * takes no request from the slab (clearing and filling one, then finishing and
+ * freeing it, was most of a small message's instructions): its work request
+ * carries a small slot, struct gdrfab_itx, and its one end is gdrfab_itx_wc,
+ * which reports it as a finished send request reports (a TX report, or the
+ * error of its work completion, which fails the connection as any request's
  * does). Everything else takes the request path (gdrfab_msg.c), which
  * sends the same bytes on the wire.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,12 +52,14 @@ static bool conn_ready(const struct gdrfab_proto *proto,
 /* Posts the message: inline (the post copies the header from the stack
  * and the payload from the caller's buffer) where the QP takes it, else
  * copied into a transmit bounce buffer the slot holds until its
- * completion. 0, or an errno from the post (nothing posted). */
+ * completion. A repeat (gdrfab_wire.h, GDRFAB_IMM_REPEAT) carries the
+ * payload alone. 0, or an errno from the post (nothing posted). */
 static int post(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		struct gdrfab_itx *itx, const struct gdrfab_pkt_hdr *hdr,
-		const struct iovec *iov)
+		const struct iovec *iov, bool repeat)
 {
-	size_t wire_len = sizeof(*hdr) + iov->iov_len;
+	size_t hdr_len = repeat ? 0 : sizeof(*hdr);
+	size_t wire_len = hdr_len + iov->iov_len;
 	struct ibv_sge sge[2] = {
 		{.addr = (uintptr_t)hdr, .length = sizeof(*hdr)},
 		{.addr = (uintptr_t)iov->iov_base,
@@ -68,24 +72,24 @@ static int post(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	 * 120 bytes (the RDMA, atomic and UD unions too) on every send. */
 	wr.next = NULL;
 	wr.wr_id = (uintptr_t)itx;
-	wr.sg_list = sge;
-	wr.num_sge = iov->iov_len ? 2 : 1;
-	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = repeat ? &sge[1] : sge;
+	wr.num_sge = (repeat ? 0 : 1) + (iov->iov_len ? 1 : 0);
+	wr.opcode = repeat ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
-	wr.imm_data = 0;
+	wr.imm_data = repeat ? htonl(GDRFAB_IMM_REPEAT) : 0;
 
 	itx->txbuf = NULL;
-	if (wire_len > conn->max_inline || proto->max_sge < 2) {
+	if (wire_len > conn->max_inline || wr.num_sge > proto->max_sge) {
 		itx->txbuf = gdrfab_txbuf_alloc(proto);
 		if (!itx->txbuf)
 			return ENOMEM;
-		memcpy(itx->txbuf->data, hdr, sizeof(*hdr));
-		memcpy(itx->txbuf->data + sizeof(*hdr), iov->iov_base,
-		       iov->iov_len);
+		memcpy(itx->txbuf->data, hdr, hdr_len);
+		memcpy(itx->txbuf->data + hdr_len, iov->iov_base, iov->iov_len);
 		sge[0] = (struct ibv_sge){.addr = (uintptr_t)itx->txbuf->data,
 					  .length = (uint32_t)wire_len,
 					  .lkey = proto->tx_mr->lkey};
-		wr.num_sge = 1;
+		wr.sg_list = sge;
+		wr.num_sge = wire_len ? 1 : 0;
 		wr.send_flags = IBV_SEND_SIGNALED;
 	}
 	err = gdrfab_vops->post_send(conn->qp, &wr, &bad);
@@ -110,6 +114,7 @@ bool gdrfab_itx_send(struct gdrfab_proto *proto,
 	};
 	struct gdrfab_conn *conn;
 	struct gdrfab_itx *itx;
+	bool repeat;
 
 	/* A completion that must mean delivery waits for the receiver's
 	 * FIN (rendezvous): never here. GPU memory neither: the CPU reads
@@ -124,8 +129,14 @@ bool gdrfab_itx_send(struct gdrfab_proto *proto,
 	itx = proto->itx_free;
 	/* A failed post goes the request path, which reports it. */
 	if (!itx || gdrfab_conn_for_addr(proto, a->dest, &conn) ||
-	    !conn_ready(proto, conn) || post(proto, conn, itx, &hdr, a->iov))
+	    !conn_ready(proto, conn))
 		goto not_here;
+	repeat = gdrfab_memo_repeats(&conn->tx_memo, hdr.flags, hdr.tag,
+				     hdr.data);
+	if (post(proto, conn, itx, &hdr, a->iov, repeat))
+		goto not_here;
+	if (!repeat)
+		gdrfab_memo_note(&conn->tx_memo, &hdr);
 	proto->itx_free = itx->next_free;
 	itx->conn = conn;
 	itx->context = a->context;

@@ -21,8 +21,9 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 /* Carried by every connection and data-path message; a peer of another
  * version is refused at connection time. 3: the ATOMIC and ATOMIC_RESP
  * messages (a version-2 peer would drop them as unknown types and the
- * initiator's atomics would never complete). */
-#define GDRFAB_WIRE_VERSION 3
+ * initiator's atomics would never complete). 4: the repeated header
+ * (GDRFAB_IMM_REPEAT, which a version-3 peer would not know). */
+#define GDRFAB_WIRE_VERSION 4
 
 /* ---- messages on RC queue pairs ---- */
 enum gdrfab_pkt_type {
@@ -64,6 +65,22 @@ struct gdrfab_pkt_hdr {
 	uint64_t size;	 /* message length */
 	uint64_t msg_id; /* RNDV and FIN: the sender's cookie */
 };
+
+/*
+ * A repeated header. An EAGER message whose header, but for its size,
+ * is the one the last full EAGER header on this queue pair carried goes
+ * without it: a SEND with immediate data GDRFAB_IMM_REPEAT whose bytes
+ * are the payload alone (its size is the receive's byte count). A stream
+ * of messages with one tag then puts 40 bytes less on the wire per
+ * message, and a payload of the path MTU (4 KiB) fits one packet instead
+ * of two. Both ends keep what "the last full header" is by one rule
+ * (gdrfab_memo_note): an EAGER header without emulated-RMA flags becomes
+ * it, one with them forgets it, other messages leave it; RC delivers a
+ * queue pair's messages in order, so the receiver applies the rule to
+ * the same headers in the same order as the sender did. A repeat with
+ * nothing to repeat, or any other immediate on a SEND, is dropped.
+ */
+#define GDRFAB_IMM_REPEAT 0x47440001u /* "GD", 1 */
 
 struct gdrfab_rndv_seg {
 	uint64_t addr;
