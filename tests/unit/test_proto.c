@@ -425,6 +425,68 @@ Test(proto, eager_sends_past_a_full_send_queue_arrive_in_order, .timeout = 10)
 	gdrfab_params.tx_size = saved;
 }
 
+/* Sends of one tag go as repeats (GDRFAB_IMM_REPEAT), those posted at
+ * once and those the request path posts once the send queue has room
+ * alike, and arrive in order with their tags, lengths and bytes; a new
+ * tag goes with its header again. */
+Test(proto, sends_of_one_tag_go_as_repeats_on_both_paths, .timeout = 10)
+{
+	enum { N = 20, BIG = 1024 };
+	size_t saved = gdrfab_params.tx_size;
+	static uint8_t out[N][BIG], in[N][BIG];
+	int a0, b0;
+
+	gdrfab_params.tx_size = 8;
+	pf_open(&f);
+	connect_both();
+	a0 = f.s[A].n_ok;
+	b0 = f.s[B].n_ok;
+	fake_verbs_hold(IBV_WR_SEND, true);
+	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, true);
+	for (int i = 0; i < N; i++) {
+		size_t len = (size_t[]){8, BIG, 0}[i % 3];
+
+		pf_fill(out[i], len, 60 + (unsigned)i);
+		cr_assert_eq(fi_tsend(f.s[A].ep, out[i], len, NULL, f.s[A].peer,
+				      i < 16 ? 7 : 9, ctx(i)),
+			     0, "send %d", i);
+	}
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND), 1, "one full header");
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND_WITH_IMM), 7,
+		     "the other 7 posted at once are repeats");
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(fi_trecv(f.s[B].ep, in[i], BIG, NULL, f.s[B].peer,
+				      0, 0xf, ctx(100 + i)),
+			     0);
+	/* The full header goes; its slot lets the request path post the
+	 * next, a repeat too. */
+	fake_verbs_hold(IBV_WR_SEND, false);
+	cr_assert(pf_drive_until(&f, A, a0 + 1, 3000), "the first sent");
+	for (int i = 0; i < 100; i++)
+		fake_verbs_run();
+	cr_assert_geq(fake_verbs_waiting(IBV_WR_SEND_WITH_IMM), 8,
+		      "the request path posted a repeat");
+	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, false);
+	cr_assert(pf_drive_until(&f, B, b0 + N, 3000),
+		  "all delivered: %d of %d, sent %d, errors %d %d",
+		  f.s[B].n_ok - b0, N, f.s[A].n_ok - a0, f.s[A].n_err,
+		  f.s[B].n_err);
+	cr_assert(pf_drive_until(&f, A, a0 + N, 3000), "all sent");
+	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
+	for (int i = 0; i < N; i++) {
+		const struct fi_cq_tagged_entry *e = &f.s[B].ok[b0 + i];
+		size_t len = (size_t[]){8, BIG, 0}[i % 3];
+
+		cr_assert_eq(e->op_context, ctx(100 + i));
+		cr_assert_eq(e->tag, i < 16 ? 7u : 9u, "message %d", i);
+		cr_assert_eq(e->len, len, "message %d", i);
+		cr_assert(pf_check(in[i], len, 60 + (unsigned)i),
+			  "message %d's bytes", i);
+	}
+	pf_close(&f);
+	gdrfab_params.tx_size = saved;
+}
+
 /* The rule both ends apply to full headers (GDRFAB_IMM_REPEAT): an EAGER
  * header is remembered, one with emulated-RMA flags forgets, other types
  * leave it; a repeat needs flags, tag and data all equal. */

@@ -211,6 +211,17 @@ static bool can_post(struct gdrfab_req *req)
 	return req->conn->sq_avail > 0 && req->conn->proto->cq_credits > 0;
 }
 
+/* Whether the message, whose first SGE holds its header, goes without
+ * it (gdrfab_wire.h, GDRFAB_IMM_REPEAT): an EAGER message the peer can
+ * rebuild from the last full header (never an emulated write, whose
+ * msg_id the peer needs). */
+static bool send_repeats(const struct gdrfab_conn *conn,
+			 const struct gdrfab_pkt_hdr *h)
+{
+	return h->type == GDRFAB_PKT_EAGER && !h->msg_id &&
+	       gdrfab_memo_repeats(&conn->tx_memo, h->flags, h->tag, h->data);
+}
+
 /* SEND (eager or rendezvous header) and control messages: one WR, inline
  * when the connection's QP can carry it. */
 static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
@@ -218,7 +229,9 @@ static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	struct ibv_sge sge[1 + GDRFAB_MAX_IOV];
 	struct ibv_send_wr wr = {
 		.sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND};
+	const struct gdrfab_pkt_hdr *hdr;
 	uint32_t total;
+	bool repeat;
 
 	if (req->stage_err) {
 		/* Its data never reached host memory: fail it here, in its
@@ -239,7 +252,8 @@ static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		sge[0].length = (uint32_t)req->ctrl_len;
 		sge[0].lkey = proto->req_mr->lkey;
 	}
-	total = sge[0].length;
+	hdr = (const void *)(uintptr_t)sge[0].addr;
+	repeat = send_repeats(req->conn, hdr);
 	/* The payload straight from the application's buffers: copied by
 	 * the post itself (inline, no registration needed), or gathered by
 	 * the NIC from their registrations (GPU memory, never read by the
@@ -251,17 +265,35 @@ static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		sge[wr.num_sge].addr = (uintptr_t)req->iov[i].iov_base;
 		sge[wr.num_sge].length = (uint32_t)req->iov[i].iov_len;
 		sge[wr.num_sge].lkey = req->gather ? req->lkey[i] : 0;
-		total += sge[wr.num_sge++].length;
+		wr.num_sge++;
 	}
+	if (repeat) {
+		/* The header alone is the first SGE, or the start of the
+		 * bounce buffer's one. */
+		wr.opcode = IBV_WR_SEND_WITH_IMM;
+		wr.imm_data = htonl(GDRFAB_IMM_REPEAT);
+		if (req->txbuf) {
+			sge[0].addr += sizeof(*hdr);
+			sge[0].length -= sizeof(*hdr);
+			wr.num_sge = sge[0].length ? 1 : 0;
+		} else {
+			wr.sg_list = &sge[1];
+			wr.num_sge--;
+		}
+	}
+	total = 0;
+	for (int i = 0; i < wr.num_sge; i++)
+		total += wr.sg_list[i].length;
 	if (total <= req->conn->max_inline && !req->gather)
 		wr.send_flags = IBV_SEND_INLINE;
 	if (post_wr(req, &wr)) {
 		req->error = FI_EIO;
 		return true;
 	}
-	/* Every message here starts with a full header: the peer will
-	 * hold it, or forget its last, as the rule says. */
-	gdrfab_memo_note(&req->conn->tx_memo, (const void *)sge[0].addr);
+	/* A full header: the peer will hold it, or forget its last, as the
+	 * rule says. */
+	if (!repeat)
+		gdrfab_memo_note(&req->conn->tx_memo, hdr);
 	req->fully_posted = true;
 	return true;
 }
