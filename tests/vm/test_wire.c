@@ -237,24 +237,25 @@ Test(wire, a_repeat_carries_the_last_full_header)
  * without its header, any other with it; each arrives as it was sent. */
 Test(wire, messages_of_one_tag_go_as_repeats)
 {
-	static char big[4096], rbuf[6][4096];
+	static char big[4096], rbuf[7][4096];
 	struct {
 		uint64_t tag, data;
 		size_t len;
 		bool with_data;
-	} m[6] = {
+	} m[7] = {
 		{5, 0, 10, false}, {5, 0, 4096, false}, {6, 0, 0, false},
-		{6, 99, 7, true},  {6, 99, 4096, true}, {5, 0, 1, false},
+		{6, 0, 0, false},  {6, 99, 7, true},	{6, 99, 4096, true},
+		{5, 0, 1, false},
 	};
 	struct fi_cq_tagged_entry e;
 
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (char)(i * 7);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 7; i++)
 		cr_assert_eq(fi_trecv(b.objs.ep, rbuf[i], sizeof(rbuf[i]), NULL,
 				      FI_ADDR_UNSPEC, 0, 0xff, NULL),
 			     0);
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 7; i++) {
 		ssize_t ret = m[i].with_data
 				      ? fi_tsenddata(a.objs.ep, big, m[i].len,
 						     NULL, m[i].data, a.peer,
