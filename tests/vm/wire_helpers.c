@@ -11,6 +11,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_info.h"
+#include "gdrfab_lock.h"
 #include "gdrfab_proto.h"
 #include "wire_helpers.h"
 
@@ -98,6 +99,9 @@ void wire_teardown(void)
 	wep_close(&a);
 }
 
+/* The work request ID of a raw send: no gdrfab context is at 1. */
+#define RAW_WR_ID 1
+
 /* Posts raw bytes on a's connection to b, as a SEND, or a SEND with
  * immediate data imm when with_imm. */
 static void raw_post(const void *bytes, size_t len, bool with_imm, uint32_t imm)
@@ -123,11 +127,22 @@ static void raw_post(const void *bytes, size_t len, bool with_imm, uint32_t imm)
 	mr = ibv_reg_mr(proto->pd, buf, sizeof(buf), 0);
 	cr_assert_not_null(mr);
 	sge.lkey = mr->lkey;
-	/* Sent outside gdrfab's accounting: wait for it here. */
+	/* Sent outside gdrfab's accounting: wait for it here. What else
+	 * the CQ holds meanwhile (a FIN b answers with) is gdrfab's. */
+	wr.wr_id = RAW_WR_ID;
 	cr_assert_eq(ibv_post_send(conn->qp, &wr, &bad), 0);
 	conn->sq_avail--;
-	while (ibv_poll_cq(proto->cq, 1, &wc) == 0)
-		fi_cq_read(b.objs.cq, NULL, 0);
+	for (;;) {
+		if (ibv_poll_cq(proto->cq, 1, &wc) == 0) {
+			fi_cq_read(b.objs.cq, NULL, 0);
+			continue;
+		}
+		if (wc.wr_id == RAW_WR_ID)
+			break;
+		gdrfab_lock_acquire(proto->env.lock);
+		gdrfab_proto_handle_wc(proto, &wc);
+		gdrfab_lock_release(proto->env.lock);
+	}
 	conn->sq_avail++;
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	ibv_dereg_mr(mr);

@@ -296,6 +296,29 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 	free(proto);
 }
 
+/* Inlined in progress's loop; gdrfab_proto_handle_wc is the same for a
+ * caller that polled the CQ itself (the wire tests). */
+static inline void handle_wc(struct gdrfab_proto *proto,
+			     const struct ibv_wc *wc)
+{
+	struct gdrfab_wr_ctx *ctx = (void *)(uintptr_t)wc->wr_id;
+
+	if (ctx->kind == GDRFAB_WR_RXBUF)
+		gdrfab_recv_wc(proto, (void *)ctx, wc);
+	else if (ctx->kind == GDRFAB_WR_ITX)
+		gdrfab_itx_wc(proto, (void *)ctx, wc);
+	else
+		gdrfab_req_send_wc(proto, (void *)ctx, wc);
+	/* What the event ended is reported before the next event's
+	 * reports, in the order they happened. */
+	gdrfab_req_drain(proto);
+}
+
+void gdrfab_proto_handle_wc(struct gdrfab_proto *proto, const struct ibv_wc *wc)
+{
+	handle_wc(proto, wc);
+}
+
 void gdrfab_proto_progress(struct gdrfab_proto *proto)
 {
 	struct ibv_wc wc[POLL_BATCH];
@@ -322,20 +345,8 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		n = gdrfab_vops->poll_cq(proto->cq, POLL_BATCH, wc);
 		if (n <= 0)
 			break;
-		for (int i = 0; i < n; i++) {
-			struct gdrfab_wr_ctx *ctx =
-				(void *)(uintptr_t)wc[i].wr_id;
-
-			if (ctx->kind == GDRFAB_WR_RXBUF)
-				gdrfab_recv_wc(proto, (void *)ctx, &wc[i]);
-			else if (ctx->kind == GDRFAB_WR_ITX)
-				gdrfab_itx_wc(proto, (void *)ctx, &wc[i]);
-			else
-				gdrfab_req_send_wc(proto, (void *)ctx, &wc[i]);
-			/* What the event ended is reported before the next
-			 * event's reports, in the order they happened. */
-			gdrfab_req_drain(proto);
-		}
+		for (int i = 0; i < n; i++)
+			handle_wc(proto, &wc[i]);
 		if (n < POLL_BATCH)
 			break;
 	}

@@ -587,6 +587,10 @@ int gdrfab_proto_create(const struct gdrfab_proto_env *env,
 			struct gdrfab_proto **out);
 void gdrfab_proto_destroy(struct gdrfab_proto *proto);
 void gdrfab_proto_progress(struct gdrfab_proto *proto);
+/* One work completion of the endpoint's CQ, handled as progress handles
+ * it (under the endpoint's lock). */
+void gdrfab_proto_handle_wc(struct gdrfab_proto *proto,
+			    const struct ibv_wc *wc);
 
 /* ---- connections (gdrfab_conn.c) ---- */
 /* The connection to a peer, set up on first use. NULL: out of resources,
