@@ -373,6 +373,18 @@ Test(proto, a_send_the_nic_gives_up_on_fails_once_and_the_pair_reconnects,
 	pf_close(&f);
 }
 
+/* Opens the pair with a send queue of 8 slots, connected; returns the
+ * tx_size to restore. */
+static size_t open_with_8_send_slots(void)
+{
+	size_t saved = gdrfab_params.tx_size;
+
+	gdrfab_params.tx_size = 8;
+	pf_open(&f);
+	connect_both();
+	return saved;
+}
+
 /* Eager sends go out at once, without a request, only when nothing waits
  * before them on the connection: with the send queue full (8 slots, all
  * held on the wire), the next ones wait as requests, and those after them
@@ -382,15 +394,10 @@ Test(proto, a_send_the_nic_gives_up_on_fails_once_and_the_pair_reconnects,
 Test(proto, eager_sends_past_a_full_send_queue_arrive_in_order, .timeout = 10)
 {
 	enum { N = 20, BIG = 1024 };
-	size_t saved = gdrfab_params.tx_size;
+	size_t saved = open_with_8_send_slots();
 	static uint8_t out[N][BIG], in[N][BIG];
-	int a0, b0;
+	int a0 = f.s[A].n_ok, b0 = f.s[B].n_ok;
 
-	gdrfab_params.tx_size = 8;
-	pf_open(&f);
-	connect_both();
-	a0 = f.s[A].n_ok;
-	b0 = f.s[B].n_ok;
 	fake_verbs_hold(IBV_WR_SEND, true);
 	for (int i = 0; i < N; i++) {
 		size_t len = i % 2 ? BIG : 8;
@@ -432,15 +439,10 @@ Test(proto, eager_sends_past_a_full_send_queue_arrive_in_order, .timeout = 10)
 Test(proto, sends_of_one_tag_go_as_repeats_on_both_paths, .timeout = 10)
 {
 	enum { N = 20, BIG = 1024 };
-	size_t saved = gdrfab_params.tx_size;
+	size_t saved = open_with_8_send_slots();
 	static uint8_t out[N][BIG], in[N][BIG];
-	int a0, b0;
+	int a0 = f.s[A].n_ok, b0 = f.s[B].n_ok;
 
-	gdrfab_params.tx_size = 8;
-	pf_open(&f);
-	connect_both();
-	a0 = f.s[A].n_ok;
-	b0 = f.s[B].n_ok;
 	fake_verbs_hold(IBV_WR_SEND, true);
 	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, true);
 	for (int i = 0; i < N; i++) {
