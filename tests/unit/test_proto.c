@@ -489,6 +489,20 @@ Test(proto, sends_of_one_tag_go_as_repeats_on_both_paths, .timeout = 10)
 	gdrfab_params.tx_size = saved;
 }
 
+/* Whether an EAGER message of these flags, tag and data goes as a repeat
+ * of memo m. */
+static bool repeats(const struct gdrfab_memo *m, uint16_t flags, uint64_t tag,
+		    uint64_t data)
+{
+	struct gdrfab_pkt_hdr h = {.version = GDRFAB_WIRE_VERSION,
+				   .type = GDRFAB_PKT_EAGER,
+				   .flags = flags,
+				   .tag = tag,
+				   .data = data};
+
+	return gdrfab_memo_repeats(m, &h);
+}
+
 /* The rule both ends apply to full headers (GDRFAB_IMM_REPEAT): an EAGER
  * header is remembered, one with emulated-RMA flags forgets, other types
  * leave it; a repeat needs flags, tag and data all equal. */
@@ -501,28 +515,36 @@ Test(proto, the_header_memo_follows_one_rule)
 				   .tag = 42,
 				   .size = 100};
 
-	cr_assert_not(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
+	cr_assert_not(repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
 	gdrfab_memo_note(&m, &h);
-	cr_assert(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
-	cr_assert_not(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 43, 0));
-	cr_assert_not(gdrfab_memo_repeats(&m, 0, 42, 0));
-	cr_assert_not(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 42, 1));
+	cr_assert(repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
+	cr_assert_not(repeats(&m, GDRFAB_PKT_TAGGED, 43, 0));
+	cr_assert_not(repeats(&m, 0, 42, 0));
+	cr_assert_not(repeats(&m, GDRFAB_PKT_TAGGED, 42, 1));
 	/* Control messages and rendezvous headers leave it. */
 	h.type = GDRFAB_PKT_FIN;
 	gdrfab_memo_note(&m, &h);
 	h.type = GDRFAB_PKT_RNDV;
 	h.tag = 7;
 	gdrfab_memo_note(&m, &h);
-	cr_assert(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
+	cr_assert(repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
 	/* An emulated write's header forgets it. */
 	h.type = GDRFAB_PKT_EAGER;
 	h.flags = GDRFAB_PKT_EMU_WRITE;
 	gdrfab_memo_note(&m, &h);
-	cr_assert_not(gdrfab_memo_repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
-	cr_assert_not(gdrfab_memo_repeats(&m, GDRFAB_PKT_EMU_WRITE, 7, 0));
+	cr_assert_not(repeats(&m, GDRFAB_PKT_TAGGED, 42, 0));
+	cr_assert_not(repeats(&m, GDRFAB_PKT_EMU_WRITE, 7, 0));
 	/* CQ data is part of it. */
 	h.flags = GDRFAB_PKT_CQ_DATA;
 	h.data = 9;
 	gdrfab_memo_note(&m, &h);
-	cr_assert(gdrfab_memo_repeats(&m, GDRFAB_PKT_CQ_DATA, 7, 9));
+	cr_assert(repeats(&m, GDRFAB_PKT_CQ_DATA, 7, 9));
+	/* Never a message with a msg_id, nor one of another type. */
+	h.msg_id = 5;
+	cr_assert_not(gdrfab_memo_repeats(&m, &h));
+	h.msg_id = 0;
+	h.type = GDRFAB_PKT_RNDV;
+	cr_assert_not(gdrfab_memo_repeats(&m, &h));
+	h.type = GDRFAB_PKT_EAGER;
+	cr_assert(gdrfab_memo_repeats(&m, &h));
 }

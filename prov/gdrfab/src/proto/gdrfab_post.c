@@ -211,17 +211,6 @@ static bool can_post(struct gdrfab_req *req)
 	return req->conn->sq_avail > 0 && req->conn->proto->cq_credits > 0;
 }
 
-/* Whether the message, whose first SGE holds its header, goes without
- * it (gdrfab_wire.h, GDRFAB_IMM_REPEAT): an EAGER message the peer can
- * rebuild from the last full header (never an emulated write, whose
- * msg_id the peer needs). */
-static bool send_repeats(const struct gdrfab_conn *conn,
-			 const struct gdrfab_pkt_hdr *h)
-{
-	return h->type == GDRFAB_PKT_EAGER && !h->msg_id &&
-	       gdrfab_memo_repeats(&conn->tx_memo, h->flags, h->tag, h->data);
-}
-
 /* SEND (eager or rendezvous header) and control messages: one WR, inline
  * when the connection's QP can carry it. */
 static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
@@ -253,7 +242,7 @@ static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		sge[0].lkey = proto->req_mr->lkey;
 	}
 	hdr = (const void *)(uintptr_t)sge[0].addr;
-	repeat = send_repeats(req->conn, hdr);
+	repeat = gdrfab_memo_repeats(&req->conn->tx_memo, hdr);
 	/* The payload straight from the application's buffers: copied by
 	 * the post itself (inline, no registration needed), or gathered by
 	 * the NIC from their registrations (GPU memory, never read by the

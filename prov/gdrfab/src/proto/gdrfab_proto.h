@@ -906,13 +906,14 @@ static inline void gdrfab_memo_note(struct gdrfab_memo *m,
 	m->data = h->data;
 }
 
-/* Whether a message of these flags, tag and data may go as a repeat. */
+/* Whether the message of header h may go as a repeat, both send paths
+ * asking: an EAGER message whose flags, tag and data are the memo's
+ * (never one with a msg_id, an emulated write's, which the peer needs). */
 static inline bool gdrfab_memo_repeats(const struct gdrfab_memo *m,
-				       uint16_t flags, uint64_t tag,
-				       uint64_t data)
+				       const struct gdrfab_pkt_hdr *h)
 {
-	return m->valid && m->flags == flags && m->tag == tag &&
-	       m->data == data;
+	return m->valid && h->type == GDRFAB_PKT_EAGER && !h->msg_id &&
+	       m->flags == h->flags && m->tag == h->tag && m->data == h->data;
 }
 
 /* ---- eager sends posted at once (gdrfab_send_inline.c) ---- */

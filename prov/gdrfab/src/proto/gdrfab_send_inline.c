@@ -131,8 +131,7 @@ bool gdrfab_itx_send(struct gdrfab_proto *proto,
 	if (!itx || gdrfab_conn_for_addr(proto, a->dest, &conn) ||
 	    !conn_ready(proto, conn))
 		goto not_here;
-	repeat = gdrfab_memo_repeats(&conn->tx_memo, hdr.flags, hdr.tag,
-				     hdr.data);
+	repeat = gdrfab_memo_repeats(&conn->tx_memo, &hdr);
 	if (post(proto, conn, itx, &hdr, a->iov, repeat))
 		goto not_here;
 	if (!repeat)
