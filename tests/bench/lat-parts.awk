@@ -41,14 +41,15 @@ END {
 		s = sizes[z]
 		fl = m("ib_send_lat", s, "rtt"); rx = m("rxm", s, "rtt")
 		printf "\n%d bytes: ib_send_lat rtt %.2f (the floor)\n", s, fl
-		printf "%-14s %7s %7s %7s %9s %9s | %7s %7s %7s %7s | %7s %7s %7s %7s\n", "what", "rtt", "own", "rest", "rtt/rxm", "rtt/floor",
+		printf "%-14s %7s %7s %7s %9s %9s %7s %7s %6s | %7s %7s %7s %7s | %7s %7s %7s %7s\n", "what", "rtt", "own", "rest", "rtt/rxm", "rtt/floor", "mean", "p90", "stalls",
 			"c.send", "c.hit", "c.turn", "c.trecv", "s.send", "s.hit", "s.turn", "write"
 		for (q = 1; q <= nwhats; q++) {
 			w = whats[q]
 			own_rest(w, s)
 			r = m(w, s, "rtt")
-			printf "%-14s %7.2f %7.2f %7.2f %9.2f %9.2f | %7.2f %7.2f %7.2f %7.2f | %7.2f %7.2f %7.2f %7.2f\n", w, r, OWN, REST,
+			printf "%-14s %7.2f %7.2f %7.2f %9.2f %9.2f %7.2f %7.2f %6d | %7.2f %7.2f %7.2f %7.2f | %7.2f %7.2f %7.2f %7.2f\n", w, r, OWN, REST,
 				rx ? r / rx : 0, fl ? r / fl : 0,
+				m(w, s, "c.mean"), m(w, s, "c.p90"), m(w, s, "c.stalls"),
 				m(w, s, "c.send"), m(w, s, "c.hit"), m(w, s, "c.turn"), m(w, s, "c.trecv"),
 				m(w, s, "s.send"), m(w, s, "s.hit"), m(w, s, "s.turn"), m(w, s, "c.write")
 			if (w == "gdrfab") { grest = REST; gown = OWN }

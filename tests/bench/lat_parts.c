@@ -179,9 +179,22 @@ int main(int argc, char **argv)
 
 	printf("parts %s %s %zu", client ? "client" : "server",
 	       c.objs.info->fabric_attr->prov_name, size);
-	if (client)
-		printf(" rtt=%.2f",
-		       median(t, iters, T_SEND, T_SEND, 1, us_per_tick, tmp));
+	if (client) {
+		double med =
+			median(t, iters, T_SEND, T_SEND, 1, us_per_tick, tmp);
+		double sum = 0;
+		int slow = 0;
+
+		/* tmp holds the sorted round trips: their mean (what
+		 * gdrfab_pingpong reports), the 90th percentile, and how many
+		 * stalled (over 10x the median: rxe's deferred softirq). */
+		for (int i = 0; i < iters - 1; i++) {
+			sum += tmp[i];
+			slow += tmp[i] > 10 * med;
+		}
+		printf(" rtt=%.2f mean=%.2f p90=%.2f stalls=%d", med,
+		       sum / (iters - 1), tmp[(iters - 1) * 9 / 10], slow);
+	}
 	printf(" trecv=%.2f send=%.2f write=%.2f hit=%.2f turn=%.2f\n",
 	       median(t, iters, T_RECV, T_RECV_END, 0, us_per_tick, tmp),
 	       median(t, iters, T_SEND, T_WRITE_IN, 0, us_per_tick, tmp),
