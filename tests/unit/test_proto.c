@@ -432,6 +432,66 @@ Test(proto, eager_sends_past_a_full_send_queue_arrive_in_order, .timeout = 10)
 	gdrfab_params.tx_size = saved;
 }
 
+/* A send of a registered host buffer beyond the QP's inline limit is
+ * read by the NIC from the caller's buffer, not copied: bytes changed
+ * while it waits on the wire arrive changed, for a message with its
+ * header and for a repeat alike. An inject's buffer is the caller's again
+ * when the call returns, so it is copied: bytes changed after the call
+ * arrive as they were. */
+Test(proto, a_registered_send_is_gathered_and_an_inject_copied, .timeout = 10)
+{
+	enum { BIG = 1024 };
+	static uint8_t out[3][BIG], in[3][BIG];
+	size_t saved = open_with_8_send_slots();
+	struct fid_mr *mr = pf_reg(&f, out, sizeof(out), 0);
+	void *desc = fi_mr_desc(mr);
+	int a0 = f.s[A].n_ok, b0 = f.s[B].n_ok;
+
+	for (int i = 0; i < 3; i++)
+		pf_fill(out[i], BIG, 80 + (unsigned)i);
+	fake_verbs_hold(IBV_WR_SEND, true);
+	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, true);
+	cr_assert_eq(
+		fi_tsend(f.s[A].ep, out[0], BIG, desc, f.s[A].peer, 5, ctx(0)),
+		0);
+	cr_assert_eq(
+		fi_tsend(f.s[A].ep, out[1], BIG, desc, f.s[A].peer, 5, ctx(1)),
+		0);
+	/* fi_tinject takes no descriptor; fi_tsendmsg with FI_INJECT
+	 * does. */
+	cr_assert_eq(
+		fi_tsendmsg(f.s[A].ep,
+			    &(struct fi_msg_tagged){
+				    .msg_iov = &(struct iovec){out[2], BIG},
+				    .desc = &desc,
+				    .iov_count = 1,
+				    .addr = f.s[A].peer,
+				    .tag = 5,
+				    .context = ctx(2)},
+			    FI_INJECT | FI_COMPLETION),
+		0);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND), 1, "the header's send");
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND_WITH_IMM), 2,
+		     "two repeats");
+	for (int i = 0; i < 3; i++) {
+		pf_fill(out[i], BIG, 90 + (unsigned)i);
+		cr_assert_eq(fi_trecv(f.s[B].ep, in[i], BIG, NULL, f.s[B].peer,
+				      5, 0, ctx(100 + i)),
+			     0);
+	}
+	fake_verbs_hold(IBV_WR_SEND, false);
+	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, false);
+	cr_assert(pf_drive_until(&f, B, b0 + 3, 3000), "all delivered");
+	cr_assert(pf_drive_until(&f, A, a0 + 3, 3000), "all sent");
+	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
+	cr_assert(pf_check(in[0], BIG, 90), "the first send, read in place");
+	cr_assert(pf_check(in[1], BIG, 91), "the repeat, read in place");
+	cr_assert(pf_check(in[2], BIG, 82), "the inject, copied at the call");
+	fi_close(&mr->fid);
+	pf_close(&f);
+	gdrfab_params.tx_size = saved;
+}
+
 /* Sends of one tag go as repeats (GDRFAB_IMM_REPEAT), those posted at
  * once and those the request path posts once the send queue has room
  * alike, and arrive in order with their tags, lengths and bytes; a new

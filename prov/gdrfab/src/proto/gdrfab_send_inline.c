@@ -49,15 +49,35 @@ static bool conn_ready(const struct gdrfab_proto *proto,
 	       proto->cq_credits > 0;
 }
 
+/* The registration the NIC may read the payload from in place: the
+ * caller's descriptor of host memory, on a send (not an inject: the
+ * caller owns the buffer until the completion, which comes with the
+ * peer's ACK, after the NIC has read it). NULL where the payload must be
+ * copied. fi_tsend checked that the descriptor is a live MR of this
+ * domain covering the buffer, and gdrfab_itx_send that it is host
+ * memory. */
+static struct ibv_mr *gather_mr(const struct gdrfab_proto *proto,
+				const struct gdrfab_itx_args *a)
+{
+	const struct gdrfab_mr_desc *d = a->desc ? a->desc[0] : NULL;
+
+	if (!d || (a->flags & FI_INJECT) || proto->max_sge < 2)
+		return NULL;
+	return d->ibv_mr;
+}
+
 /* Posts the message: inline (the post copies the header from the stack
- * and the payload from the caller's buffer) where the QP takes it, else
- * copied into a transmit bounce buffer the slot holds until its
- * completion. A repeat (gdrfab_wire.h, GDRFAB_IMM_REPEAT) carries the
+ * and the payload from the caller's buffer) where the QP takes it; else
+ * gathered by the NIC from the caller's registered buffer (gather_mr),
+ * the header, if any, from a transmit bounce buffer; else both copied
+ * into a transmit bounce buffer. The slot holds its bounce buffer until
+ * its completion. A repeat (gdrfab_wire.h, GDRFAB_IMM_REPEAT) carries the
  * payload alone. 0, or an errno from the post (nothing posted). */
 static int post(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		struct gdrfab_itx *itx, const struct gdrfab_pkt_hdr *hdr,
-		const struct iovec *iov, bool repeat)
+		const struct gdrfab_itx_args *a, bool repeat)
 {
+	const struct iovec *iov = a->iov;
 	size_t hdr_len = repeat ? 0 : sizeof(*hdr);
 	size_t wire_len = hdr_len + iov->iov_len;
 	struct ibv_sge sge[2] = {
@@ -66,6 +86,7 @@ static int post(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		 .length = (uint32_t)iov->iov_len},
 	};
 	struct ibv_send_wr wr, *bad;
+	struct ibv_mr *mr;
 	int err;
 
 	/* Only what a SEND reads is set: an initializer would clear all
@@ -79,7 +100,24 @@ static int post(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	wr.imm_data = repeat ? htonl(GDRFAB_IMM_REPEAT) : 0;
 
 	itx->txbuf = NULL;
-	if (wire_len > conn->max_inline || wr.num_sge > proto->max_sge) {
+	if (wire_len > conn->max_inline && iov->iov_len &&
+	    (mr = gather_mr(proto, a))) {
+		/* No copy of the payload; a header goes from a bounce
+		 * buffer, since inline data and an lkey's bytes do not mix
+		 * in one work request. */
+		sge[1].lkey = mr->lkey;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		if (!repeat) {
+			itx->txbuf = gdrfab_txbuf_alloc(proto);
+			if (!itx->txbuf)
+				return ENOMEM;
+			memcpy(itx->txbuf->data, hdr, hdr_len);
+			sge[0] = (struct ibv_sge){
+				.addr = (uintptr_t)itx->txbuf->data,
+				.length = (uint32_t)hdr_len,
+				.lkey = proto->tx_mr->lkey};
+		}
+	} else if (wire_len > conn->max_inline || wr.num_sge > proto->max_sge) {
 		itx->txbuf = gdrfab_txbuf_alloc(proto);
 		if (!itx->txbuf)
 			return ENOMEM;
@@ -132,7 +170,7 @@ bool gdrfab_itx_send(struct gdrfab_proto *proto,
 	    !conn_ready(proto, conn))
 		goto not_here;
 	repeat = gdrfab_memo_repeats(&conn->tx_memo, &hdr);
-	if (post(proto, conn, itx, &hdr, a->iov, repeat))
+	if (post(proto, conn, itx, &hdr, a, repeat))
 		goto not_here;
 	if (!repeat)
 		gdrfab_memo_note(&conn->tx_memo, &hdr);
