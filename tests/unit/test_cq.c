@@ -3,8 +3,6 @@
 #include <criterion/criterion.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <unistd.h>
 
@@ -12,7 +10,6 @@
 
 #include "gdrfab.h"
 #include "gdrfab_objs.h"
-#include "gdrfab_params.h"
 #include "gdrfab_strerror.h"
 
 static struct fi_ops dummy_ops = {.size = sizeof(struct fi_ops)};
@@ -280,46 +277,6 @@ Test(cq, yield_wait_object_reads_too)
 	pthread_create(&t, NULL, write_later, (void *)(intptr_t)1);
 	cr_assert_eq(fi_cq_sread(cq, &out, 1, NULL, 10000), 1);
 	pthread_join(t, NULL);
-}
-
-/* The provider's sched_yield calls, counted: the unit binary links the
- * provider's objects, so they call this definition (which yields nothing:
- * FI_WAIT_YIELD's loops above then spin, as they may). */
-static atomic_int yields;
-
-int sched_yield(void)
-{
-	atomic_fetch_add(&yields, 1);
-	return 0;
-}
-
-/* A loop polling an empty CQ yields the CPU once per FI_GDRFAB_IDLE_YIELD
- * reads in a row that found nothing; a read that finds a completion starts
- * the count again, and 0 never yields. */
-Test(cq, an_idle_polling_loop_yields_now_and_then)
-{
-	struct fi_cq_tagged_entry out, e = entry(0);
-	int saved = gdrfab_params.idle_yield;
-
-	open_cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE, 0);
-	gdrfab_params.idle_yield = 4;
-	atomic_store(&yields, 0);
-	for (int i = 0; i < 12; i++)
-		cr_assert_eq(fi_cq_read(cq, &out, 1), -FI_EAGAIN);
-	cr_assert_eq(atomic_load(&yields), 3, "one yield per 4 empty reads");
-	for (int i = 0; i < 3; i++)
-		cr_assert_eq(fi_cq_read(cq, &out, 1), -FI_EAGAIN);
-	gdrfab_cq_write(gcq(), &e, FI_ADDR_NOTAVAIL);
-	cr_assert_eq(fi_cq_read(cq, &out, 1), 1);
-	for (int i = 0; i < 3; i++)
-		cr_assert_eq(fi_cq_read(cq, &out, 1), -FI_EAGAIN);
-	cr_assert_eq(atomic_load(&yields), 3,
-		     "a read that found a completion starts the count again");
-	gdrfab_params.idle_yield = 0;
-	for (int i = 0; i < 20; i++)
-		cr_assert_eq(fi_cq_read(cq, &out, 1), -FI_EAGAIN);
-	cr_assert_eq(atomic_load(&yields), 3, "0: never");
-	gdrfab_params.idle_yield = saved;
 }
 
 static void *signal_later(void *arg)

@@ -5,7 +5,6 @@
  * bound endpoints first (manual progress). The ring grows instead of
  * overrunning, so a completion is never dropped.
  */
-#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -84,23 +83,9 @@ static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		return -FI_EAVAIL;
 	}
 	if (!cq->count) {
-		bool yield = ++cq->empty_reads >= gdrfab_params.idle_yield &&
-			     gdrfab_params.idle_yield;
-
-		if (yield)
-			cq->empty_reads = 0;
 		gdrfab_lock_release(&cq->lock);
-		/* A loop polling an empty CQ runs in user space only, so the
-		 * kernel preempts it only at its next tick (4 ms at HZ=250):
-		 * kernel work the transport waits for on this CPU (soft-RoCE
-		 * delivers in a softirq, deferred to ksoftirqd when it runs
-		 * long) waits that long, and so does the message. A yield now
-		 * and then, with no lock held, lets it run. */
-		if (yield)
-			sched_yield();
 		return -FI_EAGAIN;
 	}
-	cq->empty_reads = 0;
 	n = GDRFAB_MIN(count, cq->count);
 	for (size_t i = 0; i < n; i++) {
 		const struct gdrfab_cq_entry *e = &cq->ring[cq->head];

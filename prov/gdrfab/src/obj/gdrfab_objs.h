@@ -90,8 +90,6 @@ struct gdrfab_cq {
 	struct gdrfab_lock lock;
 	struct gdrfab_cq_entry *ring; /* grows: completions are never lost */
 	size_t cap, head, count;
-	/* fi_cq_read calls in a row that found nothing (gdrfab_cq_idle). */
-	int empty_reads;
 	struct gdrfab_cq_err *err_head, *err_tail;
 	struct gdrfab_cq_err *err_returned; /* owns err_data handed out */
 	atomic_bool woken;		    /* fi_cq_signal() */

@@ -28,7 +28,6 @@ struct gdrfab_params gdrfab_params = {
 	.mr_cache_max_size = GDRFAB_DEFAULT_MR_CACHE_SIZE,
 	.mr_cache_max_count = GDRFAB_DEFAULT_MR_CACHE_COUNT,
 	.kmod_copy_max = GDRFAB_DEFAULT_KMOD_COPY_MAX,
-	.idle_yield = GDRFAB_DEFAULT_IDLE_YIELD,
 	.stage_chunk = GDRFAB_DEFAULT_STAGE_CHUNK,
 	.gdr_level = GDRFAB_DEFAULT_GDR_LEVEL,
 };
@@ -276,9 +275,6 @@ void gdrfab_params_init(void)
 		&gdrfab_prov, "KMOD_COPY_MAX", FI_PARAM_INT,
 		"Host<->GPU copies up to this many bytes use the CPU mapping of GPU memory that gdrfab.ko (/dev/gdrfab) provides instead of a CUDA copy; 0 disables (default: 8192, at most 1048576)");
 	fi_param_define(
-		&gdrfab_prov, "IDLE_YIELD", FI_PARAM_INT,
-		"An fi_cq_read that finds nothing this many times in a row yields the CPU once (sched_yield), so that kernel work the transport waits for (soft-RoCE's deferred softirq) is not starved by a polling loop; 0 never yields (default: 32, at most 1000000)");
-	fi_param_define(
 		&gdrfab_prov, "STAGE_CHUNK", FI_PARAM_INT,
 		"Staged GPU transfers (GPU memory the NIC cannot reach) are copied through pinned host memory in pieces of this many bytes, whose copies overlap each other and the network (default: 1048576, 4096 to 67108864)");
 
@@ -350,8 +346,6 @@ void gdrfab_params_init(void)
 			    GDRFAB_MIN_STAGE_CHUNK, GDRFAB_MAX_STAGE_CHUNK);
 		gdrfab_params.stage_chunk = (size_t)chunk;
 	}
-	read_int_in("IDLE_YIELD", &gdrfab_params.idle_yield,
-		    GDRFAB_DEFAULT_IDLE_YIELD, 0, 1000000);
 }
 
 void gdrfab_params_fini(void)

@@ -80,9 +80,6 @@ struct gdrfab_params {
 	/* FI_GDRFAB_NIC_ATOMICS: auto|off|unsafe_hca (enum
 	 * gdrfab_nic_atomics_mode order): which atomics the NIC executes. */
 	int nic_atomics;
-	/* FI_GDRFAB_IDLE_YIELD: an fi_cq_read that finds nothing this many
-	 * times in a row yields the CPU once (0: never). */
-	int idle_yield;
 };
 
 extern struct gdrfab_params gdrfab_params;
@@ -105,7 +102,6 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_MIN_STAGE_CHUNK		4096
 #define GDRFAB_MAX_STAGE_CHUNK		(64 << 20)
 #define GDRFAB_DEFAULT_DISCOVERY_TTL_MS 1000
-#define GDRFAB_DEFAULT_IDLE_YIELD	32
 
 /* Defines every parameter with libfabric and fills gdrfab_params. */
 void gdrfab_params_init(void);
