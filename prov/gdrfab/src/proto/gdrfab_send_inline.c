@@ -66,6 +66,23 @@ static struct ibv_mr *gather_mr(const struct gdrfab_proto *proto,
 	return d->ibv_mr;
 }
 
+/* Takes a transmit bounce buffer for the slot, copies the header (hdr_len
+ * bytes) to its start, and points sge at its first len bytes. ENOMEM when
+ * none is free. */
+static int bounce_header(struct gdrfab_proto *proto, struct gdrfab_itx *itx,
+			 const struct gdrfab_pkt_hdr *hdr, size_t hdr_len,
+			 size_t len, struct ibv_sge *sge)
+{
+	itx->txbuf = gdrfab_txbuf_alloc(proto);
+	if (!itx->txbuf)
+		return ENOMEM;
+	memcpy(itx->txbuf->data, hdr, hdr_len);
+	*sge = (struct ibv_sge){.addr = (uintptr_t)itx->txbuf->data,
+				.length = (uint32_t)len,
+				.lkey = proto->tx_mr->lkey};
+	return 0;
+}
+
 /* Posts the message: inline (the post copies the header from the stack
  * and the payload from the caller's buffer) where the QP takes it; else
  * gathered by the NIC from the caller's registered buffer (gather_mr),
@@ -107,25 +124,13 @@ static int post(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		 * in one work request. */
 		sge[1].lkey = mr->lkey;
 		wr.send_flags = IBV_SEND_SIGNALED;
-		if (!repeat) {
-			itx->txbuf = gdrfab_txbuf_alloc(proto);
-			if (!itx->txbuf)
-				return ENOMEM;
-			memcpy(itx->txbuf->data, hdr, hdr_len);
-			sge[0] = (struct ibv_sge){
-				.addr = (uintptr_t)itx->txbuf->data,
-				.length = (uint32_t)hdr_len,
-				.lkey = proto->tx_mr->lkey};
-		}
-	} else if (wire_len > conn->max_inline || wr.num_sge > proto->max_sge) {
-		itx->txbuf = gdrfab_txbuf_alloc(proto);
-		if (!itx->txbuf)
+		if (!repeat &&
+		    bounce_header(proto, itx, hdr, hdr_len, hdr_len, &sge[0]))
 			return ENOMEM;
-		memcpy(itx->txbuf->data, hdr, hdr_len);
+	} else if (wire_len > conn->max_inline || wr.num_sge > proto->max_sge) {
+		if (bounce_header(proto, itx, hdr, hdr_len, wire_len, &sge[0]))
+			return ENOMEM;
 		memcpy(itx->txbuf->data + hdr_len, iov->iov_base, iov->iov_len);
-		sge[0] = (struct ibv_sge){.addr = (uintptr_t)itx->txbuf->data,
-					  .length = (uint32_t)wire_len,
-					  .lkey = proto->tx_mr->lkey};
 		wr.sg_list = sge;
 		wr.num_sge = wire_len ? 1 : 0;
 		wr.send_flags = IBV_SEND_SIGNALED;
