@@ -75,6 +75,16 @@ step fabtests env GDRFAB_FABTESTS_PROVIDERS=gdrfab GDRFAB_FABTESTS_SKIP_NOTRUN=1
 	../tests/fabtests/run-fabtests.sh
 
 suites=$(make --no-print-directory -s print-tests)
+# Failures first: whoever reads only the start and the end of this output
+# (a CI summary cuts the middle) still sees what failed and its last words.
+for suite in $suites; do
+	grep -qE '^:test-result: (FAIL|ERROR)' "$suite.trs" 2>/dev/null || continue
+	echo "==== FAILED $suite: its FAIL lines and what came before them"
+	sed -e 's/\x1b\[[0-9;]*m//g' "$suite.log" >"$suite.clean"
+	grep -B 20 -E '^(FAIL|\[FAIL\])' "$suite.clean" | tail -n 80 ||
+		tail -n 30 "$suite.clean" # no FAIL line: it crashed or timed out
+	rm -f "$suite.clean"
+done
 for suite in $suites; do
 	echo "==== $suite.log"
 	sed -e 's/\x1b\[[0-9;]*m//g' "$suite.log" 2>/dev/null
