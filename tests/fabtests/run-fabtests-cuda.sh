@@ -20,5 +20,5 @@ case $? in
 77) exit 77 ;;
 *) exit 1 ;;
 esac
-exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-900}" -- \
+exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1500}" -- \
 	"$srcdir/tests/fabtests/check-fabtests-cuda.sh" "$ft/bin"
