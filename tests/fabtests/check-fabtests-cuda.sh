@@ -21,20 +21,21 @@ port=3000
 # pair PROGRAM ARGS...: the server, then the client once the server's
 # out-of-band port listens (-E: names exchanged over TCP); both must exit 0.
 # A pair takes 30-60 s in a usual boot; boots of this VM differ by up to
-# 2-3x, so each side gets 300 s (run-fabtests-cuda.sh's limit for the
-# whole boot is 1500 s).
+# 2-3x, so each side gets side_s seconds (run-fabtests-cuda.sh's limit
+# for the whole boot is 1500 s).
+side_s=300
 pair() {
 	local prog=$1 srv cli=0 s=0 start=$SECONDS
 	shift
 	port=$((port + 1))
-	timeout 300 "$bin/$prog" -p gdrfab -D cuda -E="$port" "$@" \
+	timeout "$side_s" "$bin/$prog" -p gdrfab -D cuda -E="$port" "$@" \
 		-s 192.0.2.2 >"$out/server" 2>&1 &
 	srv=$!
 	if ! wait_port "$port"; then
 		echo "    $prog: the server never listened on $port"
 		kill "$srv" 2>/dev/null
 	fi
-	timeout 300 "$bin/$prog" -p gdrfab -D cuda -E="$port" "$@" \
+	timeout "$side_s" "$bin/$prog" -p gdrfab -D cuda -E="$port" "$@" \
 		-s 192.0.2.1 192.0.2.2 >"$out/client" 2>&1 || cli=$?
 	wait "$srv" || s=$?
 	sed 's/^/    client: /' "$out/client" | tail -n 12
@@ -42,8 +43,9 @@ pair() {
 	echo "    $prog: server status $s, client status $cli, $((SECONDS - start)) s"
 	[ "$s" = 0 ] && [ "$cli" = 0 ] && return 0
 	# What a failure needs to be told apart: 124 is timeout(1)'s (the
-	# 300 s ran out), and the kernel's view of rxe (a QP error, drops).
-	[ "$s" = 124 ] || [ "$cli" = 124 ] && echo "    $prog: timed out after 300 s"
+	# side_s ran out), and the kernel's view of rxe (a QP error, drops).
+	[ "$s" = 124 ] || [ "$cli" = 124 ] &&
+		echo "    $prog: timed out after $side_s s"
 	dmesg | grep -iE 'rxe|rdma|oom|segfault' | tail -n 8 | sed 's/^/    dmesg: /'
 	return 1
 }
