@@ -94,6 +94,13 @@ def main():
             fail(f"no depends_on('{name}')")
     if deps["cuda"].get("when") != "+cuda":
         fail("cuda must be a dependency only when +cuda")
+    repo_yaml = os.path.join(os.path.dirname(RECIPE), "..", "..", "repo.yaml")
+    try:
+        with open(repo_yaml) as f:
+            if "namespace:" not in f.read():
+                fail("contrib/spack/repo.yaml names no namespace")
+    except OSError:
+        fail("contrib/spack/repo.yaml is missing: spack repo add needs it")
     recipe = cls()
     recipe.spec = Spec(set())
     if recipe.configure_args() != ["--without-cuda"]:

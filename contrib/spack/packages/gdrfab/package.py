@@ -2,8 +2,10 @@
 """Spack recipe for gdrfab, for a site repository:
 
     spack repo add contrib/spack
-    spack develop --path $PWD gdrfab@=main     # or point `git` at a clone
-    spack install gdrfab                        # gdrfab+cuda for cuda.h
+    # in a Spack environment, from this clone:
+    spack develop --path $PWD gdrfab@=main
+    spack add gdrfab        # gdrfab+cuda to build with cuda.h
+    spack install
 
 The project publishes no repository address yet, so `git` below is a
 placeholder (the reserved .invalid domain): set the real one with
