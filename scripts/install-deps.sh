@@ -35,6 +35,8 @@ packages=(
 	# the Debian packages (scripts/build-debs.sh) and their check
 	# (tests/packaging/check-debs.sh: lintian, a debootstrapped chroot)
 	debhelper dh-dkms lintian debootstrap
+	# the RPM spec's parse (tests/packaging/check-rpm-spec.sh: rpmspec)
+	rpm
 )
 
 missing=()
