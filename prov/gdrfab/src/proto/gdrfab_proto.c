@@ -55,8 +55,13 @@ static void set_limits(struct gdrfab_proto *proto)
 	proto->inject_max = proto->eager_max;
 	proto->max_wr_len = env->max_msg_sz ? env->max_msg_sz : 1u << 30;
 	proto->max_sge = GDRFAB_MAX(1, GDRFAB_MIN(a->max_sge, GDRFAB_MAX_IOV));
-	proto->sq_depth =
-		(int)GDRFAB_MIN(proto->env.tx_size, (size_t)a->max_qp_wr);
+	/* A connection's send queue: the endpoint's transmit depth bounds
+	 * what is in flight over all of them (its requests), so each needs
+	 * far less, and each slot is memory per connected peer (issue 33:
+	 * 1,024 slots made a peer cost 1.1 MB on rxe). */
+	proto->sq_depth = (int)GDRFAB_MIN(
+		GDRFAB_MIN(proto->env.tx_size, gdrfab_params.qp_depth),
+		(size_t)a->max_qp_wr);
 	proto->sq_depth = GDRFAB_MAX(proto->sq_depth, 8);
 	proto->max_rd_atomic = GDRFAB_MAX(
 		1, GDRFAB_MIN(16, GDRFAB_MIN(a->max_qp_rd_atom,

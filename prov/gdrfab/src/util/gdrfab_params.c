@@ -17,6 +17,7 @@ struct gdrfab_params gdrfab_params = {
 	.tx_size = GDRFAB_DEFAULT_TX_SIZE,
 	.rx_size = GDRFAB_DEFAULT_RX_SIZE,
 	.cq_size = GDRFAB_DEFAULT_CQ_SIZE,
+	.qp_depth = GDRFAB_DEFAULT_QP_DEPTH,
 	.eager_max = GDRFAB_DEFAULT_EAGER_MAX,
 	.rx_bufs = GDRFAB_DEFAULT_RX_BUFS,
 	.tx_bufs = GDRFAB_DEFAULT_TX_BUFS,
@@ -215,6 +216,9 @@ void gdrfab_params_init(void)
 		&gdrfab_prov, "RX_SIZE", FI_PARAM_INT,
 		"Default receive queue depth of an endpoint, capped by the device (default: 1024)");
 	fi_param_define(
+		&gdrfab_prov, "QP_DEPTH", FI_PARAM_INT,
+		"Send queue depth of each connection's RC queue pair, at most the endpoint's transmit depth; sends beyond it wait in the connection's queue (default: 128)");
+	fi_param_define(
 		&gdrfab_prov, "CQ_SIZE", FI_PARAM_INT,
 		"Default completion queue size when fi_cq_open asks for 0 (default: 4096)");
 	fi_param_define(
@@ -300,6 +304,7 @@ void gdrfab_params_init(void)
 	read_str("GPU", &gdrfab_params.gpu);
 	read_str("NIC_MAP", &gdrfab_params.nic_map);
 	read_size("CQ_SIZE", &gdrfab_params.cq_size, GDRFAB_DEFAULT_CQ_SIZE);
+	read_size("QP_DEPTH", &gdrfab_params.qp_depth, GDRFAB_DEFAULT_QP_DEPTH);
 	read_size("EAGER_MAX", &gdrfab_params.eager_max,
 		  GDRFAB_DEFAULT_EAGER_MAX);
 	read_size("RX_BUFS", &gdrfab_params.rx_bufs, GDRFAB_DEFAULT_RX_BUFS);

@@ -32,6 +32,12 @@ struct gdrfab_params {
 	size_t tx_size;
 	size_t rx_size;
 	size_t cq_size;
+	/* FI_GDRFAB_QP_DEPTH: send queue depth of one connection's RC QP
+	 * (at most the endpoint's transmit depth). Sends beyond it wait in
+	 * the connection's queue. Every connection's send queue is memory
+	 * (on rxe about 1 KiB a slot, mapped into the process), so it sets
+	 * what a connected peer costs. */
+	size_t qp_depth;
 	/* FI_GDRFAB_EAGER_MAX: largest message sent eagerly (copied through
 	 * bounce buffers); larger ones use rendezvous (RDMA READ). */
 	size_t eager_max;
@@ -87,6 +93,7 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_DEFAULT_TX_SIZE		1024
 #define GDRFAB_DEFAULT_RX_SIZE		1024
 #define GDRFAB_DEFAULT_CQ_SIZE		4096
+#define GDRFAB_DEFAULT_QP_DEPTH		128
 #define GDRFAB_DEFAULT_EAGER_MAX	8192
 #define GDRFAB_DEFAULT_RX_BUFS		256
 #define GDRFAB_DEFAULT_TX_BUFS		256
