@@ -45,7 +45,7 @@ imb() {
 	for b in "$@"; do
 		awk -v b="$b" '$0 ~ "Benchmarking " b " *$" { on = 1 } on && $1 == 65536 { found = 1 } END { exit !found }' "$out" || rc=1
 	done
-	return $rc
+	return "$rc"
 }
 only=${GDRFAB_MPI_CHECKS:-all}
 suite=impi

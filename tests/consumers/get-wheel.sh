@@ -18,7 +18,7 @@ if [ -z "$wheel" ]; then
 		exit 77
 	fi
 	pip=$(command -v pip || command -v pip3)
-	if ! log=$(timeout 600 "$pip" download --quiet --no-deps --only-binary=:all: \
+	if ! log=$(timeout 600 "$pip" download --quiet --no-deps --only-binary=:all: --retries 1 --timeout 20 \
 		-d "$cache" "$spec" 2>&1); then
 		echo "SKIP: $what: pip download $spec failed (no PyPI here?): $(tail -n 1 <<<"$log")"
 		exit 77

@@ -38,17 +38,22 @@ baseline() {
 		echo "BASELINE: $suite: $what: failed (reported, not counted)"
 	fi
 }
-# mpi_outcome OUT STATUS PROVIDER-LINE: an MPI program's run, whose output
-# is in OUT and exit status STATUS, passed when it exited 0, printed
-# "mpi: N passed, 0 failed" and its MPI named the provider it took in a
-# line containing PROVIDER-LINE (so a fallback to another is no pass).
-# Shows that line and the program's PASS/FAIL lines, or all on failure.
+# mpi_outcome OUT STATUS LINE...: an MPI program's run, whose output is
+# in OUT and exit status STATUS, passed when it exited 0, printed "mpi: N
+# passed, 0 failed" and contains every LINE (the first: the provider its
+# MPI names as taken, so that a fallback to another is no pass). Shows
+# those lines and the program's PASS/FAIL lines, or all of it on failure.
 mpi_outcome() {
-	local out=$1 rc=$2 want=$3
-	grep -qF "$want" "$out" || rc=1
+	local out=$1 rc=$2 want
+	shift 2
+	for want in "$@"; do
+		grep -qF -- "$want" "$out" || rc=1
+	done
 	grep -q "^mpi: [0-9]* passed, 0 failed" "$out" || rc=1
 	if [ "$rc" = 0 ]; then
-		grep -F "$want" "$out" | head -n 1 | sed 's/^/    /'
+		for want in "$@"; do
+			grep -F -- "$want" "$out" | head -n 1 | sed 's/^/    /'
+		done
 		grep -E '^(PASS|FAIL|SKIP|mpi):' "$out" | sed 's/^/    /'
 	else
 		sed 's/^/    /' "$out"
