@@ -2,7 +2,7 @@
 # Inside the VM, from the build directory: each MPI that run-mpi.sh made
 # ready (named by the GDRFAB_MPI_* variables it exports) runs its checks:
 # check-openmpi.sh, check-mpich.sh, check-impi.sh, each printing its own
-# "NAME: N passed, M failed", and how long it took ("mpich: 110 s in the
+# "NAME: N passed, M failed", and how long it took ("mpich: 32 s in the
 # VM"). GDRFAB_MPI_ONLY="mpich impi" runs some of them. Fails if any of
 # them failed.
 set -u
