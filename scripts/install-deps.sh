@@ -23,6 +23,9 @@ packages=(
 	libcriterion-dev
 	# Open MPI, a consumer run in the VM (mtl ofi over gdrfab)
 	openmpi-bin libopenmpi-dev
+	# MPICH's and Intel MPI's wheels, fetched from PyPI by
+	# tests/consumers/get-wheel.sh (pip download; nothing is installed)
+	python3-pip
 	# libfabric's fabtests (tests/fabtests/): runfabtests.sh asks python3
 	# for errno values and finds leftover processes with ps
 	python3 procps
