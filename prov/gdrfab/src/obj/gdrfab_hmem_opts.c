@@ -9,7 +9,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
-#include "gdrfab_hmem_domain.h"
+#include "gdrfab_hmem_reg.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 
