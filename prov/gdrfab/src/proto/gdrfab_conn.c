@@ -935,13 +935,3 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 			gdrfab_conn_keepalive(conn);
 	}
 }
-
-void gdrfab_conn_destroy_all(struct gdrfab_proto *proto)
-{
-	struct gdrfab_list *it, *tmp;
-
-	gdrfab_list_for_each_safe (&proto->conns, it, tmp)
-		gdrfab_conn_fail(
-			gdrfab_list_entry(it, struct gdrfab_conn, entry),
-			FI_ECANCELED, GDRFAB_PERR_CANCELED);
-}

@@ -627,7 +627,6 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto);
 void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno);
 void gdrfab_conn_put(struct gdrfab_conn *conn);
 fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn);
-void gdrfab_conn_destroy_all(struct gdrfab_proto *proto);
 /* A message arrived from the peer (seen by progress): it is alive, and
  * connected. */
 void gdrfab_conn_rx(struct gdrfab_conn *conn);
