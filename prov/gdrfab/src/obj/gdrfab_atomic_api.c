@@ -13,7 +13,6 @@
 
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
-#include "gdrfab_atomic_nic.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"

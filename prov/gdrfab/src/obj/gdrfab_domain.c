@@ -7,7 +7,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_async.h"
-#include "gdrfab_atomic_nic.h"
+#include "gdrfab_atomic.h"
 #include "gdrfab_hmem_domain.h"
 #include "gdrfab_hmem_reg.h"
 #include "gdrfab_info.h"

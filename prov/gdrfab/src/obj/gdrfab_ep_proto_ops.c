@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gdrfab.h"
-#include "gdrfab_atomic_nic.h"
+#include "gdrfab_atomic.h"
 #include "gdrfab_hmem_domain.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"

@@ -60,7 +60,7 @@ struct gdrfab_domain {
 	struct gdrfab_ah_cache ah_cache; /* to peers' UD QPs */
 	struct gdrfab_mr_keys keys;	 /* targets of peers' atomics */
 	/* GDRFAB_CM_F_NIC_ATOMIC_* when its host MRs that allow remote
-	 * writes accept NIC atomics (gdrfab_atomic_nic.h), else 0. */
+	 * writes accept NIC atomics (gdrfab_atomic.h), else 0. */
 	uint16_t nic_atomic_flag;
 	/* Where its atomics went (struct fi_gdrfab_atomic_stats). */
 	_Atomic uint64_t atomics_nic, atomics_proto, atomics_held;

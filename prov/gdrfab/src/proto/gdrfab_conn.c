@@ -27,7 +27,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_ah_cache.h"
-#include "gdrfab_atomic_nic.h"
+#include "gdrfab_atomic.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_rc.h"

@@ -21,6 +21,7 @@
 #include "gdrfab_addr.h"
 #include "gdrfab_addrmap.h"
 #include "gdrfab_async.h"
+#include "gdrfab_atomic.h"
 #include "gdrfab_cuda.h"
 #include "gdrfab_list.h"
 #include "gdrfab_mr_desc.h"
@@ -101,7 +102,7 @@ struct gdrfab_conn {
 	struct gdrfab_list pending;
 	/* Rendezvous sends waiting for the receiver's FIN. */
 	struct gdrfab_list rndv_wait;
-	/* Atomics to it may go to the NIC (gdrfab_atomic_nic.h). */
+	/* Atomics to it may go to the NIC (gdrfab_atomic.h). */
 	bool nic_atomics;
 	/* Message-borne atomics sent and not yet answered; atomics held
 	 * back so that a NIC atomic never overtakes one of those (and
@@ -829,67 +830,6 @@ struct gdrfab_req *gdrfab_emu_target_start(struct gdrfab_proto *proto,
 void gdrfab_emu_target_done(struct gdrfab_proto *proto,
 			    struct gdrfab_conn *conn, uint64_t msg_id,
 			    bool cq_data, uint64_t data, size_t len, int err);
-
-/* ---- atomics (gdrfab_atomic.c) ---- */
-/* Elements one request may carry for a call family and datatype (every
- * message fits a bounce buffer): 0 for a pair gdrfab does not serve. */
-size_t gdrfab_atomic_max_count(struct gdrfab_proto *proto, int kind, int op,
-			       int datatype);
-/* Initiator: fills a request (connection, context, flags set) with an
- * ATOMIC message for the operands (and compare values) and result buffers
- * given; 0 or -FI_E*. */
-struct gdrfab_atomic_args {
-	int kind, op, datatype;
-	size_t count;			     /* elements */
-	const struct iovec *src, *cmp, *res; /* bytes, as many as count */
-	void **src_desc, **cmp_desc, **res_desc;
-	size_t src_cnt, cmp_cnt, res_cnt;
-	uint64_t addr, key;
-};
-int gdrfab_atomic_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
-			  const struct gdrfab_atomic_args *a);
-/* Checks an ATOMIC or ATOMIC_RESP header against its length: NULL or a
- * reason to drop it. */
-const char *gdrfab_atomic_check_header(const struct gdrfab_pkt_hdr *h,
-				       size_t len);
-/* Target: applies an ATOMIC and answers it (now, or from the backlog). */
-void gdrfab_atomic_handle(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
-			  const struct gdrfab_pkt_hdr *h);
-/* Initiator: an ATOMIC_RESP arrived. */
-void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
-			const struct gdrfab_pkt_hdr *h);
-/* Initiator: sends a prepared atomic (either kind) in its turn: held on
- * its connection while earlier atomics must go first. */
-void gdrfab_atomic_submit(struct gdrfab_req *req);
-/* Initiator: a counted message-borne atomic was answered or ended. */
-void gdrfab_atomic_answered(struct gdrfab_req *req);
-/* Sends the held atomics that may go now (from progress). */
-void gdrfab_atomic_release_run(struct gdrfab_proto *proto);
-
-/* ---- atomics the NIC executes (gdrfab_atomic_nic.c) ---- */
-/* Initiator: fills a request (as gdrfab_atomic_prepare) for the NIC's
- * FETCH_ADD or CMP_SWP; the caller checked gdrfab_nic_atomic_eligible. */
-int gdrfab_atomic_nic_prepare(struct gdrfab_proto *proto,
-			      struct gdrfab_req *req,
-			      const struct gdrfab_atomic_args *a);
-/* Logs why the NIC failed one. */
-void gdrfab_atomic_nic_failed(struct gdrfab_proto *proto,
-			      struct gdrfab_req *req, const struct ibv_wc *wc);
-/* ---- an atomic's fetched values (gdrfab_atomic_result.c) ---- */
-/* ATOMIC_RESP: keeps the fetched bytes in the request until its last
- * steps (0, or -FI_EIO when they cannot be kept). */
-int gdrfab_atomic_result_keep(struct gdrfab_proto *proto,
-			      struct gdrfab_req *req, const void *src,
-			      size_t len);
-/* A last step (gdrfab_finish.c): the fetched values into the result
- * buffers, GPU ones by asynchronous copies. 0, -FI_EINPROGRESS (parked:
- * the copies' end finishes the request again, and this says 0 or the
- * error then), or -FI_E*. */
-int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
-			      struct gdrfab_req *req);
-/* Answers what waits in the backlog, as far as resources allow. */
-void gdrfab_atomic_backlog_run(struct gdrfab_proto *proto);
-void gdrfab_atomic_backlog_free(struct gdrfab_proto *proto);
 
 /* ---- repeated headers (gdrfab_wire.h, GDRFAB_IMM_REPEAT) ---- */
 /* The one rule both ends apply to each full header, the sender as it

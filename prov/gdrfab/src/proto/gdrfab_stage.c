@@ -107,7 +107,7 @@ int gdrfab_scatter_host(struct gdrfab_proto *proto, const struct iovec *iov,
 		if ((d || !nodesc_host) &&
 		    gdrfab_buf_device(proto, dst, d) >= 0) {
 			/* GPU memory is written by an asynchronous step
-			 * (gdrfab_gpu_rx.c, gdrfab_atomic_result.c), never
+			 * (gdrfab_gpu_rx.c, gdrfab_atomic.c), never
 			 * by a copy waited for in progress. */
 			if (!proto->env.cuda_api_permitted)
 				return copy_without_cuda(l, true);
