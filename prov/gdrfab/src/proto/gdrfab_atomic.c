@@ -292,6 +292,7 @@ int gdrfab_atomic_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	}
 	req->rndv = true; /* done at the answer */
 	req->atomic = true;
+	gdrfab_atomic_add_steps(req);
 	return 0;
 }
 
@@ -695,6 +696,8 @@ int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
 	const uint8_t *src;
 	int ret;
 
+	if (req->error || proto->closing)
+		return 0;
 	if (req->staged) {
 		/* Back from the copies (or their first pass). */
 		if (!gdrfab_stage_drain(proto, req, req->stage_len))
@@ -721,4 +724,11 @@ int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
 	if (!gdrfab_stage_drain(proto, req, len))
 		return -FI_EINPROGRESS;
 	return req->stage_err ? -req->stage_err : 0;
+}
+
+void gdrfab_atomic_add_steps(struct gdrfab_req *req)
+{
+	gdrfab_req_add_step(req, GDRFAB_STEP_ATOMIC_RESULT,
+			    gdrfab_atomic_result_step);
+	gdrfab_req_add_step(req, GDRFAB_STEP_RMA_EVENT, gdrfab_rma_event_step);
 }

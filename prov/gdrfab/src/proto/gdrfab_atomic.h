@@ -160,12 +160,16 @@ void gdrfab_atomic_nic_failed(struct gdrfab_proto *proto,
 int gdrfab_atomic_result_keep(struct gdrfab_proto *proto,
 			      struct gdrfab_req *req, const void *src,
 			      size_t len);
-/* A last step (gdrfab_finish.c): the fetched values into the result
- * buffers, GPU ones by asynchronous copies. 0, -FI_EINPROGRESS (parked:
- * the copies' end finishes the request again, and this says 0 or the
- * error then), or -FI_E*. */
+/* A last step (GDRFAB_STEP_ATOMIC_RESULT): the fetched values into the
+ * result buffers, GPU ones by asynchronous copies; nothing once the
+ * request failed or the endpoint closes. 0, -FI_EINPROGRESS (parked: the
+ * copies' end finishes the request again, and this says 0 or the error
+ * then), or -FI_E*. */
 int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
 			      struct gdrfab_req *req);
+/* Adds an atomic's last steps to its request (as it is prepared): its
+ * fetched values, then the RMA event its peer may count. */
+void gdrfab_atomic_add_steps(struct gdrfab_req *req);
 /* Answers what waits in the backlog, as far as resources allow. */
 void gdrfab_atomic_backlog_run(struct gdrfab_proto *proto);
 void gdrfab_atomic_backlog_free(struct gdrfab_proto *proto);

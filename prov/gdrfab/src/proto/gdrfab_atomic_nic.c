@@ -62,6 +62,7 @@ int gdrfab_atomic_nic_prepare(struct gdrfab_proto *proto,
 			req->desc[i] = a->res_desc ? a->res_desc[i] : NULL;
 		req->iov_count = a->res_cnt;
 	}
+	gdrfab_atomic_add_steps(req);
 	return 0;
 }
 

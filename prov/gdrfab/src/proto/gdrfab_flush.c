@@ -72,6 +72,18 @@ int gdrfab_flush_step(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			   mr->rndv_mr ? mr->rndv_mr->rkey : 0);
 }
 
+int gdrfab_flush_read_step(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	/* fi_read into GPU memory: the data must be there, and visible,
+	 * before the completion says so. Its READ posted: back here from
+	 * progress. */
+	if (!gdrfab_req_reads_local(req) || req->staged || req->error ||
+	    proto->closing || req->emu_target)
+		return 0;
+	return gdrfab_flush_step(proto, req, req->iov, req->desc,
+				 req->iov_count, req->len);
+}
+
 void gdrfab_flush_done(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       int err, int prov_errno)
 {

@@ -75,7 +75,8 @@ struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
 	st->recv_len = a->got;
 	st->ctrl_len = a->size;
 	/* An emulated write's target: FIN to the initiator, no report. */
-	st->emu_target = a->recv->emu_target;
+	if (a->recv->emu_target)
+		gdrfab_emu_target_mark(st);
 	st->msg_id = a->msg_id;
 	st->loop_buf = a->recv->iov_count
 			       ? (uint8_t *)a->recv->iov[0].iov_base + a->off

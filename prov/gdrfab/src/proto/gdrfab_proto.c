@@ -211,7 +211,7 @@ int gdrfab_proto_create(const struct gdrfab_proto_env *env,
 	proto->repost_min = gdrfab_rxbuf_repost_min(proto->rxbuf_cnt);
 	proto->txbuf_cnt = gdrfab_params.tx_bufs;
 	proto->req_cnt = env->tx_size + env->rx_size + GDRFAB_CTRL_RESERVE;
-	proto->req_clear_len = offsetof(struct gdrfab_req, ctrl);
+	proto->req_clear_len = offsetof(struct gdrfab_req, step_fn);
 	ret = gdrfab_addrmap_init(&proto->conn_by_name);
 	if (!ret)
 		ret = create_queues(proto);

@@ -192,6 +192,29 @@ struct gdrfab_report {
 	int err, prov_errno; /* ERROR: FI_E* (positive), provider's */
 };
 
+/* The last steps a transmit-side request may take before its report, in
+ * the order they run (gdrfab_finish.c runs those its request holds, and
+ * names none). The feature that starts a request adds its step
+ * (gdrfab_req_add_step); a request without one (an eager send) takes
+ * none, at the cost of one test. */
+enum gdrfab_req_step {
+	GDRFAB_STEP_STAGE_OUT,	   /* an fi_read's bytes out of staging */
+	GDRFAB_STEP_EMU_TARGET,	   /* the target's FIN of an emulated RMA */
+	GDRFAB_STEP_FLUSH,	   /* an fi_read into GPU memory, visible */
+	GDRFAB_STEP_ATOMIC_RESULT, /* an atomic's fetched values */
+	GDRFAB_STEP_RMA_EVENT,	   /* the RMA event owed to the peer first */
+	GDRFAB_STEP_COUNT,
+};
+
+struct gdrfab_proto;
+struct gdrfab_req;
+/* A last step: 0 (done, or nothing to do for this request),
+ * -FI_EINPROGRESS (it parks the request: whatever it waits for finishes
+ * the request again, and the step is called again), or -FI_E* (the
+ * request's error; the later steps still run and see it). */
+typedef int (*gdrfab_req_step_fn)(struct gdrfab_proto *proto,
+				  struct gdrfab_req *req);
+
 /* One operation of the protocol: the application's send, receive, RMA or
  * atomic, or one of the protocol's own (control message, rendezvous READ,
  * GPU step). The common part first, then a part per role; the roles'
@@ -349,10 +372,25 @@ struct gdrfab_req {
 		struct gdrfab_list stage_kick_entry; /* proto->stage_kicked */
 	};
 
+	/* The last steps it holds: a bit per enum gdrfab_req_step, and
+	 * (not cleared at allocation: read only where its bit is set) the
+	 * function of each. */
+	uint8_t steps;
+	gdrfab_req_step_fn step_fn[GDRFAB_STEP_COUNT];
+
 	/* Last (not cleared at allocation): the header and rendezvous
 	 * segments of control messages, in the registered slab. */
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
 };
+
+/* Adds a last step to a request (a feature, as it starts one). */
+static inline void gdrfab_req_add_step(struct gdrfab_req *req,
+				       enum gdrfab_req_step kind,
+				       gdrfab_req_step_fn fn)
+{
+	req->step_fn[kind] = fn;
+	req->steps |= (uint8_t)(1u << kind);
+}
 
 /* An eager send posted at once, without a request (gdrfab_send_inline.c):
  * what its completion reports. */
@@ -539,7 +577,7 @@ struct gdrfab_proto {
 	 * messages so that a FIN never waits for the application. */
 	struct gdrfab_req *reqs;
 	size_t req_cnt, req_free_cnt;
-	size_t req_clear_len; /* what allocation clears: all but ctrl */
+	size_t req_clear_len; /* what allocation clears: up to step_fn */
 	struct ibv_mr *req_mr;
 	struct gdrfab_list free_reqs, live;
 	/* Staging buffers kept for reuse (stage_cached bytes), those whose
@@ -802,6 +840,10 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 			 fi_addr_t peer_addr, uint64_t raddr, uint64_t key,
 			 uint64_t data, uint64_t flags, void *context,
 			 bool silent);
+/* A last step (GDRFAB_STEP_RMA_EVENT) of an RMA or atomic: the RMA event
+ * a peer that counts them (FI_RMA_EVENT) is owed, sent before the
+ * request's own completion (-FI_EINPROGRESS until its send ends). */
+int gdrfab_rma_event_step(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* Writes a rendezvous header (with a new cookie) into req->ctrl from
  * req->tag, data, len and rseg; the request then waits for a FIN. */
 void gdrfab_rndv_header(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -827,6 +869,9 @@ struct gdrfab_req *gdrfab_emu_target_start(struct gdrfab_proto *proto,
 					   const struct gdrfab_pkt_hdr *h);
 /* Target: the access is done (err 0) or failed (FI_E*): FIN to the
  * initiator, and an fi_writedata's CQ data to the target's CQ. */
+/* Target: makes req the target's side of an emulated RMA, whose last
+ * step (GDRFAB_STEP_EMU_TARGET) is the FIN to the initiator. */
+void gdrfab_emu_target_mark(struct gdrfab_req *req);
 void gdrfab_emu_target_done(struct gdrfab_proto *proto,
 			    struct gdrfab_conn *conn, uint64_t msg_id,
 			    bool cq_data, uint64_t data, size_t len, int err);
@@ -937,6 +982,10 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
  * stage_state DRAINED. */
 bool gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			size_t len);
+/* A last step (GDRFAB_STEP_STAGE_OUT): an fi_read into staged GPU memory
+ * copied out of its staging buffer (-FI_EINPROGRESS until the copies
+ * end); 0 for any other request. */
+int gdrfab_stage_out_step(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* A staged RDMA READ's work request ended: its bytes start copying into
  * the GPU. */
 void gdrfab_stage_landed(struct gdrfab_proto *proto, struct gdrfab_req *req);
@@ -968,6 +1017,10 @@ enum {
 int gdrfab_flush_step(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		      const struct iovec *iov, void **desc, size_t count,
 		      size_t len);
+/* A last step (GDRFAB_STEP_FLUSH): the flush of an fi_read into GPU
+ * memory that was not staged, as gdrfab_flush_step; 0 for any other
+ * request. */
+int gdrfab_flush_read_step(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* A peer's fi_writedata landed (wc): its completion is reported once
  * what it wrote into GPU memory is visible, now or from progress. */
 void gdrfab_flush_writedata(struct gdrfab_proto *proto,

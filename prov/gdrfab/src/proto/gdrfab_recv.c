@@ -390,7 +390,8 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	rd->tag = h->tag;
 	rd->data = h->data;
 	rd->msg_id = h->msg_id;
-	rd->emu_target = recv->emu_target;
+	if (recv->emu_target)
+		gdrfab_emu_target_mark(rd);
 	rd->recv_len = got;
 	rd->multi_off = off;
 	rd->conn = conn;

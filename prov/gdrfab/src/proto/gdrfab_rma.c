@@ -42,6 +42,40 @@ static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return 0;
 }
 
+/* An RMA or atomic to a peer that counts what reaches it (FI_RMA_EVENT)
+ * tells it with a GDRFAB_PKT_RMA_EVENT before its own completion: the
+ * application may exit once it sees the completion, and an event still
+ * waiting to be sent would die with its QP. The RMA completes when the
+ * event's send does (the peer's receive queue holds it then). Without a
+ * free control request the event is owed to the connection and its timers
+ * send it; the RMA completes at once. A last step (GDRFAB_STEP_RMA_EVENT):
+ * -FI_EINPROGRESS while the RMA waits for its event's send, else 0. */
+int gdrfab_rma_event_step(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	struct gdrfab_conn *conn = req->conn;
+	bool read = req->cq_flags & FI_READ;
+	struct gdrfab_pkt_hdr *hdr;
+	struct gdrfab_req *ev;
+
+	if (req->event_sent || req->error || proto->closing ||
+	    req->emu_target || req->op == GDRFAB_OP_CTRL ||
+	    req->op == GDRFAB_OP_RNDV_READ ||
+	    !(req->cq_flags & (FI_RMA | FI_ATOMIC)) || !conn ||
+	    !conn->peer_rma_events || conn->state != GDRFAB_CONN_CONNECTED)
+		return 0;
+	req->event_sent = true;
+	ev = gdrfab_ctrl_req(proto, conn, GDRFAB_PKT_RMA_EVENT, &hdr);
+	if (!ev) {
+		conn->rma_events_owed[read]++;
+		return 0;
+	}
+	hdr->data = read ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
+	hdr->size = 1;
+	ev->parent = req;
+	gdrfab_req_submit(ev);
+	return -FI_EINPROGRESS;
+}
+
 ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 			 const struct iovec *iov, void **desc, size_t count,
 			 fi_addr_t peer_addr, uint64_t raddr, uint64_t key,
@@ -108,6 +142,7 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	req->op_flags = flags;
 	req->silent = silent;
 	req->data = data;
+	gdrfab_req_add_step(req, GDRFAB_STEP_RMA_EVENT, gdrfab_rma_event_step);
 	if (emu) {
 		/* Staged GPU memory at the target: its data path does it. */
 		ret = gdrfab_emu_prepare(proto, req, iov, desc, count, raddr,
@@ -137,6 +172,14 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	req->rseg[0].len = len;
 	req->rseg[0].rkey = (uint32_t)key;
 	req->rseg_count = 1;
+	if (op == GDRFAB_OP_READ) {
+		/* The bytes out of staging, or made visible in GPU memory,
+		 * before the completion says they are there. */
+		gdrfab_req_add_step(req, GDRFAB_STEP_STAGE_OUT,
+				    gdrfab_stage_out_step);
+		gdrfab_req_add_step(req, GDRFAB_STEP_FLUSH,
+				    gdrfab_flush_read_step);
+	}
 	gdrfab_req_submit(req);
 out:
 	gdrfab_req_drain(proto);

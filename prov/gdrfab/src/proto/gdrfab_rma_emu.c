@@ -58,6 +58,7 @@ int gdrfab_emu_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	gdrfab_rndv_header(proto, req, GDRFAB_PKT_EMU_READ);
 	req->op = GDRFAB_OP_SEND; /* done at the target's FIN */
 	req->emu_read = true;
+	gdrfab_req_add_step(req, GDRFAB_STEP_STAGE_OUT, gdrfab_stage_out_step);
 	return 0;
 }
 
@@ -110,7 +111,7 @@ struct gdrfab_req *gdrfab_emu_target_start(struct gdrfab_proto *proto,
 		refuse(proto, conn, h, "no request left", FI_ENOMEM);
 		return NULL;
 	}
-	req->emu_target = true;
+	gdrfab_emu_target_mark(req);
 	req->msg_id = h->msg_id;
 	if (write) {
 		/* A receive that matched already: deliver() fills it. */
@@ -137,6 +138,21 @@ struct gdrfab_req *gdrfab_emu_target_start(struct gdrfab_proto *proto,
 	req->rseg_count = h->seg_count;
 	gdrfab_req_submit(req);
 	return NULL;
+}
+
+/* The target's side of an emulated RMA ends in a FIN to the initiator; the
+ * target's application hears nothing of it. */
+static int emu_target_step(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	gdrfab_emu_target_done(proto, req->conn, req->msg_id, false, 0, 0,
+			       req->error ? FI_EIO : 0);
+	return 0;
+}
+
+void gdrfab_emu_target_mark(struct gdrfab_req *req)
+{
+	req->emu_target = true;
+	gdrfab_req_add_step(req, GDRFAB_STEP_EMU_TARGET, emu_target_step);
 }
 
 void gdrfab_emu_target_done(struct gdrfab_proto *proto,

@@ -456,6 +456,18 @@ void gdrfab_stage_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	req->gpu_iov_count = 0;
 }
 
+int gdrfab_stage_out_step(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	/* fi_read into staged GPU memory: copied out of the staging buffer
+	 * first; progress comes back here when the copies end. */
+	if (!gdrfab_req_reads_local(req) || !req->staged || req->error ||
+	    proto->closing || req->emu_target)
+		return 0;
+	if (!gdrfab_stage_drain(proto, req, req->len))
+		return -FI_EINPROGRESS;
+	return req->stage_err ? -req->stage_err : 0;
+}
+
 void gdrfab_stage_pool_fini(struct gdrfab_proto *proto)
 {
 	while (proto->stage_zombies) {
