@@ -523,7 +523,7 @@ void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		req->fin_received = true;
 		/* Applied at the target: NIC atomics held behind it may
 		 * go. */
-		gdrfab_atomic_answered(req);
+		gdrfab_conn_atomic_answered(req);
 		if (h->data && !req->error) {
 			req->error = (int)h->data;
 			req->prov_errno = h->data == FI_EACCES
@@ -607,23 +607,6 @@ void gdrfab_atomic_submit(struct gdrfab_req *req)
 		return;
 	}
 	start(req);
-}
-
-void gdrfab_atomic_answered(struct gdrfab_req *req)
-{
-	struct gdrfab_conn *conn = req->conn;
-	struct gdrfab_proto *proto;
-
-	if (!req->atomic_counted || !conn)
-		return;
-	req->atomic_counted = false;
-	proto = conn->proto;
-	if (--conn->proto_atomics_out || conn->atomic_ready ||
-	    gdrfab_list_empty(&conn->atomic_hold) || proto->closing)
-		return;
-	conn->atomic_ready = true;
-	conn->refs++;
-	gdrfab_list_push_tail(&proto->atomic_ready, &conn->ready_entry);
 }
 
 void gdrfab_atomic_release_run(struct gdrfab_proto *proto)

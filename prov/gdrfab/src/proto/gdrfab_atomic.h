@@ -140,8 +140,6 @@ void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 /* Initiator: sends a prepared atomic (either kind) in its turn: held on
  * its connection while earlier atomics must go first. */
 void gdrfab_atomic_submit(struct gdrfab_req *req);
-/* Initiator: a counted message-borne atomic was answered or ended. */
-void gdrfab_atomic_answered(struct gdrfab_req *req);
 /* Sends the held atomics that may go now (from progress). */
 void gdrfab_atomic_release_run(struct gdrfab_proto *proto);
 
@@ -151,9 +149,6 @@ void gdrfab_atomic_release_run(struct gdrfab_proto *proto);
 int gdrfab_atomic_nic_prepare(struct gdrfab_proto *proto,
 			      struct gdrfab_req *req,
 			      const struct gdrfab_atomic_args *a);
-/* Logs why the NIC failed one. */
-void gdrfab_atomic_nic_failed(struct gdrfab_proto *proto,
-			      struct gdrfab_req *req, const struct ibv_wc *wc);
 /* ---- an atomic's fetched values (gdrfab_atomic.c) ---- */
 /* ATOMIC_RESP: keeps the fetched bytes in the request until its last
  * steps (0, or -FI_EIO when they cannot be kept). */

@@ -66,23 +66,6 @@ int gdrfab_atomic_nic_prepare(struct gdrfab_proto *proto,
 	return 0;
 }
 
-void gdrfab_atomic_nic_failed(struct gdrfab_proto *proto,
-			      struct gdrfab_req *req, const struct ibv_wc *wc)
-{
-	char peer[128];
-
-	if (wc->status == IBV_WC_WR_FLUSH_ERR)
-		return; /* the connection failed for another reason */
-	gdrfab_addr_to_str(&req->conn->peer, peer, sizeof(peer));
-	GDRFAB_WARN(
-		FI_LOG_EP_DATA,
-		"NIC atomic %s at 0x%llx key 0x%x on %s failed: %s (the target's NIC refused the key or range)\n",
-		req->nic_cswap ? "CMP_SWP" : "FETCH_ADD",
-		(unsigned long long)req->rseg[0].addr, req->rseg[0].rkey, peer,
-		ibv_wc_status_str(wc->status));
-	(void)proto;
-}
-
 /* ---- which atomics go to the NIC (gdrfab_atomic.h) ---- */
 bool gdrfab_nic_atomic_cap_usable(int mode, enum ibv_atomic_cap cap)
 {

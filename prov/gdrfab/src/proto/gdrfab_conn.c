@@ -935,3 +935,20 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 			gdrfab_conn_keepalive(conn);
 	}
 }
+
+void gdrfab_conn_atomic_answered(struct gdrfab_req *req)
+{
+	struct gdrfab_conn *conn = req->conn;
+	struct gdrfab_proto *proto;
+
+	if (!req->atomic_counted || !conn)
+		return;
+	req->atomic_counted = false;
+	proto = conn->proto;
+	if (--conn->proto_atomics_out || conn->atomic_ready ||
+	    gdrfab_list_empty(&conn->atomic_hold) || proto->closing)
+		return;
+	conn->atomic_ready = true;
+	conn->refs++;
+	gdrfab_list_push_tail(&proto->atomic_ready, &conn->ready_entry);
+}

@@ -51,7 +51,7 @@ void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	/* A message-borne atomic that ends unanswered (failed) no longer
 	 * holds back the NIC atomics after it. */
 	if (req->atomic_counted)
-		gdrfab_atomic_answered(req);
+		gdrfab_conn_atomic_answered(req);
 	if (req->staged || req->gpu_iov_count)
 		gdrfab_stage_free(proto, req);
 	if (req->op == GDRFAB_OP_GPU_RX)
@@ -67,6 +67,13 @@ void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	 * cycling through all of them and clearing a cold one each time. */
 	gdrfab_list_push_head(&proto->free_reqs, &req->entry);
 	proto->req_free_cnt++;
+}
+
+void gdrfab_req_resume_finish(struct gdrfab_proto *proto,
+			      struct gdrfab_req *req, int err, int prov_errno)
+{
+	(void)err, (void)prov_errno;
+	gdrfab_req_finish(proto, req);
 }
 
 void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)

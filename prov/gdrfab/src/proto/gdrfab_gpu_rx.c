@@ -17,9 +17,11 @@
  * - CUDA not permitted (FI_OPT_CUDA_API_PERMITTED=false): an RDMA WRITE
  *   over the endpoint's loopback QP (gdrfab_loop_copy.c).
  */
+#include <arpa/inet.h>
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_strerror.h"
 
@@ -68,6 +70,7 @@ struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
 	if (!st)
 		return NULL;
 	st->op = GDRFAB_OP_GPU_RX;
+	st->resume = gdrfab_gpu_rx_done;
 	st->context = a->recv->context;
 	st->cq_flags = a->cq_flags;
 	st->tag = a->tag;
@@ -172,4 +175,50 @@ void gdrfab_gpu_rx_done(struct gdrfab_proto *proto, struct gdrfab_req *st,
 				     st->recv_len, st->loop_buf, st->data,
 				     st->tag, gdrfab_conn_fi_addr(st->conn));
 	}
+}
+
+void gdrfab_flush_writedata(struct gdrfab_proto *proto,
+			    struct gdrfab_conn *conn, const struct ibv_wc *wc)
+{
+	uint64_t flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
+	uint64_t data = ntohl(wc->imm_data);
+	struct gdrfab_hmem_rw_target t;
+	struct gdrfab_req *st;
+	int ret = 0;
+
+	if (proto->closing)
+		return;
+	if (gdrfab_hmem_remote_write_target(
+		    proto->env.hmem, proto->env.cuda_api_permitted, &t)) {
+		/* A step carries the completion until the READ ends: a
+		 * GPU_RX request, finished by gdrfab_gpu_rx_done. From the
+		 * control reserve, as other steps of data that arrived. */
+		st = gdrfab_req_alloc(proto, true);
+		if (!st) {
+			GDRFAB_WARN(
+				FI_LOG_EP_DATA,
+				"no request left to flush an fi_writedata into GPU memory: reported as failed\n");
+			ret = -FI_EAGAIN;
+			goto complete;
+		}
+		st->op = GDRFAB_OP_GPU_RX;
+		st->resume = gdrfab_gpu_rx_done;
+		st->cq_flags = flags;
+		st->data = data;
+		st->recv_len = st->ctrl_len = wc->byte_len;
+		st->conn = conn;
+		conn->refs++;
+		ret = gdrfab_flush_start(proto, st, t.device, (uintptr_t)t.addr,
+					 t.rkey);
+		if (ret == -FI_EINPROGRESS)
+			return;
+		gdrfab_req_free(proto, st);
+	}
+complete:
+	if (ret)
+		gdrfab_report_remote_error(proto, flags, wc->byte_len, data,
+					   -ret);
+	else
+		gdrfab_report_remote_data(proto, flags, wc->byte_len, data,
+					  conn);
 }

@@ -195,6 +195,7 @@ int gdrfab_proto_create(const struct gdrfab_proto_env *env,
 	gdrfab_list_init(&proto->finished);
 	gdrfab_list_init(&proto->staging);
 	gdrfab_list_init(&proto->stage_kicked);
+	proto->stage_can_post = gdrfab_conn_kick;
 	gdrfab_list_init(&proto->atomic_backlog);
 	gdrfab_list_init(&proto->atomic_ready);
 	set_limits(proto);

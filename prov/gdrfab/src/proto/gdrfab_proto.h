@@ -226,6 +226,12 @@ struct gdrfab_req {
 	/* ---- common: every request ---- */
 	struct gdrfab_wr_ctx wr;
 	enum gdrfab_op op;
+	/* What goes on when an asynchronous step of its own ends (copies,
+	 * a flush READ, its rendezvous READ's data): set by the unit that
+	 * made the request (a GPU step, a rendezvous READ), else
+	 * gdrfab_req_resume_finish (set at allocation). */
+	void (*resume)(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       int err, int prov_errno);
 	struct gdrfab_conn *conn;
 	void *context;
 	uint64_t cq_flags; /* FI_SEND|FI_TAGGED, FI_RECV|FI_MSG, ... */
@@ -382,6 +388,16 @@ struct gdrfab_req {
 	 * segments of control messages, in the registered slab. */
 	_Alignas(8) uint8_t ctrl[GDRFAB_CTRL_SIZE];
 };
+
+/* An asynchronous step of req ended (err 0, or FI_E* and prov_errno): on
+ * with the request. Lower units (staging, the loopback copies, the
+ * flush) end their steps here without knowing who started them. */
+static inline void gdrfab_req_resume(struct gdrfab_proto *proto,
+				     struct gdrfab_req *req, int err,
+				     int prov_errno)
+{
+	req->resume(proto, req, err, prov_errno);
+}
 
 /* Adds a last step to a request (a feature, as it starts one). */
 static inline void gdrfab_req_add_step(struct gdrfab_req *req,
@@ -586,6 +602,11 @@ struct gdrfab_proto {
 	struct gdrfab_stage_buf *stage_free, *stage_zombies;
 	size_t stage_cached;
 	struct gdrfab_list staging, stage_kicked;
+	/* What staging calls when more of a request's staged bytes may go
+	 * (filled, or a further piece copied): its connection posts what it
+	 * can (gdrfab_conn_kick, set at create, so that staging names
+	 * nothing above it). */
+	void (*stage_can_post)(struct gdrfab_conn *conn);
 	/* Work requests the shared CQ can still take. */
 	int cq_credits;
 	long long last_timer_ms;
@@ -668,6 +689,9 @@ void gdrfab_conn_put(struct gdrfab_conn *conn);
 fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn);
 /* A message arrived from the peer (seen by progress): it is alive, and
  * connected. */
+/* A counted message-borne atomic on req's connection was answered or
+ * ended: the NIC atomics held behind it may go (from progress). */
+void gdrfab_conn_atomic_answered(struct gdrfab_req *req);
 void gdrfab_conn_rx(struct gdrfab_conn *conn);
 /* Sends a NOP so that a dead peer is noticed by RC retries. */
 void gdrfab_conn_keepalive(struct gdrfab_conn *conn);
@@ -740,7 +764,21 @@ static inline size_t gdrfab_iov_len(const struct iovec *iov, size_t count)
 	return len;
 }
 /* Maps a failed work completion to an FI_E* code (positive). */
-int gdrfab_wc_to_fi(enum ibv_wc_status status);
+static inline int gdrfab_wc_to_fi(enum ibv_wc_status status)
+{
+	switch (status) {
+	case IBV_WC_SUCCESS: return 0;
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_LOC_PROT_ERR:
+	case IBV_WC_LOC_ACCESS_ERR: return FI_EACCES;
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_LOC_LEN_ERR: return FI_EINVAL;
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR: return FI_EHOSTUNREACH;
+	case IBV_WC_WR_FLUSH_ERR: return FI_ECANCELED;
+	default: return FI_EIO;
+	}
+}
 
 /* ---- the end of a request (gdrfab_finish.c) ----
  * Completion paths only mark a request ended and queue it; the drain, run
@@ -748,6 +786,10 @@ int gdrfab_wc_to_fi(enum ibv_wc_status status);
  * is the one place that reports (CQ entry, counter) and frees. */
 /* Ends a request (once: a second call is ignored); the drain works out
  * its report. */
+/* The resume function of a request whose maker set none (given at
+ * allocation): its asynchronous step ended, it is finished. */
+void gdrfab_req_resume_finish(struct gdrfab_proto *proto,
+			      struct gdrfab_req *req, int err, int prov_errno);
 void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* Marks the request failed (the first error sticks) and ends it unless
  * work requests of it are still out (their completion ends it). */
@@ -991,7 +1033,10 @@ int gdrfab_stage_out_step(struct gdrfab_proto *proto, struct gdrfab_req *req);
 void gdrfab_stage_landed(struct gdrfab_proto *proto, struct gdrfab_req *req);
 /* Whether a request must wait for its staging copies before posting
  * (more of) its data. */
-bool gdrfab_stage_blocks(const struct gdrfab_req *req);
+static inline bool gdrfab_stage_blocks(const struct gdrfab_req *req)
+{
+	return req->stage_state == GDRFAB_STAGE_FILLING && !req->stage_err;
+}
 /* Completes staging copies (never waiting): from progress. */
 void gdrfab_stage_progress(struct gdrfab_proto *proto);
 void gdrfab_stage_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
@@ -1021,10 +1066,10 @@ int gdrfab_flush_step(struct gdrfab_proto *proto, struct gdrfab_req *req,
  * memory that was not staged, as gdrfab_flush_step; 0 for any other
  * request. */
 int gdrfab_flush_read_step(struct gdrfab_proto *proto, struct gdrfab_req *req);
-/* A peer's fi_writedata landed (wc): its completion is reported once
- * what it wrote into GPU memory is visible, now or from progress. */
-void gdrfab_flush_writedata(struct gdrfab_proto *proto,
-			    struct gdrfab_conn *conn, const struct ibv_wc *wc);
+/* Starts the flush of device memory at addr (rkey from the domain's PD)
+ * for req: 0, -FI_EINPROGRESS or -FI_E*, as gdrfab_flush_step. */
+int gdrfab_flush_start(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       int device, uint64_t addr, uint32_t rkey);
 /* A flush READ ended (err FI_E* or 0): on with the request. */
 void gdrfab_flush_done(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       int err, int prov_errno);
@@ -1062,6 +1107,11 @@ bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, const struct iovec *iov,
  * nothing was started. */
 int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 			const struct gdrfab_gpu_rx_args *a);
+/* A peer's fi_writedata landed (wc): its completion is reported once
+ * what it wrote into GPU memory is visible, now or from progress (a
+ * GPU_RX step carries it while the flush READ runs). */
+void gdrfab_flush_writedata(struct gdrfab_proto *proto,
+			    struct gdrfab_conn *conn, const struct ibv_wc *wc);
 /* A step's bytes are there (err 0) or not (FI_E*): completes it. */
 void gdrfab_gpu_rx_done(struct gdrfab_proto *proto, struct gdrfab_req *st,
 			int err, int prov_errno);
@@ -1100,8 +1150,21 @@ void gdrfab_rxbuf_repost_flush(struct gdrfab_proto *proto);
 /* How many handled receive buffers progress lets wait before it reposts
  * them, for an SRQ of rxbuf_cnt. */
 unsigned gdrfab_rxbuf_repost_min(size_t rxbuf_cnt);
-/* Gives a receive bounce buffer back to the SRQ. */
+/* Gives a receive bounce buffer back to the SRQ, at once with any that
+ * wait for the next progress call. */
 void gdrfab_rxbuf_repost(struct gdrfab_proto *proto,
 			 struct gdrfab_rxbuf *rxbuf);
+/* The most buffers one repost posts (gdrfab_rxbuf.c). */
+#define GDRFAB_REPOST_BATCH 16
+/* Queues a handled receive buffer for the next repost: at the latest when
+ * the batch is full. Inline: the receive path's own cost. */
+static inline void gdrfab_rxbuf_repost_later(struct gdrfab_proto *proto,
+					     struct gdrfab_rxbuf *rb)
+{
+	rb->next_repost = proto->repost_head;
+	proto->repost_head = rb;
+	if (++proto->repost_cnt >= GDRFAB_REPOST_BATCH)
+		gdrfab_rxbuf_repost_flush(proto);
+}
 
 #endif /* GDRFAB_PROTO_H */

@@ -42,38 +42,45 @@ static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return 0;
 }
 
-/* An RMA or atomic to a peer that counts what reaches it (FI_RMA_EVENT)
- * tells it with a GDRFAB_PKT_RMA_EVENT before its own completion: the
- * application may exit once it sees the completion, and an event still
- * waiting to be sent would die with its QP. The RMA completes when the
- * event's send does (the peer's receive queue holds it then). Without a
- * free control request the event is owed to the connection and its timers
- * send it; the RMA completes at once. A last step (GDRFAB_STEP_RMA_EVENT):
- * -FI_EINPROGRESS while the RMA waits for its event's send, else 0. */
-int gdrfab_rma_event_step(struct gdrfab_proto *proto, struct gdrfab_req *req)
+/* An RMA to staged GPU memory at the target (GDRFAB_EMU_KEY), whose data
+ * path serves it (gdrfab_rma_emu.c): a write goes as an EMU_WRITE
+ * message, a read as an EMU_READ the target answers with an RDMA WRITE
+ * into our staging buffer and a FIN. */
+int gdrfab_emu_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       const struct iovec *iov, void **desc, size_t count,
+		       uint64_t raddr, uint64_t key)
 {
-	struct gdrfab_conn *conn = req->conn;
-	bool read = req->cq_flags & FI_READ;
-	struct gdrfab_pkt_hdr *hdr;
-	struct gdrfab_req *ev;
+	uint64_t handle = (uint32_t)key;
+	int ret;
 
-	if (req->event_sent || req->error || proto->closing ||
-	    req->emu_target || req->op == GDRFAB_OP_CTRL ||
-	    req->op == GDRFAB_OP_RNDV_READ ||
-	    !(req->cq_flags & (FI_RMA | FI_ATOMIC)) || !conn ||
-	    !conn->peer_rma_events || conn->state != GDRFAB_CONN_CONNECTED)
-		return 0;
-	req->event_sent = true;
-	ev = gdrfab_ctrl_req(proto, conn, GDRFAB_PKT_RMA_EVENT, &hdr);
-	if (!ev) {
-		conn->rma_events_owed[read]++;
-		return 0;
+	req->tag = raddr;
+	if (req->op == GDRFAB_OP_WRITE) {
+		req->op = GDRFAB_OP_SEND;
+		req->data = handle << 32 | (uint32_t)req->data;
+		return gdrfab_msg_prepare(
+			proto, req, iov, desc, count,
+			GDRFAB_PKT_EMU_WRITE |
+				((req->cq_flags & FI_REMOTE_CQ_DATA)
+					 ? GDRFAB_PKT_CQ_DATA
+					 : 0));
 	}
-	hdr->data = read ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
-	hdr->size = 1;
-	ev->parent = req;
-	gdrfab_req_submit(ev);
-	return -FI_EINPROGRESS;
+	/* fi_read: the target writes into a host buffer of ours, copied
+	 * into the application's buffer (host or GPU) at the FIN. */
+	ret = gdrfab_stage_setup(proto, req, iov, desc, count,
+				 IBV_ACCESS_REMOTE_WRITE, false);
+	if (ret)
+		return ret;
+	req->rseg[0].addr = (uintptr_t)req->stage;
+	req->rseg[0].len = req->len;
+	req->rseg[0].rkey = req->stage_mr ? req->stage_mr->rkey : 0;
+	req->rseg[0].reserved = 0;
+	req->rseg_count = 1;
+	req->data = handle << 32;
+	gdrfab_rndv_header(proto, req, GDRFAB_PKT_EMU_READ);
+	req->op = GDRFAB_OP_SEND; /* done at the target's FIN */
+	req->emu_read = true;
+	gdrfab_req_add_step(req, GDRFAB_STEP_STAGE_OUT, gdrfab_stage_out_step);
+	return 0;
 }
 
 ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,

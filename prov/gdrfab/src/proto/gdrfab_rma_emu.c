@@ -15,7 +15,8 @@
  * an error completion at the initiator as a NIC's would, and a completed
  * fi_write means the data is in GPU memory. The target's application sees
  * nothing but an fi_writedata's CQ data. Progress is manual at both ends,
- * as for messages.
+ * as for messages. The initiator's side is gdrfab_emu_prepare
+ * (gdrfab_rma.c); this file is the target's.
  */
 #include <string.h>
 
@@ -24,43 +25,6 @@
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
-
-int gdrfab_emu_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		       const struct iovec *iov, void **desc, size_t count,
-		       uint64_t raddr, uint64_t key)
-{
-	uint64_t handle = (uint32_t)key;
-	int ret;
-
-	req->tag = raddr;
-	if (req->op == GDRFAB_OP_WRITE) {
-		req->op = GDRFAB_OP_SEND;
-		req->data = handle << 32 | (uint32_t)req->data;
-		return gdrfab_msg_prepare(
-			proto, req, iov, desc, count,
-			GDRFAB_PKT_EMU_WRITE |
-				((req->cq_flags & FI_REMOTE_CQ_DATA)
-					 ? GDRFAB_PKT_CQ_DATA
-					 : 0));
-	}
-	/* fi_read: the target writes into a host buffer of ours, copied
-	 * into the application's buffer (host or GPU) at the FIN. */
-	ret = gdrfab_stage_setup(proto, req, iov, desc, count,
-				 IBV_ACCESS_REMOTE_WRITE, false);
-	if (ret)
-		return ret;
-	req->rseg[0].addr = (uintptr_t)req->stage;
-	req->rseg[0].len = req->len;
-	req->rseg[0].rkey = req->stage_mr ? req->stage_mr->rkey : 0;
-	req->rseg[0].reserved = 0;
-	req->rseg_count = 1;
-	req->data = handle << 32;
-	gdrfab_rndv_header(proto, req, GDRFAB_PKT_EMU_READ);
-	req->op = GDRFAB_OP_SEND; /* done at the target's FIN */
-	req->emu_read = true;
-	gdrfab_req_add_step(req, GDRFAB_STEP_STAGE_OUT, gdrfab_stage_out_step);
-	return 0;
-}
 
 static struct gdrfab_req *target_req(struct gdrfab_proto *proto)
 {

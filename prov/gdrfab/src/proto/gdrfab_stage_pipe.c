@@ -354,11 +354,6 @@ bool gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return false;
 }
 
-bool gdrfab_stage_blocks(const struct gdrfab_req *req)
-{
-	return req->stage_state == GDRFAB_STAGE_FILLING && !req->stage_err;
-}
-
 /* A request whose copies ended: on with what it waited for. */
 static void stage_ended(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
@@ -368,19 +363,14 @@ static void stage_ended(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		 * completion finishes it. */
 		if (req->wr_pending || !req->fully_posted)
 			return;
-		if (req->op == GDRFAB_OP_GPU_RX)
-			gdrfab_gpu_rx_done(proto, req, req->stage_err, 0);
-		else if (req->op == GDRFAB_OP_RNDV_READ)
-			gdrfab_rndv_read_done(proto, req);
-		else
-			gdrfab_req_finish(proto, req);
+		gdrfab_req_resume(proto, req, req->stage_err, 0);
 		return;
 	}
 	/* Filled (or failed: the post fails it, in its turn on the
 	 * connection, so that it finishes in one place). */
 	req->stage_state = GDRFAB_STAGE_IDLE;
 	if (req->conn)
-		gdrfab_conn_kick(req->conn);
+		proto->stage_can_post(req->conn);
 }
 
 void gdrfab_stage_progress(struct gdrfab_proto *proto)
@@ -423,7 +413,7 @@ void gdrfab_stage_progress(struct gdrfab_proto *proto)
 
 		kick_del(req);
 		if (req->stage_listed) /* still copying: post what is done */
-			gdrfab_conn_kick(req->conn);
+			proto->stage_can_post(req->conn);
 		else
 			stage_ended(proto, req);
 	}
