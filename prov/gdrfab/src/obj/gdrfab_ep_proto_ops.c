@@ -14,6 +14,7 @@
 #include "gdrfab_hmem_domain.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
 
 static void count(struct gdrfab_cntr *cntr, bool error)
 {

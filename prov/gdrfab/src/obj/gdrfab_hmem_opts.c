@@ -12,6 +12,7 @@
 #include "gdrfab_hmem_reg.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_stage.h"
 
 #ifndef FI_OPT_CUDA_API_PERMITTED
 #define FI_OPT_CUDA_API_PERMITTED 10

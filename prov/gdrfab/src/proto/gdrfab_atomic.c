@@ -23,7 +23,11 @@
 
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_rma.h"
+#include "gdrfab_stage.h"
 
 /* ---- the operation table ---- */
 /*

@@ -18,6 +18,7 @@
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
 #include "gdrfab_strerror.h"
 
 /* Gathers one 8-byte element spread over iovecs (some may be empty).

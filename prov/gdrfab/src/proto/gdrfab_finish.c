@@ -35,9 +35,12 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_host_cache.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 
 void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {

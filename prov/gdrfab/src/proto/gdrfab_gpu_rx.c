@@ -21,8 +21,12 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_rma.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_strerror.h"
 
 static bool cuda_gpu_desc(struct gdrfab_proto *proto, const void *desc)

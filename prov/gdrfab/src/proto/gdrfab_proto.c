@@ -12,8 +12,13 @@
 #include <unistd.h>
 
 #include "gdrfab.h"
+#include "gdrfab_atomic.h"
+#include "gdrfab_conn.h"
+#include "gdrfab_msg.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_ud.h"
 #include "gdrfab_verbs_ops.h"
 

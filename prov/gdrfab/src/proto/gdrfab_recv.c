@@ -12,7 +12,13 @@
 #include <rdma/fi_tagged.h>
 
 #include "gdrfab.h"
+#include "gdrfab_atomic.h"
+#include "gdrfab_conn.h"
+#include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_rma.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 

@@ -14,7 +14,11 @@
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_lock.h"
+#include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_rma.h"
+#include "gdrfab_stage.h"
 
 static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 const struct iovec *iov, size_t count)

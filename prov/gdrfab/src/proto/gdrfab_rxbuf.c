@@ -14,6 +14,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
 #include "gdrfab_verbs_ops.h"
 
 unsigned gdrfab_rxbuf_repost_min(size_t rxbuf_cnt)

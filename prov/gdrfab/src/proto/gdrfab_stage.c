@@ -16,6 +16,8 @@
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 
 /* The GPU device of a buffer: from its descriptor, or, for a buffer
  * passed without one (injects, receives), from CUDA once the application

@@ -19,6 +19,8 @@
 #include "gdrfab_hmem.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_stage_sched.h"
 #include "gdrfab_verbs_ops.h"
 
