@@ -2,7 +2,7 @@
 /*
  * GPU memory in the protocol: GPU buffers and staging through host
  * buffers (gdrfab_stage.c, gdrfab_stage_pipe.c, the copy scheduler in
- * gdrfab_stage_sched.h), the flush step (gdrfab_flush.c), eager data
+ * hmem/gdrfab_stage_sched.h), the flush step (gdrfab_flush.c), eager data
  * moved into GPU memory asynchronously (gdrfab_gpu_rx.c) and the
  * loopback engine that does it without CUDA (gdrfab_loop_copy.c). These
  * end their asynchronous steps with gdrfab_req_resume and name nothing
