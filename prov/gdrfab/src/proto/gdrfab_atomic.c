@@ -29,6 +29,12 @@
 #include "gdrfab_rma.h"
 #include "gdrfab_stage.h"
 
+/* ATOMIC_RESP: keeps the fetched bytes in the request until its last
+ * steps (0, or -FI_EIO when they cannot be kept). */
+static int gdrfab_atomic_result_keep(struct gdrfab_proto *proto,
+				     struct gdrfab_req *req, const void *src,
+				     size_t len);
+
 /* ---- the operation table ---- */
 /*
  * The operation table of gdrfab's atomics: which fi_op and fi_datatype
@@ -661,9 +667,9 @@ static const uint8_t *held(const struct gdrfab_req *req)
 	return req->txbuf ? req->txbuf->data : NULL;
 }
 
-int gdrfab_atomic_result_keep(struct gdrfab_proto *proto,
-			      struct gdrfab_req *req, const void *src,
-			      size_t len)
+static int gdrfab_atomic_result_keep(struct gdrfab_proto *proto,
+				     struct gdrfab_req *req, const void *src,
+				     size_t len)
 {
 	if (!len)
 		return 0;

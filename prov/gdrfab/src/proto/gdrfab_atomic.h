@@ -150,11 +150,6 @@ int gdrfab_atomic_nic_prepare(struct gdrfab_proto *proto,
 			      struct gdrfab_req *req,
 			      const struct gdrfab_atomic_args *a);
 /* ---- an atomic's fetched values (gdrfab_atomic.c) ---- */
-/* ATOMIC_RESP: keeps the fetched bytes in the request until its last
- * steps (0, or -FI_EIO when they cannot be kept). */
-int gdrfab_atomic_result_keep(struct gdrfab_proto *proto,
-			      struct gdrfab_req *req, const void *src,
-			      size_t len);
 /* A last step (GDRFAB_STEP_ATOMIC_RESULT): the fetched values into the
  * result buffers, GPU ones by asynchronous copies; nothing once the
  * request failed or the endpoint closes. 0, -FI_EINPROGRESS (parked: the

@@ -340,8 +340,10 @@ static void established(struct gdrfab_conn *conn)
 	gdrfab_conn_kick(conn);
 }
 
-struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
-				    const struct gdrfab_addr *peer)
+/* The connection to a peer, set up on first use. NULL: out of resources,
+ * or a connection to itself that its QP refused (logged). */
+static struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
+					   const struct gdrfab_addr *peer)
 {
 	struct gdrfab_conn *conn;
 	uint64_t found;
@@ -846,7 +848,7 @@ void gdrfab_conn_rx(struct gdrfab_conn *conn)
 }
 
 /* A NOP at most every 100 ms, so that RC retries notice a dead peer. */
-void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
+static void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
 {
 	long long now = gdrfab_tick_ms();
 

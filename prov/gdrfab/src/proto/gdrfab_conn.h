@@ -88,10 +88,6 @@ struct gdrfab_conn {
 };
 
 /* ---- connections (gdrfab_conn.c) ---- */
-/* The connection to a peer, set up on first use. NULL: out of resources,
- * or a connection to itself that its QP refused (logged). */
-struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
-				    const struct gdrfab_addr *peer);
 /* gdrfab_conn_for_addr past its cache. */
 int gdrfab_conn_for_addr_lookup(struct gdrfab_proto *proto, fi_addr_t fi_addr,
 				struct gdrfab_conn **out);
@@ -128,8 +124,6 @@ void gdrfab_conn_atomic_answered(struct gdrfab_req *req);
 /* A message arrived from the peer (seen by progress): it is alive, and
  * connected. */
 void gdrfab_conn_rx(struct gdrfab_conn *conn);
-/* Sends a NOP so that a dead peer is noticed by RC retries. */
-void gdrfab_conn_keepalive(struct gdrfab_conn *conn);
 
 /* ---- connection messages on the UD QP (gdrfab_cm_ud.c) ---- */
 int gdrfab_ud_post_recvs(struct gdrfab_proto *proto);

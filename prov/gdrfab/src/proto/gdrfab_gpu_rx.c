@@ -29,6 +29,11 @@
 #include "gdrfab_stage.h"
 #include "gdrfab_strerror.h"
 
+/* A step's bytes are there (err 0) or not (FI_E*): completes it (the
+ * step's resume function). */
+static void gdrfab_gpu_rx_done(struct gdrfab_proto *proto,
+			       struct gdrfab_req *st, int err, int prov_errno);
+
 static bool cuda_gpu_desc(struct gdrfab_proto *proto, const void *desc)
 {
 	const struct gdrfab_mr_desc *mr = desc;
@@ -64,8 +69,9 @@ bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, const struct iovec *iov,
 	return false;
 }
 
-struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
-				      const struct gdrfab_gpu_rx_args *a)
+/* A new step for the receive, with its completion's fields. */
+static struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
+					     const struct gdrfab_gpu_rx_args *a)
 {
 	/* From the control reserve too: a message that arrived must be
 	 * delivered, as a rendezvous READ is. */
@@ -149,8 +155,8 @@ int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 	return ret;
 }
 
-void gdrfab_gpu_rx_done(struct gdrfab_proto *proto, struct gdrfab_req *st,
-			int err, int prov_errno)
+static void gdrfab_gpu_rx_done(struct gdrfab_proto *proto,
+			       struct gdrfab_req *st, int err, int prov_errno)
 {
 	if (st->loop_rxbuf)
 		gdrfab_rxbuf_repost(proto, st->loop_rxbuf);

@@ -55,8 +55,6 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 int gdrfab_recv_post(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		     uint64_t flags);
 int gdrfab_recv_cancel(struct gdrfab_proto *proto, void *context);
-void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd);
-void gdrfab_unexp_free(struct gdrfab_unexp *u);
 void gdrfab_recv_flush_all(struct gdrfab_proto *proto);
 
 /* ---- the application's calls (gdrfab_msg.c, gdrfab_rma.c) ---- */

@@ -360,7 +360,9 @@ static bool post_nic_atomic(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	return true;
 }
 
-bool gdrfab_req_post(struct gdrfab_req *req)
+/* Posts as much of the request as slots and buffers allow; false when it
+ * must wait. */
+static bool gdrfab_req_post(struct gdrfab_req *req)
 {
 	struct gdrfab_proto *proto = req->conn->proto;
 
@@ -487,9 +489,13 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn)
 	}
 }
 
-struct gdrfab_req *gdrfab_ctrl_req(struct gdrfab_proto *proto,
-				   struct gdrfab_conn *conn, uint8_t type,
-				   struct gdrfab_pkt_hdr **hdr)
+/* A control request (from the reserve) on the connection, its header
+ * zeroed but for the version and type: the caller fills the rest and
+ * submits it. NULL when the reserve is empty. */
+static struct gdrfab_req *gdrfab_ctrl_req(struct gdrfab_proto *proto,
+					  struct gdrfab_conn *conn,
+					  uint8_t type,
+					  struct gdrfab_pkt_hdr **hdr)
 {
 	struct gdrfab_req *req = gdrfab_req_alloc(proto, true);
 

@@ -22,6 +22,9 @@
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 
+static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
+				  struct gdrfab_req *rd);
+
 /* Checks a header against the bytes that carried it. 0 or a reason. */
 static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 				size_t max_msg)
@@ -384,7 +387,8 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	gdrfab_req_submit(rd);
 }
 
-void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd)
+static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
+				  struct gdrfab_req *rd)
 {
 	struct gdrfab_pkt_hdr h = {
 		.size = rd->ctrl_len,
@@ -520,7 +524,7 @@ static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	return held;
 }
 
-void gdrfab_unexp_free(struct gdrfab_unexp *u)
+static void gdrfab_unexp_free(struct gdrfab_unexp *u)
 {
 	struct gdrfab_proto *proto = u->conn->proto;
 

@@ -349,12 +349,6 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn);
  * far as control requests last; the rest waits for the timers. */
 void gdrfab_send_rma_events(struct gdrfab_proto *proto,
 			    struct gdrfab_conn *conn);
-/* A control request (from the reserve) on the connection, its header
- * zeroed but for the version and type: the caller fills the rest and
- * submits it. NULL when the reserve is empty. */
-struct gdrfab_req *gdrfab_ctrl_req(struct gdrfab_proto *proto,
-				   struct gdrfab_conn *conn, uint8_t type,
-				   struct gdrfab_pkt_hdr **hdr);
 /* Sends a FIN or NOP on a connection (from the control reserve); data
  * is a FIN's status (0 or FI_E*). */
 void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
@@ -372,9 +366,6 @@ struct gdrfab_txbuf *gdrfab_txbuf_alloc(struct gdrfab_proto *proto);
 void gdrfab_txbuf_free(struct gdrfab_proto *proto, struct gdrfab_txbuf *tb);
 /* Queues a request on its connection and posts what it can. */
 void gdrfab_req_submit(struct gdrfab_req *req);
-/* Posts as much of the request as slots and buffers allow; false when it
- * must wait. */
-bool gdrfab_req_post(struct gdrfab_req *req);
 /* The connection's side of a send-queue work completion, a request's or
  * a send slot's: its slot back, the peer alive, or on an error the
  * connection failed with err (FI_E*, positive). */

@@ -52,8 +52,10 @@ static int copy_without_cuda(size_t n, bool to_dev)
 	return -FI_EOPNOTSUPP;
 }
 
-int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
-			 size_t n, void *desc)
+/* Copies n bytes out of a buffer that may be GPU memory (synchronous:
+ * only where the API is, before the endpoint's lock). */
+static int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst,
+				const void *src, size_t n, void *desc)
 {
 	int dev = proto->ops->mr_check_desc(proto->env.domain, desc, src, n);
 

@@ -49,10 +49,6 @@ enum gdrfab_stage_state {
 };
 
 /* ---- GPU buffers (gdrfab_stage.c) ---- */
-/* Copies n bytes out of a buffer that may be GPU memory (synchronous:
- * only where the API is, before the endpoint's lock). */
-int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
-			 size_t n, void *desc);
 /* The GPU device of a buffer (its descriptor, or CUDA's answer for one
  * given without), or -1 for host memory. */
 int gdrfab_buf_device(struct gdrfab_proto *proto, const void *buf, void *desc);
@@ -194,12 +190,6 @@ int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
  * GPU_RX step carries it while the flush READ runs). */
 void gdrfab_flush_writedata(struct gdrfab_proto *proto,
 			    struct gdrfab_conn *conn, const struct ibv_wc *wc);
-/* A step's bytes are there (err 0) or not (FI_E*): completes it. */
-void gdrfab_gpu_rx_done(struct gdrfab_proto *proto, struct gdrfab_req *st,
-			int err, int prov_errno);
-/* A new step for the receive, with its completion's fields. */
-struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
-				      const struct gdrfab_gpu_rx_args *a);
 
 /* The loopback engine (gdrfab_loop_copy.c): eager bytes RDMA-written into
  * GPU memory over a QP of the endpoint connected to itself, in a
