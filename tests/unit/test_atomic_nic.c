@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 #include <rdma/fi_atomic.h>
 
-#include "gdrfab_atomic_nic.h"
+#include "gdrfab_atomic.h"
 
 enum {
 	AUTO = GDRFAB_NIC_ATOMICS_AUTO,

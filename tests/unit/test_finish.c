@@ -12,6 +12,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
 
 #define SLAB	    (GDRFAB_CTRL_RESERVE + 8)
 #define MAX_REPORTS 16

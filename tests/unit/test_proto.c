@@ -13,6 +13,7 @@
 
 #include "fake_verbs.h"
 #include "gdrfab.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_hmem_domain.h"
 #include "gdrfab_objs.h"

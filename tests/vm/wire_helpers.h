@@ -14,6 +14,7 @@
 #include <rdma/fi_eq.h>
 
 #include "ex_objs.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_wire.h"

@@ -34,8 +34,11 @@ enum gdrfab_cuda_flush {
 
 struct gdrfab_hmem_domain {
 	enum gdrfab_cuda_reg path;
-	/* The domain's device, where the loopback PD is allocated. */
+	/* The domain's device, where the loopback PD is allocated, the PD
+	 * its registrations are made in, and its name for the log. */
 	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	const char *name;
 	struct gdrfab_mr_cache cache;
 	atomic_bool cuda_used; /* a CUDA buffer was registered */
 	/* GPU memory peers may write into (FI_REMOTE_WRITE, P2P): remote

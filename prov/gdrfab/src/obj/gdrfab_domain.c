@@ -7,14 +7,63 @@
 
 #include "gdrfab.h"
 #include "gdrfab_async.h"
-#include "gdrfab_atomic_nic.h"
+#include "gdrfab_atomic.h"
 #include "gdrfab_hmem_domain.h"
+#include "gdrfab_hmem_reg.h"
 #include "gdrfab_info.h"
 #include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
+#include "gdrfab_topo.h"
 #include "gdrfab_verbs_ops.h"
+
+/* FI_GDRFAB_GDR_LEVEL, for CUDA_REG=auto: GPUDirect RDMA only up to that
+ * class between this process's GPU and the NIC (PXB by default, as NCCL:
+ * through a host bridge, reads especially are slow or fail). An unknown
+ * class (no topology, a flat VM) does not stop it. */
+static bool gdr_level_allows(void *ctx)
+{
+	struct gdrfab_domain *domain = ctx;
+	const char *name = domain->info->domain_attr->name;
+	enum gdrfab_path cls;
+	char desc[192];
+	int known =
+		gdrfab_topo_gdr_class(domain->info, &cls, desc, sizeof(desc));
+
+	if (known == 0 && (int)cls > gdrfab_params.gdr_level) {
+		GDRFAB_INFO(
+			FI_LOG_DOMAIN,
+			"%s: GPU memory staged through host buffers: %s, farther than FI_GDRFAB_GDR_LEVEL=%s\n",
+			name, desc,
+			gdrfab_path_name(
+				(enum gdrfab_path)gdrfab_params.gdr_level));
+		return false;
+	}
+	GDRFAB_INFO(FI_LOG_DOMAIN, "%s: %s: %s\n", name, desc,
+		    known ? "FI_GDRFAB_GDR_LEVEL not applied"
+			  : "within FI_GDRFAB_GDR_LEVEL");
+	return true;
+}
+
+static void hmem_domain_init(struct gdrfab_domain *domain)
+{
+	struct gdrfab_hmem_reg_setup setup = {
+		.verbs_ctx = domain->ctx,
+		.pd = domain->pd,
+		.name = domain->info->domain_attr->name,
+		.gdr_level_allows = gdr_level_allows,
+		.ctx = domain,
+	};
+
+	gdrfab_hmem_reg_init(&domain->hmem, &setup);
+}
+
+static void hmem_domain_fini(struct gdrfab_domain *domain)
+{
+	gdrfab_emu_mr_fini(domain);
+	gdrfab_hmem_reg_fini(&domain->hmem);
+}
 
 static int domain_close(struct fid *fid)
 {
@@ -29,7 +78,7 @@ static int domain_close(struct fid *fid)
 			atomic_load(&domain->ref));
 		return -FI_EBUSY;
 	}
-	gdrfab_hmem_domain_fini(domain);
+	hmem_domain_fini(domain);
 	gdrfab_mr_keys_fini(domain);
 	gdrfab_ah_cache_fini(&domain->ah_cache);
 	if (domain->pd && gdrfab_vops->dealloc_pd(domain->pd))
@@ -351,7 +400,7 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 
 		gdrfab_ah_cache_init(&domain->ah_cache, &p);
 	}
-	gdrfab_hmem_domain_init(domain);
+	hmem_domain_init(domain);
 	gdrfab_mr_keys_init(domain);
 	nic_atomics_init(domain);
 	gdrfab_obj_init(&domain->fid.fid, FI_CLASS_DOMAIN, context,

@@ -16,11 +16,13 @@
 
 #include "gdrfab.h"
 #include "gdrfab_info.h"
+#include "gdrfab_msg.h"
 #include "gdrfab_ns.h"
 #include "gdrfab_obj_common.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_quarantine.h"
+#include "gdrfab_req.h"
 #include "gdrfab_ud.h"
 
 #define EP_CQ_FLAGS (FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)

@@ -10,10 +10,11 @@
 #include <string.h>
 
 #include "gdrfab.h"
-#include "gdrfab_atomic_nic.h"
+#include "gdrfab_atomic.h"
 #include "gdrfab_hmem_domain.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
 
 static void count(struct gdrfab_cntr *cntr, bool error)
 {

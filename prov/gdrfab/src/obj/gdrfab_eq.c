@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * fid_eq: a queue of events and error events. gdrfab's RDM endpoints raise
- * no connection events; the EQ carries application events (fi_eq_write)
- * and asynchronous errors.
+ * fid_eq: a queue of events. gdrfab's RDM endpoints raise no connection
+ * events and report their errors on CQs, so the EQ carries only what the
+ * application writes (fi_eq_write); fi_eq_readerr finds nothing.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +49,6 @@ static ssize_t eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 	ev = eq->head;
 	if (!ev) {
 		ret = -FI_EAGAIN;
-	} else if (ev->is_error) {
-		ret = -FI_EAVAIL;
 	} else if (len < ev->len || (!buf && ev->len)) {
 		ret = -FI_ETOOSMALL;
 	} else {
@@ -71,39 +69,22 @@ static ssize_t eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 static ssize_t eq_readerr(struct fid_eq *eq_fid, struct fi_eq_err_entry *buf,
 			  uint64_t flags)
 {
-	struct gdrfab_eq *eq =
-		gdrfab_container_of(eq_fid, struct gdrfab_eq, fid);
-	struct gdrfab_eq_event *ev;
-
+	(void)eq_fid;
 	if (!buf)
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)FI_PEEK)
 		return -FI_EBADFLAGS;
-	pthread_mutex_lock(&eq->lock);
-	ev = eq->head;
-	if (!ev || !ev->is_error) {
-		pthread_mutex_unlock(&eq->lock);
-		return -FI_EAGAIN;
-	}
-	memcpy(buf, ev->data, sizeof(*buf));
-	if (!(flags & FI_PEEK)) {
-		eq_pop_locked(eq);
-		free(eq->err_returned);
-		eq->err_returned = ev;
-	}
-	pthread_mutex_unlock(&eq->lock);
-	return sizeof(*buf);
+	return -FI_EAGAIN;
 }
 
-static struct gdrfab_eq_event *new_event(uint32_t event, bool is_error,
-					 const void *buf, size_t len)
+static struct gdrfab_eq_event *new_event(uint32_t event, const void *buf,
+					 size_t len)
 {
 	struct gdrfab_eq_event *ev = calloc(1, sizeof(*ev) + len);
 
 	if (!ev)
 		return NULL;
 	ev->event = event;
-	ev->is_error = is_error;
 	ev->len = len;
 	if (len)
 		memcpy(ev->data, buf, len);
@@ -124,22 +105,11 @@ static ssize_t eq_write(struct fid_eq *eq_fid, uint32_t event, const void *buf,
 			    "fi_eq_write: NULL buffer of %zu bytes\n", len);
 		return -FI_EINVAL;
 	}
-	ev = new_event(event, false, buf, len);
+	ev = new_event(event, buf, len);
 	if (!ev)
 		return -FI_ENOMEM;
 	eq_push(eq, ev);
 	return (ssize_t)len;
-}
-
-int gdrfab_eq_write_error(struct gdrfab_eq *eq,
-			  const struct fi_eq_err_entry *err)
-{
-	struct gdrfab_eq_event *ev = new_event(0, true, err, sizeof(*err));
-
-	if (!ev)
-		return -FI_ENOMEM;
-	eq_push(eq, ev);
-	return 0;
 }
 
 static ssize_t eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
@@ -159,8 +129,8 @@ static ssize_t eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 
 		if (ret != -FI_EAGAIN)
 			return ret;
-		/* Nothing to progress: EQ events come from the application
-		 * and from errors, which raise the eventfd. */
+		/* Nothing to progress: EQ events come from the application,
+		 * whose writes raise the eventfd. */
 		ret = gdrfab_waitobj_sleep(&eq->wait, false, timeout, start);
 		if (ret == -FI_ETIMEDOUT)
 			return -FI_EAGAIN;
@@ -212,7 +182,6 @@ static int eq_close(struct fid *fid)
 		free(eq->head);
 		eq->head = next;
 	}
-	free(eq->err_returned);
 	gdrfab_waitobj_close(&eq->wait, &eq->fid.fid);
 	pthread_mutex_destroy(&eq->lock);
 	atomic_fetch_sub(&eq->fabric->ref, 1);
@@ -242,7 +211,7 @@ int gdrfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 	if (!gdrfab_fid_is(&fabric_fid->fid, FI_CLASS_FABRIC) || !attr || !out)
 		return -FI_EINVAL;
 	/* Not FI_WAIT_SET nor FI_WAIT_YIELD: nothing but the application
-	 * and errors fill an EQ, so there is no progress to wait for. */
+	 * fills an EQ, so there is no progress to wait for. */
 	ret = gdrfab_waitobj_check(FI_LOG_EQ, "fi_eq_open", attr->wait_obj,
 				   NULL, GDRFAB_WAITOBJ_BASIC);
 	if (ret)

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * A domain's GPU memory, the object layer's side: which registration path
- * the domain uses (chosen at open, gdrfab_hmem_domain.c), the keys of its
- * staged MRs that peers may access (gdrfab_emu_mr.c), and whether FI_HMEM
- * is offered at all. The state itself is struct gdrfab_hmem_domain
- * (gdrfab_hmem.h).
+ * A domain's GPU memory, the object layer's side: the keys of its staged
+ * MRs that peers may access (gdrfab_emu_mr.c). The rest is hmem's
+ * (gdrfab_hmem.h, gdrfab_hmem_reg.h), set up by the domain at open with
+ * what only the domain knows, the topology (gdrfab_domain.c).
  */
 #ifndef GDRFAB_HMEM_DOMAIN_H
 #define GDRFAB_HMEM_DOMAIN_H
@@ -15,16 +14,6 @@
 #include "gdrfab_hmem.h"
 
 struct gdrfab_domain;
-
-/* Chooses the domain's path (FI_GDRFAB_CUDA_REG; auto tries dma-buf, then
- * peermem, then staged) and sets up its cache. Always 0: without CUDA
- * the path is NONE. */
-int gdrfab_hmem_domain_init(struct gdrfab_domain *domain);
-void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain);
-const char *gdrfab_cuda_reg_name(enum gdrfab_cuda_reg path);
-
-/* Whether FI_HMEM can be offered on this machine, and why not. */
-bool gdrfab_hmem_offered(const char **why);
 
 struct gdrfab_mr;
 /* Gives a staged MR with remote access its key; 0 or -FI_ENOSPC. */

@@ -9,9 +9,10 @@
 
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
-#include "gdrfab_hmem_domain.h"
+#include "gdrfab_hmem_reg.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_stage.h"
 
 #ifndef FI_OPT_CUDA_API_PERMITTED
 #define FI_OPT_CUDA_API_PERMITTED 10

@@ -7,7 +7,7 @@
 #include "gdrfab.h"
 #include "gdrfab_addr.h"
 #include "gdrfab_hmem.h"
-#include "gdrfab_hmem_domain.h"
+#include "gdrfab_hmem_reg.h"
 #include "gdrfab_info.h"
 #include "gdrfab_params.h"
 

@@ -23,7 +23,7 @@
 /* What verbs must allow for the libfabric access flags: local writes for
  * receives and RDMA READ targets, remote access as asked, and the NIC's
  * atomics with remote writes where the domain accepts them (host memory
- * only: atomics on GPU memory are refused, see gdrfab_atomic_nic.h). */
+ * only: atomics on GPU memory are refused, see gdrfab_atomic.h). */
 static int verbs_access(const struct gdrfab_domain *domain, uint64_t access,
 			bool gpu)
 {

@@ -7,6 +7,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "gdrfab.h"
+#include "gdrfab_msg.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
 

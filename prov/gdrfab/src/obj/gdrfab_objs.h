@@ -60,7 +60,7 @@ struct gdrfab_domain {
 	struct gdrfab_ah_cache ah_cache; /* to peers' UD QPs */
 	struct gdrfab_mr_keys keys;	 /* targets of peers' atomics */
 	/* GDRFAB_CM_F_NIC_ATOMIC_* when its host MRs that allow remote
-	 * writes accept NIC atomics (gdrfab_atomic_nic.h), else 0. */
+	 * writes accept NIC atomics (gdrfab_atomic.h), else 0. */
 	uint16_t nic_atomic_flag;
 	/* Where its atomics went (struct fi_gdrfab_atomic_stats). */
 	_Atomic uint64_t atomics_nic, atomics_proto, atomics_held;
@@ -100,10 +100,9 @@ struct gdrfab_cq {
 
 struct gdrfab_eq_event {
 	uint32_t event;
-	bool is_error;
 	size_t len;
 	struct gdrfab_eq_event *next;
-	uint8_t data[]; /* event data, or a struct fi_eq_err_entry */
+	uint8_t data[]; /* the event's data */
 };
 
 struct gdrfab_eq {
@@ -112,7 +111,6 @@ struct gdrfab_eq {
 	struct gdrfab_waitobj wait; /* FI_WAIT_NONE or FI_WAIT_FD */
 	pthread_mutex_t lock;
 	struct gdrfab_eq_event *head, *tail;
-	struct gdrfab_eq_event *err_returned;
 	atomic_int ref;
 };
 
@@ -304,8 +302,6 @@ int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
 		    fi_addr_t src);
 int gdrfab_cq_write_error(struct gdrfab_cq *cq,
 			  const struct fi_cq_err_entry *err);
-int gdrfab_eq_write_error(struct gdrfab_eq *eq,
-			  const struct fi_eq_err_entry *err);
 int gdrfab_cq_attach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep);
 void gdrfab_cq_detach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep);
 int gdrfab_cntr_attach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep);

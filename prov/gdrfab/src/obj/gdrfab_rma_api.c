@@ -9,6 +9,8 @@
 #include "gdrfab.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_rma.h"
 
 static struct gdrfab_ep *ep_of(struct fid_ep *ep_fid)
 {

@@ -4,8 +4,8 @@
  * op, datatype, count, operands, compare values) on the peer's RC
  * connection; the target's data path checks the key as the NIC checks an
  * rkey (gdrfab_mr_keys.c), applies the operation element by element with
- * the CPU's atomic instructions (gdrfab_atomic_ops.c), and answers with an
- * ATOMIC_RESP carrying the status and, for the fetch and compare families,
+ * the CPU's atomic instructions (the operation table, below), and answers with
+ * an ATOMIC_RESP carrying the status and, for the fetch and compare families,
  * the values the elements held before. The initiator's request completes
  * at that answer, so its completion always means the operation was applied
  * (FI_DELIVERY_COMPLETE), and a refused one ends in an error completion.
@@ -23,8 +23,213 @@
 
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_rma.h"
+#include "gdrfab_stage.h"
 
+/* ATOMIC_RESP: keeps the fetched bytes in the request until its last
+ * steps (0, or -FI_EIO when they cannot be kept). */
+static int gdrfab_atomic_result_keep(struct gdrfab_proto *proto,
+				     struct gdrfab_req *req, const void *src,
+				     size_t len);
+
+/* ---- the operation table ---- */
+/*
+ * The operation table of gdrfab's atomics: which fi_op and fi_datatype
+ * pairs each call family serves, and their application at the target.
+ *
+ * Each element is one compare-and-swap loop on an integer of the element's
+ * width (floats go through their bit pattern), so an element is updated
+ * atomically with respect to any other CPU atomic on it, wherever it comes
+ * from: another endpoint's progress thread, another process mapping the
+ * same memory, or the application itself. Arithmetic on signed integers
+ * is done in unsigned types (wrapping, as the NIC's would, never undefined
+ * behaviour).
+ */
+
+size_t gdrfab_atomic_size(enum fi_datatype datatype)
+{
+	switch (datatype) {
+	case FI_INT8:
+	case FI_UINT8: return 1;
+	case FI_INT16:
+	case FI_UINT16: return 2;
+	case FI_INT32:
+	case FI_UINT32:
+	case FI_FLOAT: return 4;
+	case FI_INT64:
+	case FI_UINT64:
+	case FI_DOUBLE: return 8;
+	default: return 0;
+	}
+}
+
+static bool is_float(enum fi_datatype datatype)
+{
+	return datatype == FI_FLOAT || datatype == FI_DOUBLE;
+}
+
+bool gdrfab_atomic_valid(enum gdrfab_atomic_kind kind, enum fi_op op,
+			 enum fi_datatype datatype)
+{
+	if (!gdrfab_atomic_size(datatype))
+		return false;
+	switch (op) {
+	case FI_BOR:
+	case FI_BAND:
+	case FI_BXOR:
+		/* Bitwise: integers only. */
+		return kind != GDRFAB_ATOMIC_COMPARE && !is_float(datatype);
+	case FI_MIN:
+	case FI_MAX:
+	case FI_SUM:
+	case FI_PROD:
+	case FI_LOR:
+	case FI_LAND:
+	case FI_LXOR:
+	case FI_ATOMIC_WRITE: return kind != GDRFAB_ATOMIC_COMPARE;
+	case FI_ATOMIC_READ: return kind == GDRFAB_ATOMIC_FETCH;
+	case FI_CSWAP:
+	case FI_CSWAP_NE:
+	case FI_CSWAP_LE:
+	case FI_CSWAP_LT:
+	case FI_CSWAP_GE:
+	case FI_CSWAP_GT: return kind == GDRFAB_ATOMIC_COMPARE;
+	case FI_MSWAP:
+		return kind == GDRFAB_ATOMIC_COMPARE && !is_float(datatype);
+	default: return false;
+	}
+}
+
+size_t gdrfab_atomic_operands(enum gdrfab_atomic_kind kind, enum fi_op op)
+{
+	if (op == FI_ATOMIC_READ)
+		return 0;
+	return kind == GDRFAB_ATOMIC_COMPARE ? 2 : 1;
+}
+
+/* The new value of an element holding old, or false when the operation
+ * leaves it as it is. Shared by integers and floats (T), with the
+ * wrapping arithmetic done in W for integers. */
+#define COMMON_OPS(T, W)                                                       \
+	case FI_MIN: *out = src < old ? src : old; return src < old;           \
+	case FI_MAX: *out = src > old ? src : old; return src > old;           \
+	case FI_SUM: *out = (T)((W)old + (W)src); return true;                 \
+	case FI_PROD: *out = (T)((W)old * (W)src); return true;                \
+	case FI_LOR: *out = (T)(old || src); return true;                      \
+	case FI_LAND: *out = (T)(old && src); return true;                     \
+	case FI_LXOR: *out = (T)(!old != !src); return true;                   \
+	case FI_ATOMIC_WRITE: *out = src; return true;                         \
+	case FI_CSWAP: *out = src; return cmp == old;                          \
+	case FI_CSWAP_NE: *out = src; return cmp != old;                       \
+	case FI_CSWAP_LE: *out = src; return cmp <= old;                       \
+	case FI_CSWAP_LT: *out = src; return cmp < old;                        \
+	case FI_CSWAP_GE: *out = src; return cmp >= old;                       \
+	case FI_CSWAP_GT:                                                      \
+		*out = src;                                                    \
+		return cmp > old;
+
+#define INT_CALC(name, T, W)                                                   \
+	static bool calc_##name(enum fi_op op, T old, T src, T cmp, T *out)    \
+	{                                                                      \
+		switch (op) {                                                  \
+			COMMON_OPS(T, W)                                       \
+		case FI_BOR: *out = (T)(old | src); return true;               \
+		case FI_BAND: *out = (T)(old & src); return true;              \
+		case FI_BXOR: *out = (T)(old ^ src); return true;              \
+		case FI_MSWAP:                                                 \
+			*out = (T)((src & cmp) | (old & ~cmp));                \
+			return true;                                           \
+		default: return false; /* FI_ATOMIC_READ */                    \
+		}                                                              \
+	}
+
+#define FLOAT_CALC(name, T)                                                    \
+	static bool calc_##name(enum fi_op op, T old, T src, T cmp, T *out)    \
+	{                                                                      \
+		switch (op) {                                                  \
+			COMMON_OPS(T, T)                                       \
+		default: return false; /* FI_ATOMIC_READ */                    \
+		}                                                              \
+	}
+
+/* Wider unsigned types for products: uint16_t * uint16_t would be done
+ * in (overflowing) int. */
+INT_CALC(i8, int8_t, uint32_t)
+INT_CALC(u8, uint8_t, uint32_t)
+INT_CALC(i16, int16_t, uint32_t)
+INT_CALC(u16, uint16_t, uint32_t)
+INT_CALC(i32, int32_t, uint64_t)
+INT_CALC(u32, uint32_t, uint64_t)
+INT_CALC(i64, int64_t, uint64_t)
+INT_CALC(u64, uint64_t, uint64_t)
+FLOAT_CALC(flt, float)
+FLOAT_CALC(dbl, double)
+
+/* One element: a compare-and-swap loop on the bits (type B) of a T. */
+#define APPLY(name, T, B)                                                      \
+	static void apply_##name(enum fi_op op, uint8_t *dst,                  \
+				 const uint8_t *src, const uint8_t *cmp,       \
+				 uint8_t *old, size_t count)                   \
+	{                                                                      \
+		for (size_t i = 0; i < count; i++) {                           \
+			B *p = (B *)(void *)(dst + i * sizeof(T));             \
+			B bits = __atomic_load_n(p, __ATOMIC_ACQUIRE), nbits;  \
+			T s = 0, c = 0, o, n;                                  \
+                                                                               \
+			if (src)                                               \
+				memcpy(&s, src + i * sizeof(T), sizeof(T));    \
+			if (cmp)                                               \
+				memcpy(&c, cmp + i * sizeof(T), sizeof(T));    \
+			for (;;) {                                             \
+				memcpy(&o, &bits, sizeof(T));                  \
+				if (!calc_##name(op, o, s, c, &n))             \
+					break;                                 \
+				memcpy(&nbits, &n, sizeof(T));                 \
+				if (__atomic_compare_exchange_n(               \
+					    p, &bits, nbits, false,            \
+					    __ATOMIC_ACQ_REL,                  \
+					    __ATOMIC_ACQUIRE))                 \
+					break;                                 \
+			}                                                      \
+			if (old)                                               \
+				memcpy(old + i * sizeof(T), &bits, sizeof(T)); \
+		}                                                              \
+	}
+
+APPLY(i8, int8_t, uint8_t)
+APPLY(u8, uint8_t, uint8_t)
+APPLY(i16, int16_t, uint16_t)
+APPLY(u16, uint16_t, uint16_t)
+APPLY(i32, int32_t, uint32_t)
+APPLY(u32, uint32_t, uint32_t)
+APPLY(i64, int64_t, uint64_t)
+APPLY(u64, uint64_t, uint64_t)
+APPLY(flt, float, uint32_t)
+APPLY(dbl, double, uint64_t)
+
+void gdrfab_atomic_apply(enum fi_op op, enum fi_datatype datatype, void *dst,
+			 const void *src, const void *cmp, void *old,
+			 size_t count)
+{
+	switch (datatype) {
+	case FI_INT8: apply_i8(op, dst, src, cmp, old, count); break;
+	case FI_UINT8: apply_u8(op, dst, src, cmp, old, count); break;
+	case FI_INT16: apply_i16(op, dst, src, cmp, old, count); break;
+	case FI_UINT16: apply_u16(op, dst, src, cmp, old, count); break;
+	case FI_INT32: apply_i32(op, dst, src, cmp, old, count); break;
+	case FI_UINT32: apply_u32(op, dst, src, cmp, old, count); break;
+	case FI_INT64: apply_i64(op, dst, src, cmp, old, count); break;
+	case FI_UINT64: apply_u64(op, dst, src, cmp, old, count); break;
+	case FI_FLOAT: apply_flt(op, dst, src, cmp, old, count); break;
+	case FI_DOUBLE: apply_dbl(op, dst, src, cmp, old, count); break;
+	default: break;
+	}
+}
+
+/* ---- atomics by message ---- */
 #define HDR  sizeof(struct gdrfab_pkt_hdr)
 #define WIRE sizeof(struct gdrfab_atomic_wire)
 /* Fetched bytes that ride in a control request, with no bounce buffer. */
@@ -97,6 +302,7 @@ int gdrfab_atomic_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	}
 	req->rndv = true; /* done at the answer */
 	req->atomic = true;
+	gdrfab_atomic_add_steps(req);
 	return 0;
 }
 
@@ -114,7 +320,6 @@ const char *gdrfab_atomic_check_header(const struct gdrfab_pkt_hdr *h,
 }
 
 /* ---- target ---- */
-
 struct apply_args {
 	const struct gdrfab_atomic_wire *w;
 	const uint8_t *src, *cmp;
@@ -312,7 +517,6 @@ void gdrfab_atomic_backlog_free(struct gdrfab_proto *proto)
 }
 
 /* ---- initiator ---- */
-
 void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			const struct gdrfab_pkt_hdr *h)
 {
@@ -329,7 +533,7 @@ void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		req->fin_received = true;
 		/* Applied at the target: NIC atomics held behind it may
 		 * go. */
-		gdrfab_atomic_answered(req);
+		gdrfab_conn_atomic_answered(req);
 		if (h->data && !req->error) {
 			req->error = (int)h->data;
 			req->prov_errno = h->data == FI_EACCES
@@ -346,7 +550,7 @@ void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			req->error = FI_EIO;
 		}
 		/* Written into the result buffers by the request's last
-		 * steps (GPU ones asynchronously, gdrfab_atomic_result.c):
+		 * steps (GPU ones asynchronously, gdrfab_atomic_result_step):
 		 * kept until then, the receive buffer goes back now. */
 		if (!req->error) {
 			int ret = gdrfab_atomic_result_keep(proto, req, p,
@@ -362,4 +566,162 @@ void gdrfab_atomic_resp(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	GDRFAB_WIRE_WARN(proto, FI_LOG_EP_DATA,
 			 "answer for unknown atomic %llu dropped",
 			 (unsigned long long)h->msg_id);
+}
+
+/* ---- the order between message-borne and NIC atomics ---- */
+/*
+ * FI_ORDER_ATOMIC_* between the two ways an atomic travels. A message-borne
+ * atomic is applied when the target's process progresses, a NIC atomic as
+ * soon as it arrives: a NIC atomic sent after a message-borne one on the
+ * same connection could be applied first. So a NIC atomic waits, held on
+ * its connection, until every message-borne atomic sent before it has
+ * been answered (applied); every atomic submitted while some are held
+ * waits behind them, so that none overtakes a held one. The other way
+ * round needs nothing: RC executes a NIC atomic at the responder before
+ * the messages that follow it are delivered.
+ *
+ * Held atomics are released from progress (proto->atomic_ready), never
+ * from inside the completion handling that answered the last one.
+ */
+
+static void start(struct gdrfab_req *req)
+{
+	struct gdrfab_conn *conn = req->conn;
+	const struct gdrfab_proto_env *env = &conn->proto->env;
+
+	if (req->op == GDRFAB_OP_NIC_ATOMIC) {
+		atomic_fetch_add(env->atomics_nic, 1);
+	} else {
+		atomic_fetch_add(env->atomics_proto, 1);
+		/* Requests of a connection still resolving its peer move to
+		 * the resolved one, which counts them then. */
+		if (conn->state != GDRFAB_CONN_RESOLVING) {
+			req->atomic_counted = true;
+			conn->proto_atomics_out++;
+		}
+	}
+	gdrfab_req_submit(req);
+}
+
+void gdrfab_atomic_submit(struct gdrfab_req *req)
+{
+	struct gdrfab_conn *conn = req->conn;
+	bool nic = req->op == GDRFAB_OP_NIC_ATOMIC;
+
+	if (conn->state != GDRFAB_CONN_FAILED &&
+	    (!gdrfab_list_empty(&conn->atomic_hold) ||
+	     (nic && conn->proto_atomics_out))) {
+		if (nic)
+			atomic_fetch_add(conn->proto->env.atomics_held, 1);
+		gdrfab_list_push_tail(&conn->atomic_hold, &req->entry);
+		return;
+	}
+	start(req);
+}
+
+void gdrfab_atomic_release_run(struct gdrfab_proto *proto)
+{
+	while (!gdrfab_list_empty(&proto->atomic_ready)) {
+		struct gdrfab_conn *conn =
+			gdrfab_list_entry(proto->atomic_ready.next,
+					  struct gdrfab_conn, ready_entry);
+
+		gdrfab_list_remove(&conn->ready_entry);
+		conn->atomic_ready = false;
+		while (!gdrfab_list_empty(&conn->atomic_hold)) {
+			struct gdrfab_req *req =
+				gdrfab_list_entry(conn->atomic_hold.next,
+						  struct gdrfab_req, entry);
+
+			if (req->op == GDRFAB_OP_NIC_ATOMIC &&
+			    conn->proto_atomics_out)
+				break; /* answered later: back here then */
+			gdrfab_list_remove(&req->entry);
+			start(req);
+		}
+		gdrfab_conn_put(conn);
+	}
+}
+
+/* ---- an atomic's fetched values ---- */
+/*
+ * An atomic's fetched values into its result buffers, as one of the
+ * request's last steps (gdrfab_finish.c). The values wait in the
+ * request's own memory: a NIC atomic's in its control area, where the NIC
+ * wrote them; a message-borne atomic's in its bounce buffer, copied there
+ * from the ATOMIC_RESP (the peer's answer proves the NIC is done reading
+ * the request out of it, and the receive buffer goes back to the SRQ at
+ * once). Host result buffers are written at once. GPU ones go through a
+ * staging buffer drained by the pipeline's asynchronous copies, whose
+ * events progress polls (gdrfab_stage_pipe.c): the request is parked, and
+ * its finishing comes back here when they end. Nothing waits for a copy.
+ * Without CUDA permitted there is no way into GPU memory here: the
+ * pipeline refuses it (logged) and the atomic ends in an error.
+ */
+
+/* Where the fetched values wait, or NULL. */
+static const uint8_t *held(const struct gdrfab_req *req)
+{
+	if (req->op == GDRFAB_OP_NIC_ATOMIC)
+		return req->ctrl;
+	return req->txbuf ? req->txbuf->data : NULL;
+}
+
+static int gdrfab_atomic_result_keep(struct gdrfab_proto *proto,
+				     struct gdrfab_req *req, const void *src,
+				     size_t len)
+{
+	if (!len)
+		return 0;
+	if (!req->txbuf || len > proto->txbuf_size) {
+		GDRFAB_WARN(FI_LOG_EP_DATA,
+			    "no room for an atomic's %zu fetched bytes\n", len);
+		return -FI_EIO;
+	}
+	memcpy(req->txbuf->data, src, len);
+	return 0;
+}
+
+int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
+			      struct gdrfab_req *req)
+{
+	size_t len;
+	const uint8_t *src;
+	int ret;
+
+	if (req->error || proto->closing)
+		return 0;
+	if (req->staged) {
+		/* Back from the copies (or their first pass). */
+		if (!gdrfab_stage_drain(proto, req, req->stage_len))
+			return -FI_EINPROGRESS;
+		return req->stage_err ? -req->stage_err : 0;
+	}
+	len = gdrfab_iov_len(req->iov, req->iov_count);
+	src = held(req);
+	if (!len)
+		return 0;
+	if (!src)
+		return -FI_EIO;
+	/* No GPU memory, CUDA asked once per entry: the copy trusts it. */
+	if (!gdrfab_iov_gpu(proto, req->iov, req->desc, req->iov_count))
+		return gdrfab_scatter_host(proto, req->iov, req->desc,
+					   req->iov_count, 0, src, len, true);
+	/* The staging buffer takes the place of the request's iovec (the
+	 * result buffers move to gpu_iov): nothing reads them after. */
+	ret = gdrfab_stage_setup(proto, req, req->iov, req->desc,
+				 req->iov_count, 0, false);
+	if (ret)
+		return ret;
+	memcpy(req->stage, src, len);
+	if (!gdrfab_stage_drain(proto, req, len))
+		return -FI_EINPROGRESS;
+	return req->stage_err ? -req->stage_err : 0;
+}
+
+void gdrfab_atomic_add_steps(struct gdrfab_req *req)
+{
+	gdrfab_req_add_step(req, GDRFAB_STEP_ATOMIC_RESULT,
+			    gdrfab_atomic_result_step);
+	gdrfab_req_add_step(req, GDRFAB_STEP_RMA_EVENT, gdrfab_rma_event_step);
 }

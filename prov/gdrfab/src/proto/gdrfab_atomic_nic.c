@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Atomics the NIC executes (gdrfab_atomic_nic.h says which): one 8-byte
+ * Atomics the NIC executes (the policy below says which): one 8-byte
  * element, as an IBV_WR_ATOMIC_FETCH_AND_ADD or IBV_WR_ATOMIC_CMP_AND_SWP
  * to the target MR's rkey. The operands are copied into the request at the
  * call (so the application may reuse its buffers at once); the NIC writes
  * the value the element held into the request's registered control area,
  * from where it is copied into the result buffers (host or GPU memory)
- * before the completion (gdrfab_atomic_result.c). A key or range the target's
- * NIC refuses comes back as a work completion error: an error completion
- * (FI_EACCES), a log line here, and the connection is made anew (as for refused
- * RMA).
+ * before the completion (gdrfab_atomic_result_step). A key or range the
+ * target's NIC refuses comes back as a work completion error: an error
+ * completion (FI_EACCES), a log line here, and the connection is made anew (as
+ * for refused RMA).
  */
 #include <string.h>
 
@@ -18,6 +18,7 @@
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
 #include "gdrfab_strerror.h"
 
 /* Gathers one 8-byte element spread over iovecs (some may be empty).
@@ -62,22 +63,55 @@ int gdrfab_atomic_nic_prepare(struct gdrfab_proto *proto,
 			req->desc[i] = a->res_desc ? a->res_desc[i] : NULL;
 		req->iov_count = a->res_cnt;
 	}
+	gdrfab_atomic_add_steps(req);
 	return 0;
 }
 
-void gdrfab_atomic_nic_failed(struct gdrfab_proto *proto,
-			      struct gdrfab_req *req, const struct ibv_wc *wc)
+/* ---- which atomics go to the NIC (gdrfab_atomic.h) ---- */
+bool gdrfab_nic_atomic_cap_usable(int mode, enum ibv_atomic_cap cap)
 {
-	char peer[128];
+	switch (mode) {
+	case GDRFAB_NIC_ATOMICS_AUTO: return cap == IBV_ATOMIC_GLOB;
+	case GDRFAB_NIC_ATOMICS_UNSAFE_HCA:
+		return cap == IBV_ATOMIC_GLOB || cap == IBV_ATOMIC_HCA;
+	default: return false;
+	}
+}
 
-	if (wc->status == IBV_WC_WR_FLUSH_ERR)
-		return; /* the connection failed for another reason */
-	gdrfab_addr_to_str(&req->conn->peer, peer, sizeof(peer));
-	GDRFAB_WARN(
-		FI_LOG_EP_DATA,
-		"NIC atomic %s at 0x%llx key 0x%x on %s failed: %s (the target's NIC refused the key or range)\n",
-		req->nic_cswap ? "CMP_SWP" : "FETCH_ADD",
-		(unsigned long long)req->rseg[0].addr, req->rseg[0].rkey, peer,
-		ibv_wc_status_str(wc->status));
-	(void)proto;
+uint16_t gdrfab_nic_atomic_cm_flag(int mode, enum ibv_atomic_cap cap)
+{
+	if (!gdrfab_nic_atomic_cap_usable(mode, cap))
+		return 0;
+	return cap == IBV_ATOMIC_GLOB ? GDRFAB_CM_F_NIC_ATOMIC_GLOB
+				      : GDRFAB_CM_F_NIC_ATOMIC_HCA;
+}
+
+bool gdrfab_nic_atomic_pair(int mode, enum ibv_atomic_cap local_cap,
+			    uint16_t peer_cm_flags)
+{
+	uint16_t ok = GDRFAB_CM_F_NIC_ATOMIC_GLOB;
+
+	if (!gdrfab_nic_atomic_cap_usable(mode, local_cap))
+		return false;
+	if (mode == GDRFAB_NIC_ATOMICS_UNSAFE_HCA)
+		ok |= GDRFAB_CM_F_NIC_ATOMIC_HCA;
+	return (peer_cm_flags & ok) != 0;
+}
+
+bool gdrfab_nic_atomic_eligible(const struct gdrfab_nic_atomic_query *q)
+{
+	if (q->datatype != FI_INT64 && q->datatype != FI_UINT64)
+		return false;
+	if (q->count != 1 || q->addr % 8 || q->remote_data)
+		return false;
+	/* Keys above 32 bits name staged GPU memory, which only the
+	 * target's CPU reaches. */
+	if (q->key > UINT32_MAX)
+		return false;
+	switch (q->kind) {
+	case GDRFAB_ATOMIC_WRITE:
+	case GDRFAB_ATOMIC_FETCH: return q->op == FI_SUM;
+	case GDRFAB_ATOMIC_COMPARE: return q->op == FI_CSWAP;
+	default: return false;
+	}
 }

@@ -21,6 +21,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_ah_cache.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_ud.h"
 #include "gdrfab_verbs_ops.h"

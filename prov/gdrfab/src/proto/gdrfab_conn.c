@@ -27,10 +27,12 @@
 
 #include "gdrfab.h"
 #include "gdrfab_ah_cache.h"
-#include "gdrfab_atomic_nic.h"
+#include "gdrfab_atomic.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_rc.h"
+#include "gdrfab_req.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_ud.h"
 #include "gdrfab_verbs_ops.h"
@@ -338,8 +340,10 @@ static void established(struct gdrfab_conn *conn)
 	gdrfab_conn_kick(conn);
 }
 
-struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
-				    const struct gdrfab_addr *peer)
+/* The connection to a peer, set up on first use. NULL: out of resources,
+ * or a connection to itself that its QP refused (logged). */
+static struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
+					   const struct gdrfab_addr *peer)
 {
 	struct gdrfab_conn *conn;
 	uint64_t found;
@@ -844,7 +848,7 @@ void gdrfab_conn_rx(struct gdrfab_conn *conn)
 }
 
 /* A NOP at most every 100 ms, so that RC retries notice a dead peer. */
-void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
+static void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
 {
 	long long now = gdrfab_tick_ms();
 
@@ -936,12 +940,19 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 	}
 }
 
-void gdrfab_conn_destroy_all(struct gdrfab_proto *proto)
+void gdrfab_conn_atomic_answered(struct gdrfab_req *req)
 {
-	struct gdrfab_list *it, *tmp;
+	struct gdrfab_conn *conn = req->conn;
+	struct gdrfab_proto *proto;
 
-	gdrfab_list_for_each_safe (&proto->conns, it, tmp)
-		gdrfab_conn_fail(
-			gdrfab_list_entry(it, struct gdrfab_conn, entry),
-			FI_ECANCELED, GDRFAB_PERR_CANCELED);
+	if (!req->atomic_counted || !conn)
+		return;
+	req->atomic_counted = false;
+	proto = conn->proto;
+	if (--conn->proto_atomics_out || conn->atomic_ready ||
+	    gdrfab_list_empty(&conn->atomic_hold) || proto->closing)
+		return;
+	conn->atomic_ready = true;
+	conn->refs++;
+	gdrfab_list_push_tail(&proto->atomic_ready, &conn->ready_entry);
 }

@@ -20,10 +20,11 @@
  *  4. gdrfab_req_drain, from progress after each event and from the end
  *     of each application call into the protocol (never from inside a
  *     completion path, so no caller holds a request it frees), takes the
- *     queue in order. For a transmit request it does the last steps
- *     (copy out of staging, the target's FIN of an emulated RMA, the GPU
- *     flush of a read, an atomic's fetched values, the RMA event owed to the
- *     peer first), any of which may park the request until its own
+ *     queue in order. For a transmit request it runs the last steps
+ *     the features that started it added (gdrfab_req_add_step: copy out
+ *     of staging, the target's FIN of an emulated RMA, the GPU flush of
+ *     a read, an atomic's fetched values, the RMA event owed to the peer
+ *     first), any of which may park the request until its own
  *     completion queues it again; then it writes the report (CQ entry,
  *     counter) and frees the request with what it held (registrations,
  *     bounce buffer, staging buffer, connection reference, the receive a
@@ -34,9 +35,12 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_host_cache.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 
 void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
@@ -50,7 +54,7 @@ void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	/* A message-borne atomic that ends unanswered (failed) no longer
 	 * holds back the NIC atomics after it. */
 	if (req->atomic_counted)
-		gdrfab_atomic_answered(req);
+		gdrfab_conn_atomic_answered(req);
 	if (req->staged || req->gpu_iov_count)
 		gdrfab_stage_free(proto, req);
 	if (req->op == GDRFAB_OP_GPU_RX)
@@ -66,6 +70,13 @@ void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	 * cycling through all of them and clearing a cold one each time. */
 	gdrfab_list_push_head(&proto->free_reqs, &req->entry);
 	proto->req_free_cnt++;
+}
+
+void gdrfab_req_resume_finish(struct gdrfab_proto *proto,
+			      struct gdrfab_req *req, int err, int prov_errno)
+{
+	(void)err, (void)prov_errno;
+	gdrfab_req_finish(proto, req);
 }
 
 void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
@@ -206,86 +217,24 @@ void gdrfab_report_rma_event(struct gdrfab_proto *proto, bool read, uint64_t n)
 		proto->ops->rma_event(proto->env.ep, read, n);
 }
 
-/* An RMA or atomic to a peer that counts what reaches it (FI_RMA_EVENT)
- * tells it with a GDRFAB_PKT_RMA_EVENT before its own completion: the
- * application may exit once it sees the completion, and an event still
- * waiting to be sent would die with its QP. The RMA completes when the
- * event's send does (the peer's receive queue holds it then). Without a
- * free control request the event is owed to the connection and its timers
- * send it; the RMA completes at once. Returns whether the RMA waits. */
-static bool send_event_first(struct gdrfab_proto *proto, struct gdrfab_req *req)
-{
-	struct gdrfab_conn *conn = req->conn;
-	bool read = req->cq_flags & FI_READ;
-	struct gdrfab_pkt_hdr *hdr;
-	struct gdrfab_req *ev;
-
-	if (req->event_sent || req->error || proto->closing ||
-	    req->emu_target || req->op == GDRFAB_OP_CTRL ||
-	    req->op == GDRFAB_OP_RNDV_READ ||
-	    !(req->cq_flags & (FI_RMA | FI_ATOMIC)) || !conn ||
-	    !conn->peer_rma_events || conn->state != GDRFAB_CONN_CONNECTED)
-		return false;
-	req->event_sent = true;
-	ev = gdrfab_ctrl_req(proto, conn, GDRFAB_PKT_RMA_EVENT, &hdr);
-	if (!ev) {
-		conn->rma_events_owed[read]++;
-		return false;
-	}
-	hdr->data = read ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
-	hdr->size = 1;
-	ev->parent = req;
-	gdrfab_req_submit(ev);
-	return true;
-}
-
 /* The last steps of a transmit-side request (and of a rendezvous READ that
- * failed): false when one of them parks it until its own completion ends
- * it again. */
+ * failed), those the features that started it added, in the order of
+ * their kinds: false when one of them parks it until its own completion
+ * ends it again. A step that is done (or failed) is not called again; a
+ * parked one is, from the top, when the request comes back. */
 static bool last_steps(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
-	/* Back from its event's send: the steps below ran already. */
-	if (req->event_sent)
-		return true;
-	/* fi_read into staged GPU memory: copied out of the staging buffer
-	 * first; progress comes back here when the copies end. */
-	if (gdrfab_req_reads_local(req) && req->staged && !req->error &&
-	    !proto->closing && !req->emu_target) {
-		if (!gdrfab_stage_drain(proto, req, req->len))
-			return false;
-		if (req->stage_err)
-			req->error = req->stage_err;
-	}
-	/* The target's side of an emulated RMA: the initiator hears of it
-	 * in a FIN, the target's application not at all. */
-	if (req->emu_target)
-		gdrfab_emu_target_done(proto, req->conn, req->msg_id, false, 0,
-				       0, req->error ? FI_EIO : 0);
-	/* fi_read into GPU memory: the data must be there, and visible,
-	 * before the completion says so. */
-	if (gdrfab_req_reads_local(req) && !req->staged && !req->error &&
-	    !proto->closing && !req->emu_target) {
-		int err = gdrfab_flush_step(proto, req, req->iov, req->desc,
-					    req->iov_count, req->len);
-
-		/* Its READ is posted: back here from progress. */
-		if (err == -FI_EINPROGRESS)
-			return false;
-		if (err)
-			req->error = -err;
-	}
-	/* An atomic's fetched values, into the result buffers (GPU ones by
-	 * asynchronous copies: back here from progress when they end). */
-	if ((req->atomic || req->op == GDRFAB_OP_NIC_ATOMIC) && !req->error &&
-	    !proto->closing) {
-		int err = gdrfab_atomic_result_step(proto, req);
+	while (req->steps) {
+		unsigned kind = (unsigned)__builtin_ctz(req->steps);
+		int err = req->step_fn[kind](proto, req);
 
 		if (err == -FI_EINPROGRESS)
 			return false;
-		if (err)
+		req->steps &= (uint8_t) ~(1u << kind);
+		if (err && !req->error)
 			req->error = -err;
 	}
-	return !send_event_first(proto, req);
+	return true;
 }
 
 /* What a transmit-side request reports, from its state. */

@@ -17,10 +17,10 @@
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 
-/* Starts the flush of device memory at addr (rkey from the domain's PD):
- * 0, -FI_EINPROGRESS or -FI_E*, as gdrfab_flush_step. */
-static int flush_start(struct gdrfab_proto *proto, struct gdrfab_req *req,
+int gdrfab_flush_start(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       int device, uint64_t addr, uint32_t rkey)
 {
 	int ret;
@@ -66,10 +66,22 @@ int gdrfab_flush_step(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	if (last < 0)
 		return 0;
 	mr = desc[last];
-	return flush_start(proto, req, mr->mem.device,
-			   (uintptr_t)iov[last].iov_base + iov[last].iov_len -
-				   1,
-			   mr->rndv_mr ? mr->rndv_mr->rkey : 0);
+	return gdrfab_flush_start(proto, req, mr->mem.device,
+				  (uintptr_t)iov[last].iov_base +
+					  iov[last].iov_len - 1,
+				  mr->rndv_mr ? mr->rndv_mr->rkey : 0);
+}
+
+int gdrfab_flush_read_step(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	/* fi_read into GPU memory: the data must be there, and visible,
+	 * before the completion says so. Its READ posted: back here from
+	 * progress. */
+	if (!gdrfab_req_reads_local(req) || req->staged || req->error ||
+	    proto->closing || req->emu_target)
+		return 0;
+	return gdrfab_flush_step(proto, req, req->iov, req->desc,
+				 req->iov_count, req->len);
 }
 
 void gdrfab_flush_done(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -79,60 +91,10 @@ void gdrfab_flush_done(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	req->flush_err = err;
 	/* The same finishing function the request came from: it finds
 	 * the flush done and goes on to its completion. */
-	if (req->op == GDRFAB_OP_GPU_RX) {
-		gdrfab_gpu_rx_done(proto, req, err, prov_errno);
-	} else if (req->op == GDRFAB_OP_RNDV_READ) {
-		gdrfab_rndv_read_done(proto, req);
-	} else {
-		if (err && !req->error) {
-			req->error = err;
-			req->prov_errno = prov_errno;
-		}
-		gdrfab_req_finish(proto, req);
+	if (req->op != GDRFAB_OP_GPU_RX && req->op != GDRFAB_OP_RNDV_READ &&
+	    err && !req->error) {
+		req->error = err;
+		req->prov_errno = prov_errno;
 	}
-}
-
-void gdrfab_flush_writedata(struct gdrfab_proto *proto,
-			    struct gdrfab_conn *conn, const struct ibv_wc *wc)
-{
-	uint64_t flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
-	uint64_t data = ntohl(wc->imm_data);
-	struct gdrfab_hmem_rw_target t;
-	struct gdrfab_req *st;
-	int ret = 0;
-
-	if (proto->closing)
-		return;
-	if (gdrfab_hmem_remote_write_target(
-		    proto->env.hmem, proto->env.cuda_api_permitted, &t)) {
-		/* A step carries the completion until the READ ends: a
-		 * GPU_RX request, finished by gdrfab_gpu_rx_done. From the
-		 * control reserve, as other steps of data that arrived. */
-		st = gdrfab_req_alloc(proto, true);
-		if (!st) {
-			GDRFAB_WARN(
-				FI_LOG_EP_DATA,
-				"no request left to flush an fi_writedata into GPU memory: reported as failed\n");
-			ret = -FI_EAGAIN;
-			goto complete;
-		}
-		st->op = GDRFAB_OP_GPU_RX;
-		st->cq_flags = flags;
-		st->data = data;
-		st->recv_len = st->ctrl_len = wc->byte_len;
-		st->conn = conn;
-		conn->refs++;
-		ret = flush_start(proto, st, t.device, (uintptr_t)t.addr,
-				  t.rkey);
-		if (ret == -FI_EINPROGRESS)
-			return;
-		gdrfab_req_free(proto, st);
-	}
-complete:
-	if (ret)
-		gdrfab_report_remote_error(proto, flags, wc->byte_len, data,
-					   -ret);
-	else
-		gdrfab_report_remote_data(proto, flags, wc->byte_len, data,
-					  conn);
+	gdrfab_req_resume(proto, req, err, prov_errno);
 }

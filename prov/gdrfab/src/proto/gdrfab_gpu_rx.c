@@ -17,11 +17,22 @@
  * - CUDA not permitted (FI_OPT_CUDA_API_PERMITTED=false): an RDMA WRITE
  *   over the endpoint's loopback QP (gdrfab_loop_copy.c).
  */
+#include <arpa/inet.h>
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_conn.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_rma.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_strerror.h"
+
+/* A step's bytes are there (err 0) or not (FI_E*): completes it (the
+ * step's resume function). */
+static void gdrfab_gpu_rx_done(struct gdrfab_proto *proto,
+			       struct gdrfab_req *st, int err, int prov_errno);
 
 static bool cuda_gpu_desc(struct gdrfab_proto *proto, const void *desc)
 {
@@ -58,8 +69,9 @@ bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, const struct iovec *iov,
 	return false;
 }
 
-struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
-				      const struct gdrfab_gpu_rx_args *a)
+/* A new step for the receive, with its completion's fields. */
+static struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
+					     const struct gdrfab_gpu_rx_args *a)
 {
 	/* From the control reserve too: a message that arrived must be
 	 * delivered, as a rendezvous READ is. */
@@ -68,6 +80,7 @@ struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
 	if (!st)
 		return NULL;
 	st->op = GDRFAB_OP_GPU_RX;
+	st->resume = gdrfab_gpu_rx_done;
 	st->context = a->recv->context;
 	st->cq_flags = a->cq_flags;
 	st->tag = a->tag;
@@ -75,7 +88,8 @@ struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
 	st->recv_len = a->got;
 	st->ctrl_len = a->size;
 	/* An emulated write's target: FIN to the initiator, no report. */
-	st->emu_target = a->recv->emu_target;
+	if (a->recv->emu_target)
+		gdrfab_emu_target_mark(st);
 	st->msg_id = a->msg_id;
 	st->loop_buf = a->recv->iov_count
 			       ? (uint8_t *)a->recv->iov[0].iov_base + a->off
@@ -141,8 +155,8 @@ int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 	return ret;
 }
 
-void gdrfab_gpu_rx_done(struct gdrfab_proto *proto, struct gdrfab_req *st,
-			int err, int prov_errno)
+static void gdrfab_gpu_rx_done(struct gdrfab_proto *proto,
+			       struct gdrfab_req *st, int err, int prov_errno)
 {
 	if (st->loop_rxbuf)
 		gdrfab_rxbuf_repost(proto, st->loop_rxbuf);
@@ -171,4 +185,50 @@ void gdrfab_gpu_rx_done(struct gdrfab_proto *proto, struct gdrfab_req *st,
 				     st->recv_len, st->loop_buf, st->data,
 				     st->tag, gdrfab_conn_fi_addr(st->conn));
 	}
+}
+
+void gdrfab_flush_writedata(struct gdrfab_proto *proto,
+			    struct gdrfab_conn *conn, const struct ibv_wc *wc)
+{
+	uint64_t flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA;
+	uint64_t data = ntohl(wc->imm_data);
+	struct gdrfab_hmem_rw_target t;
+	struct gdrfab_req *st;
+	int ret = 0;
+
+	if (proto->closing)
+		return;
+	if (gdrfab_hmem_remote_write_target(
+		    proto->env.hmem, proto->env.cuda_api_permitted, &t)) {
+		/* A step carries the completion until the READ ends: a
+		 * GPU_RX request, finished by gdrfab_gpu_rx_done. From the
+		 * control reserve, as other steps of data that arrived. */
+		st = gdrfab_req_alloc(proto, true);
+		if (!st) {
+			GDRFAB_WARN(
+				FI_LOG_EP_DATA,
+				"no request left to flush an fi_writedata into GPU memory: reported as failed\n");
+			ret = -FI_EAGAIN;
+			goto complete;
+		}
+		st->op = GDRFAB_OP_GPU_RX;
+		st->resume = gdrfab_gpu_rx_done;
+		st->cq_flags = flags;
+		st->data = data;
+		st->recv_len = st->ctrl_len = wc->byte_len;
+		st->conn = conn;
+		conn->refs++;
+		ret = gdrfab_flush_start(proto, st, t.device, (uintptr_t)t.addr,
+					 t.rkey);
+		if (ret == -FI_EINPROGRESS)
+			return;
+		gdrfab_req_free(proto, st);
+	}
+complete:
+	if (ret)
+		gdrfab_report_remote_error(proto, flags, wc->byte_len, data,
+					   -ret);
+	else
+		gdrfab_report_remote_data(proto, flags, wc->byte_len, data,
+					  conn);
 }

@@ -25,8 +25,11 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 
@@ -245,7 +248,7 @@ static bool post(struct gdrfab_proto *proto, struct gdrfab_req *st)
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "loopback WRITE into GPU memory: %s\n",
 			    strerror(err));
-		gdrfab_gpu_rx_done(proto, st, FI_EIO, 0);
+		gdrfab_req_resume(proto, st, FI_EIO, 0);
 		return true;
 	}
 	l->sq_avail -= (int)n + 1;
@@ -334,7 +337,7 @@ int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 	for (size_t i = 0; i < st->rseg_count; i++)
 		st->lkey[i] = lkey;
 	if (!st->rseg_count) /* every byte went to host memory */
-		gdrfab_gpu_rx_done(proto, st, 0, 0);
+		gdrfab_req_resume(proto, st, 0, 0);
 	else if (!gdrfab_list_empty(&l->waiting) || !post(proto, st))
 		gdrfab_list_push_tail(&l->waiting, &st->entry);
 	return 0;
@@ -436,11 +439,11 @@ void gdrfab_loop_progress(struct gdrfab_proto *proto)
 			GDRFAB_WARN(FI_LOG_EP_DATA,
 				    "loopback copy into GPU memory: %s\n",
 				    ibv_wc_status_str(wc[i].status));
-		gdrfab_gpu_rx_done(proto, st,
-				   wc[i].status == IBV_WC_SUCCESS
-					   ? 0
-					   : gdrfab_wc_to_fi(wc[i].status),
-				   wc[i].status);
+		gdrfab_req_resume(proto, st,
+				  wc[i].status == IBV_WC_SUCCESS
+					  ? 0
+					  : gdrfab_wc_to_fi(wc[i].status),
+				  wc[i].status);
 	}
 	while (!gdrfab_list_empty(&l->waiting)) {
 		struct gdrfab_req *st = gdrfab_list_entry(

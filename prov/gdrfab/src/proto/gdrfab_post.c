@@ -10,10 +10,14 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_host_cache.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_rma.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 
@@ -33,6 +37,7 @@ struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl)
 	 * 3x the time of libc's vector memset for these 976 bytes). */
 	memset(req, 0, proto->req_clear_len);
 	req->wr.kind = GDRFAB_WR_REQ;
+	req->resume = gdrfab_req_resume_finish;
 	req->addr = FI_ADDR_UNSPEC;
 	gdrfab_list_init(&req->entry);
 	gdrfab_list_init(&req->finish_entry);
@@ -121,22 +126,6 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		req->rseg_count = count;
 	req->len = gdrfab_iov_len(iov, count);
 	return 0;
-}
-
-int gdrfab_wc_to_fi(enum ibv_wc_status status)
-{
-	switch (status) {
-	case IBV_WC_SUCCESS: return 0;
-	case IBV_WC_REM_ACCESS_ERR:
-	case IBV_WC_LOC_PROT_ERR:
-	case IBV_WC_LOC_ACCESS_ERR: return FI_EACCES;
-	case IBV_WC_REM_INV_REQ_ERR:
-	case IBV_WC_LOC_LEN_ERR: return FI_EINVAL;
-	case IBV_WC_RETRY_EXC_ERR:
-	case IBV_WC_RNR_RETRY_EXC_ERR: return FI_EHOSTUNREACH;
-	case IBV_WC_WR_FLUSH_ERR: return FI_ECANCELED;
-	default: return FI_EIO;
-	}
 }
 
 /* The next RDMA READ/WRITE piece: one remote segment range, local SGEs
@@ -371,7 +360,9 @@ static bool post_nic_atomic(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	return true;
 }
 
-bool gdrfab_req_post(struct gdrfab_req *req)
+/* Posts as much of the request as slots and buffers allow; false when it
+ * must wait. */
+static bool gdrfab_req_post(struct gdrfab_req *req)
 {
 	struct gdrfab_proto *proto = req->conn->proto;
 
@@ -394,7 +385,7 @@ static void req_settle(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	if (gdrfab_req_waits_fin(req) && !req->fin_received)
 		return; /* in conn->rndv_wait until the FIN */
 	if (req->op == GDRFAB_OP_RNDV_READ && !req->error) {
-		gdrfab_rndv_read_done(proto, req);
+		gdrfab_req_resume(proto, req, 0, 0);
 		return;
 	}
 	gdrfab_req_finish(proto, req);
@@ -419,6 +410,22 @@ void gdrfab_conn_send_wc(struct gdrfab_conn *conn, const struct ibv_wc *wc,
 		gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
 }
 
+/* Logs why the NIC failed a NIC atomic (gdrfab_atomic_nic.c). */
+static void nic_atomic_failed(struct gdrfab_req *req, const struct ibv_wc *wc)
+{
+	char peer[128];
+
+	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		return; /* the connection failed for another reason */
+	gdrfab_addr_to_str(&req->conn->peer, peer, sizeof(peer));
+	GDRFAB_WARN(
+		FI_LOG_EP_DATA,
+		"NIC atomic %s at 0x%llx key 0x%x on %s failed: %s (the target's NIC refused the key or range)\n",
+		req->nic_cswap ? "CMP_SWP" : "FETCH_ADD",
+		(unsigned long long)req->rseg[0].addr, req->rseg[0].rkey, peer,
+		ibv_wc_status_str(wc->status));
+}
+
 void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			const struct ibv_wc *wc)
 {
@@ -430,7 +437,7 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			req->prov_errno = wc->status;
 		}
 		if (req->op == GDRFAB_OP_NIC_ATOMIC)
-			gdrfab_atomic_nic_failed(proto, req, wc);
+			nic_atomic_failed(req, wc);
 	}
 	/* Failing the connection fails the requests queued on it, this one
 	 * among them when it waits in rndv_wait or pending: while this work
@@ -482,9 +489,13 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn)
 	}
 }
 
-struct gdrfab_req *gdrfab_ctrl_req(struct gdrfab_proto *proto,
-				   struct gdrfab_conn *conn, uint8_t type,
-				   struct gdrfab_pkt_hdr **hdr)
+/* A control request (from the reserve) on the connection, its header
+ * zeroed but for the version and type: the caller fills the rest and
+ * submits it. NULL when the reserve is empty. */
+static struct gdrfab_req *gdrfab_ctrl_req(struct gdrfab_proto *proto,
+					  struct gdrfab_conn *conn,
+					  uint8_t type,
+					  struct gdrfab_pkt_hdr **hdr)
 {
 	struct gdrfab_req *req = gdrfab_req_alloc(proto, true);
 
@@ -536,4 +547,38 @@ void gdrfab_send_rma_events(struct gdrfab_proto *proto,
 		conn->rma_events_owed[i] = 0;
 		gdrfab_req_submit(req);
 	}
+}
+
+/* An RMA or atomic to a peer that counts what reaches it (FI_RMA_EVENT)
+ * tells it with a GDRFAB_PKT_RMA_EVENT before its own completion: the
+ * application may exit once it sees the completion, and an event still
+ * waiting to be sent would die with its QP. The RMA completes when the
+ * event's send does (the peer's receive queue holds it then). Without a
+ * free control request the event is owed to the connection and its timers
+ * send it; the RMA completes at once. A last step (GDRFAB_STEP_RMA_EVENT):
+ * -FI_EINPROGRESS while the RMA waits for its event's send, else 0. */
+int gdrfab_rma_event_step(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	struct gdrfab_conn *conn = req->conn;
+	bool read = req->cq_flags & FI_READ;
+	struct gdrfab_pkt_hdr *hdr;
+	struct gdrfab_req *ev;
+
+	if (req->event_sent || req->error || proto->closing ||
+	    req->emu_target || req->op == GDRFAB_OP_CTRL ||
+	    req->op == GDRFAB_OP_RNDV_READ ||
+	    !(req->cq_flags & (FI_RMA | FI_ATOMIC)) || !conn ||
+	    !conn->peer_rma_events || conn->state != GDRFAB_CONN_CONNECTED)
+		return 0;
+	req->event_sent = true;
+	ev = gdrfab_ctrl_req(proto, conn, GDRFAB_PKT_RMA_EVENT, &hdr);
+	if (!ev) {
+		conn->rma_events_owed[read]++;
+		return 0;
+	}
+	hdr->data = read ? GDRFAB_RMA_EVENT_READ : GDRFAB_RMA_EVENT_WRITE;
+	hdr->size = 1;
+	ev->parent = req;
+	gdrfab_req_submit(ev);
+	return -FI_EINPROGRESS;
 }

@@ -12,8 +12,13 @@
 #include <unistd.h>
 
 #include "gdrfab.h"
+#include "gdrfab_atomic.h"
+#include "gdrfab_conn.h"
+#include "gdrfab_msg.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_ud.h"
 #include "gdrfab_verbs_ops.h"
 
@@ -200,6 +205,7 @@ int gdrfab_proto_create(const struct gdrfab_proto_env *env,
 	gdrfab_list_init(&proto->finished);
 	gdrfab_list_init(&proto->staging);
 	gdrfab_list_init(&proto->stage_kicked);
+	proto->stage_can_post = gdrfab_conn_kick;
 	gdrfab_list_init(&proto->atomic_backlog);
 	gdrfab_list_init(&proto->atomic_ready);
 	set_limits(proto);
@@ -216,7 +222,7 @@ int gdrfab_proto_create(const struct gdrfab_proto_env *env,
 	proto->repost_min = gdrfab_rxbuf_repost_min(proto->rxbuf_cnt);
 	proto->txbuf_cnt = gdrfab_params.tx_bufs;
 	proto->req_cnt = env->tx_size + env->rx_size + GDRFAB_CTRL_RESERVE;
-	proto->req_clear_len = offsetof(struct gdrfab_req, ctrl);
+	proto->req_clear_len = offsetof(struct gdrfab_req, step_fn);
 	ret = gdrfab_addrmap_init(&proto->conn_by_name);
 	if (!ret)
 		ret = create_queues(proto);

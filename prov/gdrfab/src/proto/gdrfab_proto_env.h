@@ -57,7 +57,7 @@ struct gdrfab_proto_env {
 	enum ibv_mtu active_mtu;
 	struct gdrfab_ah_cache *ah_cache; /* to peers' UD QPs */
 	struct gdrfab_hmem_domain *hmem;  /* GPU memory, MR cache */
-	/* GDRFAB_CM_F_NIC_ATOMIC_* (gdrfab_atomic_nic.h), or 0. */
+	/* GDRFAB_CM_F_NIC_ATOMIC_* (gdrfab_atomic.h), or 0. */
 	uint16_t nic_atomic_flag;
 	/* Where its atomics went (struct fi_gdrfab_atomic_stats). */
 	_Atomic uint64_t *atomics_nic, *atomics_proto, *atomics_held;

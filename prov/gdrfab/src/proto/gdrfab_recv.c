@@ -12,69 +12,18 @@
 #include <rdma/fi_tagged.h>
 
 #include "gdrfab.h"
+#include "gdrfab_atomic.h"
+#include "gdrfab_conn.h"
+#include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_rma.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 
-/* A receive buffer whose message is handled goes back to the SRQ later,
- * not in the call that found the message: that call's time is the
- * message's latency. They wait in a list until repost_min of them are
- * there (progress flushes then), and go in one post of at most
- * REPOST_BATCH: each ibv_post_srq_recv takes the SRQ's lock and writes its
- * producer index once, whatever the number of work requests. A few
- * buffers out of hundreds held back cost no RNR; repost_min shrinks with a
- * small SRQ (gdrfab_rxbuf_repost_min). */
-#define REPOST_BATCH 16
-
-unsigned gdrfab_rxbuf_repost_min(size_t rxbuf_cnt)
-{
-	size_t n = rxbuf_cnt / 32;
-
-	return (unsigned)GDRFAB_MAX(GDRFAB_MIN(n, (size_t)REPOST_BATCH / 2),
-				    (size_t)1);
-}
-
-void gdrfab_rxbuf_repost_flush(struct gdrfab_proto *proto)
-{
-	struct ibv_sge sge[REPOST_BATCH];
-	struct ibv_recv_wr wr[REPOST_BATCH], *bad;
-	struct gdrfab_rxbuf *rb = proto->repost_head;
-	int n = 0, err;
-
-	for (; rb; rb = rb->next_repost, n++) {
-		sge[n] = (struct ibv_sge){.addr = (uintptr_t)rb->data,
-					  .length = (uint32_t)proto->rxbuf_size,
-					  .lkey = proto->rx_mr->lkey};
-		wr[n] = (struct ibv_recv_wr){.wr_id = (uintptr_t)rb,
-					     .sg_list = &sge[n],
-					     .num_sge = 1};
-		if (n)
-			wr[n - 1].next = &wr[n];
-	}
-	proto->repost_head = NULL;
-	proto->repost_cnt = 0;
-	if (!n)
-		return;
-	err = gdrfab_vops->post_srq_recv(proto->srq, wr, &bad);
-	if (err)
-		GDRFAB_WARN(FI_LOG_EP_DATA, "ibv_post_srq_recv: %s\n",
-			    strerror(err));
-}
-
-static void repost_later(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rb)
-{
-	rb->next_repost = proto->repost_head;
-	proto->repost_head = rb;
-	if (++proto->repost_cnt >= REPOST_BATCH)
-		gdrfab_rxbuf_repost_flush(proto);
-}
-
-/* At once, with any that wait for the next progress call. */
-void gdrfab_rxbuf_repost(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf)
-{
-	repost_later(proto, rxbuf);
-	gdrfab_rxbuf_repost_flush(proto);
-}
+static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
+				  struct gdrfab_req *rd);
 
 /* Checks a header against the bytes that carried it. 0 or a reason. */
 static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
@@ -340,6 +289,15 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		finish_recv(proto, req, h, conn, off, got, done);
 }
 
+/* A rendezvous READ's copies or flush ended: its error, if any, is in the
+ * request (stage_err, flush_err), read again by gdrfab_rndv_read_done. */
+static void rndv_read_resume(struct gdrfab_proto *proto, struct gdrfab_req *rd,
+			     int err, int prov_errno)
+{
+	(void)err, (void)prov_errno;
+	gdrfab_rndv_read_done(proto, rd);
+}
+
 /* The rendezvous READ request for one message into a receive. */
 static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 			    const struct gdrfab_pkt_hdr *h,
@@ -381,6 +339,7 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 		n++;
 	}
 	rd->op = GDRFAB_OP_RNDV_READ;
+	rd->resume = rndv_read_resume;
 	rd->parent = done ? recv : NULL;
 	rd->context = recv->context;
 	rd->op_flags = recv->op_flags;
@@ -390,7 +349,8 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	rd->tag = h->tag;
 	rd->data = h->data;
 	rd->msg_id = h->msg_id;
-	rd->emu_target = recv->emu_target;
+	if (recv->emu_target)
+		gdrfab_emu_target_mark(rd);
 	rd->recv_len = got;
 	rd->multi_off = off;
 	rd->conn = conn;
@@ -427,7 +387,8 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	gdrfab_req_submit(rd);
 }
 
-void gdrfab_rndv_read_done(struct gdrfab_proto *proto, struct gdrfab_req *rd)
+static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
+				  struct gdrfab_req *rd)
 {
 	struct gdrfab_pkt_hdr h = {
 		.size = rd->ctrl_len,
@@ -563,7 +524,7 @@ static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	return held;
 }
 
-void gdrfab_unexp_free(struct gdrfab_unexp *u)
+static void gdrfab_unexp_free(struct gdrfab_unexp *u)
 {
 	struct gdrfab_proto *proto = u->conn->proto;
 
@@ -638,7 +599,7 @@ static void take_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		proto->rxbuf_held = false;
 		return;
 	}
-	repost_later(proto, rxbuf);
+	gdrfab_rxbuf_repost_later(proto, rxbuf);
 }
 
 /* A SEND with immediate data: an EAGER message whose header the last
@@ -658,7 +619,7 @@ static void recv_repeat(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		why = "a repeated header's payload exceeds the eager limit";
 	if (why) {
 		drop(proto, conn, why, GDRFAB_PKT_EAGER, wc->byte_len);
-		repost_later(proto, rxbuf);
+		gdrfab_rxbuf_repost_later(proto, rxbuf);
 		return;
 	}
 	h = (struct gdrfab_pkt_hdr){
@@ -708,7 +669,7 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 	why = check_header(h, wc->byte_len, proto->env.max_msg_size);
 	if (why) {
 		drop(proto, conn, why, h->type, wc->byte_len);
-		repost_later(proto, rxbuf);
+		gdrfab_rxbuf_repost_later(proto, rxbuf);
 		return;
 	}
 	gdrfab_memo_note(&conn->rx_memo, h);
@@ -725,7 +686,7 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 		take_message(proto, conn, h, (const uint8_t *)(h + 1), rxbuf);
 		return;
 	}
-	repost_later(proto, rxbuf);
+	gdrfab_rxbuf_repost_later(proto, rxbuf);
 }
 
 /* ---- posting receives ---- */

@@ -14,7 +14,11 @@
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_lock.h"
+#include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_rma.h"
+#include "gdrfab_stage.h"
 
 static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 const struct iovec *iov, size_t count)
@@ -39,6 +43,47 @@ static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	req->iov_count = 1;
 	req->lkey[0] = proto->tx_mr->lkey;
 	req->len = copy.iov_len;
+	return 0;
+}
+
+/* An RMA to staged GPU memory at the target (GDRFAB_EMU_KEY), whose data
+ * path serves it (gdrfab_rma_emu.c): a write goes as an EMU_WRITE
+ * message, a read as an EMU_READ the target answers with an RDMA WRITE
+ * into our staging buffer and a FIN. */
+int gdrfab_emu_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       const struct iovec *iov, void **desc, size_t count,
+		       uint64_t raddr, uint64_t key)
+{
+	uint64_t handle = (uint32_t)key;
+	int ret;
+
+	req->tag = raddr;
+	if (req->op == GDRFAB_OP_WRITE) {
+		req->op = GDRFAB_OP_SEND;
+		req->data = handle << 32 | (uint32_t)req->data;
+		return gdrfab_msg_prepare(
+			proto, req, iov, desc, count,
+			GDRFAB_PKT_EMU_WRITE |
+				((req->cq_flags & FI_REMOTE_CQ_DATA)
+					 ? GDRFAB_PKT_CQ_DATA
+					 : 0));
+	}
+	/* fi_read: the target writes into a host buffer of ours, copied
+	 * into the application's buffer (host or GPU) at the FIN. */
+	ret = gdrfab_stage_setup(proto, req, iov, desc, count,
+				 IBV_ACCESS_REMOTE_WRITE, false);
+	if (ret)
+		return ret;
+	req->rseg[0].addr = (uintptr_t)req->stage;
+	req->rseg[0].len = req->len;
+	req->rseg[0].rkey = req->stage_mr ? req->stage_mr->rkey : 0;
+	req->rseg[0].reserved = 0;
+	req->rseg_count = 1;
+	req->data = handle << 32;
+	gdrfab_rndv_header(proto, req, GDRFAB_PKT_EMU_READ);
+	req->op = GDRFAB_OP_SEND; /* done at the target's FIN */
+	req->emu_read = true;
+	gdrfab_req_add_step(req, GDRFAB_STEP_STAGE_OUT, gdrfab_stage_out_step);
 	return 0;
 }
 
@@ -108,6 +153,7 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	req->op_flags = flags;
 	req->silent = silent;
 	req->data = data;
+	gdrfab_req_add_step(req, GDRFAB_STEP_RMA_EVENT, gdrfab_rma_event_step);
 	if (emu) {
 		/* Staged GPU memory at the target: its data path does it. */
 		ret = gdrfab_emu_prepare(proto, req, iov, desc, count, raddr,
@@ -137,6 +183,14 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	req->rseg[0].len = len;
 	req->rseg[0].rkey = (uint32_t)key;
 	req->rseg_count = 1;
+	if (op == GDRFAB_OP_READ) {
+		/* The bytes out of staging, or made visible in GPU memory,
+		 * before the completion says they are there. */
+		gdrfab_req_add_step(req, GDRFAB_STEP_STAGE_OUT,
+				    gdrfab_stage_out_step);
+		gdrfab_req_add_step(req, GDRFAB_STEP_FLUSH,
+				    gdrfab_flush_read_step);
+	}
 	gdrfab_req_submit(req);
 out:
 	gdrfab_req_drain(proto);

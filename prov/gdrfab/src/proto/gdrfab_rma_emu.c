@@ -15,51 +15,20 @@
  * an error completion at the initiator as a NIC's would, and a completed
  * fi_write means the data is in GPU memory. The target's application sees
  * nothing but an fi_writedata's CQ data. Progress is manual at both ends,
- * as for messages.
+ * as for messages. The initiator's side is gdrfab_emu_prepare
+ * (gdrfab_rma.c); this file is the target's.
  */
 #include <string.h>
 
 #include <rdma/fi_rma.h>
 
 #include "gdrfab.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
-
-int gdrfab_emu_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		       const struct iovec *iov, void **desc, size_t count,
-		       uint64_t raddr, uint64_t key)
-{
-	uint64_t handle = (uint32_t)key;
-	int ret;
-
-	req->tag = raddr;
-	if (req->op == GDRFAB_OP_WRITE) {
-		req->op = GDRFAB_OP_SEND;
-		req->data = handle << 32 | (uint32_t)req->data;
-		return gdrfab_msg_prepare(
-			proto, req, iov, desc, count,
-			GDRFAB_PKT_EMU_WRITE |
-				((req->cq_flags & FI_REMOTE_CQ_DATA)
-					 ? GDRFAB_PKT_CQ_DATA
-					 : 0));
-	}
-	/* fi_read: the target writes into a host buffer of ours, copied
-	 * into the application's buffer (host or GPU) at the FIN. */
-	ret = gdrfab_stage_setup(proto, req, iov, desc, count,
-				 IBV_ACCESS_REMOTE_WRITE, false);
-	if (ret)
-		return ret;
-	req->rseg[0].addr = (uintptr_t)req->stage;
-	req->rseg[0].len = req->len;
-	req->rseg[0].rkey = req->stage_mr ? req->stage_mr->rkey : 0;
-	req->rseg[0].reserved = 0;
-	req->rseg_count = 1;
-	req->data = handle << 32;
-	gdrfab_rndv_header(proto, req, GDRFAB_PKT_EMU_READ);
-	req->op = GDRFAB_OP_SEND; /* done at the target's FIN */
-	req->emu_read = true;
-	return 0;
-}
+#include "gdrfab_req.h"
+#include "gdrfab_rma.h"
+#include "gdrfab_stage.h"
 
 static struct gdrfab_req *target_req(struct gdrfab_proto *proto)
 {
@@ -110,7 +79,7 @@ struct gdrfab_req *gdrfab_emu_target_start(struct gdrfab_proto *proto,
 		refuse(proto, conn, h, "no request left", FI_ENOMEM);
 		return NULL;
 	}
-	req->emu_target = true;
+	gdrfab_emu_target_mark(req);
 	req->msg_id = h->msg_id;
 	if (write) {
 		/* A receive that matched already: deliver() fills it. */
@@ -137,6 +106,21 @@ struct gdrfab_req *gdrfab_emu_target_start(struct gdrfab_proto *proto,
 	req->rseg_count = h->seg_count;
 	gdrfab_req_submit(req);
 	return NULL;
+}
+
+/* The target's side of an emulated RMA ends in a FIN to the initiator; the
+ * target's application hears nothing of it. */
+static int emu_target_step(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	gdrfab_emu_target_done(proto, req->conn, req->msg_id, false, 0, 0,
+			       req->error ? FI_EIO : 0);
+	return 0;
+}
+
+void gdrfab_emu_target_mark(struct gdrfab_req *req)
+{
+	req->emu_target = true;
+	gdrfab_req_add_step(req, GDRFAB_STEP_EMU_TARGET, emu_target_step);
 }
 
 void gdrfab_emu_target_done(struct gdrfab_proto *proto,

@@ -16,6 +16,8 @@
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 
 /* The GPU device of a buffer: from its descriptor, or, for a buffer
  * passed without one (injects, receives), from CUDA once the application
@@ -50,8 +52,10 @@ static int copy_without_cuda(size_t n, bool to_dev)
 	return -FI_EOPNOTSUPP;
 }
 
-int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst, const void *src,
-			 size_t n, void *desc)
+/* Copies n bytes out of a buffer that may be GPU memory (synchronous:
+ * only where the API is, before the endpoint's lock). */
+static int gdrfab_copy_from_buf(struct gdrfab_proto *proto, void *dst,
+				const void *src, size_t n, void *desc)
 {
 	int dev = proto->ops->mr_check_desc(proto->env.domain, desc, src, n);
 
@@ -107,7 +111,7 @@ int gdrfab_scatter_host(struct gdrfab_proto *proto, const struct iovec *iov,
 		if ((d || !nodesc_host) &&
 		    gdrfab_buf_device(proto, dst, d) >= 0) {
 			/* GPU memory is written by an asynchronous step
-			 * (gdrfab_gpu_rx.c, gdrfab_atomic_result.c), never
+			 * (gdrfab_gpu_rx.c, gdrfab_atomic.c), never
 			 * by a copy waited for in progress. */
 			if (!proto->env.cuda_api_permitted)
 				return copy_without_cuda(l, true);

@@ -19,6 +19,8 @@
 #include "gdrfab_hmem.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_stage_sched.h"
 #include "gdrfab_verbs_ops.h"
 
@@ -354,11 +356,6 @@ bool gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return false;
 }
 
-bool gdrfab_stage_blocks(const struct gdrfab_req *req)
-{
-	return req->stage_state == GDRFAB_STAGE_FILLING && !req->stage_err;
-}
-
 /* A request whose copies ended: on with what it waited for. */
 static void stage_ended(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
@@ -368,19 +365,14 @@ static void stage_ended(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		 * completion finishes it. */
 		if (req->wr_pending || !req->fully_posted)
 			return;
-		if (req->op == GDRFAB_OP_GPU_RX)
-			gdrfab_gpu_rx_done(proto, req, req->stage_err, 0);
-		else if (req->op == GDRFAB_OP_RNDV_READ)
-			gdrfab_rndv_read_done(proto, req);
-		else
-			gdrfab_req_finish(proto, req);
+		gdrfab_req_resume(proto, req, req->stage_err, 0);
 		return;
 	}
 	/* Filled (or failed: the post fails it, in its turn on the
 	 * connection, so that it finishes in one place). */
 	req->stage_state = GDRFAB_STAGE_IDLE;
 	if (req->conn)
-		gdrfab_conn_kick(req->conn);
+		proto->stage_can_post(req->conn);
 }
 
 void gdrfab_stage_progress(struct gdrfab_proto *proto)
@@ -423,7 +415,7 @@ void gdrfab_stage_progress(struct gdrfab_proto *proto)
 
 		kick_del(req);
 		if (req->stage_listed) /* still copying: post what is done */
-			gdrfab_conn_kick(req->conn);
+			proto->stage_can_post(req->conn);
 		else
 			stage_ended(proto, req);
 	}
@@ -454,6 +446,18 @@ void gdrfab_stage_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	req->staged = false;
 	req->stage_state = GDRFAB_STAGE_IDLE;
 	req->gpu_iov_count = 0;
+}
+
+int gdrfab_stage_out_step(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	/* fi_read into staged GPU memory: copied out of the staging buffer
+	 * first; progress comes back here when the copies end. */
+	if (!gdrfab_req_reads_local(req) || !req->staged || req->error ||
+	    proto->closing || req->emu_target)
+		return 0;
+	if (!gdrfab_stage_drain(proto, req, req->len))
+		return -FI_EINPROGRESS;
+	return req->stage_err ? -req->stage_err : 0;
 }
 
 void gdrfab_stage_pool_fini(struct gdrfab_proto *proto)

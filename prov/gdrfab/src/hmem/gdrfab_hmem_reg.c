@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A domain's GPU memory path: chosen once per domain, logged with its
- * reason, and the registration backend its cache uses.
+ * reason, and the registration backend its cache uses (handed to mem's
+ * cache here, so the cache's calls come back down into hmem).
  */
 #include <errno.h>
 #include <string.h>
@@ -9,11 +10,9 @@
 
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
-#include "gdrfab_hmem_domain.h"
+#include "gdrfab_hmem_reg.h"
 #include "gdrfab_host_cache.h"
-#include "gdrfab_objs.h"
 #include "gdrfab_params.h"
-#include "gdrfab_topo.h"
 #include "gdrfab_verbs_ops.h"
 
 const char *gdrfab_cuda_reg_name(enum gdrfab_cuda_reg path)
@@ -56,10 +55,10 @@ bool gdrfab_hmem_offered(const char **why)
 /* Whether the NIC takes dma-buf registrations: with an invalid fd a
  * device that supports them fails with EBADF, one that does not with
  * EOPNOTSUPP (or the call is missing). */
-static bool nic_takes_dmabuf(struct gdrfab_domain *domain)
+static bool nic_takes_dmabuf(struct ibv_pd *pd)
 {
-	struct ibv_mr *mr = gdrfab_vops->reg_dmabuf_mr(
-		domain->pd, 0, 4096, 0, -1, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *mr = gdrfab_vops->reg_dmabuf_mr(pd, 0, 4096, 0, -1,
+						       IBV_ACCESS_LOCAL_WRITE);
 
 	if (mr) {
 		gdrfab_vops->dereg_mr(mr);
@@ -68,38 +67,13 @@ static bool nic_takes_dmabuf(struct gdrfab_domain *domain)
 	return errno == EBADF;
 }
 
-/* FI_GDRFAB_GDR_LEVEL, for CUDA_REG=auto: GPUDirect RDMA only up to that
- * class between this process's GPU and the NIC (PXB by default, as NCCL:
- * through a host bridge, reads especially are slow or fail). An unknown
- * class (no topology, a flat VM) does not stop it. */
-static bool gdr_level_allows(struct gdrfab_domain *domain)
+static enum gdrfab_cuda_reg
+choose_path(struct gdrfab_hmem_domain *h,
+	    const struct gdrfab_hmem_reg_setup *setup)
 {
-	const char *name = domain->info->domain_attr->name;
-	enum gdrfab_path cls;
-	char desc[192];
-	int known =
-		gdrfab_topo_gdr_class(domain->info, &cls, desc, sizeof(desc));
-
-	if (known == 0 && (int)cls > gdrfab_params.gdr_level) {
-		GDRFAB_INFO(
-			FI_LOG_DOMAIN,
-			"%s: GPU memory staged through host buffers: %s, farther than FI_GDRFAB_GDR_LEVEL=%s\n",
-			name, desc,
-			gdrfab_path_name(
-				(enum gdrfab_path)gdrfab_params.gdr_level));
-		return false;
-	}
-	GDRFAB_INFO(FI_LOG_DOMAIN, "%s: %s: %s\n", name, desc,
-		    known ? "FI_GDRFAB_GDR_LEVEL not applied"
-			  : "within FI_GDRFAB_GDR_LEVEL");
-	return true;
-}
-
-static enum gdrfab_cuda_reg choose_path(struct gdrfab_domain *domain)
-{
-	const char *name = domain->info->domain_attr->name;
+	const char *name = h->name;
 	const char *peer_why;
-	bool nic_dmabuf = nic_takes_dmabuf(domain);
+	bool nic_dmabuf = nic_takes_dmabuf(h->pd);
 	bool gpu_dmabuf = any_device(true);
 	bool peermem = gdrfab_peermem_loaded(&peer_why);
 
@@ -128,7 +102,7 @@ static enum gdrfab_cuda_reg choose_path(struct gdrfab_domain *domain)
 			name);
 		return GDRFAB_CUDA_REG_STAGED;
 	}
-	if (!gdr_level_allows(domain))
+	if (setup->gdr_level_allows && !setup->gdr_level_allows(setup->ctx))
 		return GDRFAB_CUDA_REG_STAGED;
 	if (gpu_dmabuf && nic_dmabuf) {
 		GDRFAB_INFO(
@@ -170,8 +144,8 @@ static const char *gdr_failure_hint(enum gdrfab_cuda_reg path, int err)
 
 static int backend_reg(void *ctx, struct gdrfab_reg *r)
 {
-	struct gdrfab_domain *domain = ctx;
-	enum gdrfab_cuda_reg path = domain->hmem.path;
+	struct gdrfab_hmem_domain *h = ctx;
+	enum gdrfab_cuda_reg path = h->path;
 	bool gpu = r->mem.kind == GDRFAB_MEM_CUDA_DEVICE;
 	uint64_t off = 0;
 	int fd = -1, err, ret;
@@ -186,11 +160,11 @@ static int backend_reg(void *ctx, struct gdrfab_reg *r)
 				(unsigned long)r->start, r->len);
 			return ret;
 		}
-		r->mr = gdrfab_vops->reg_dmabuf_mr(domain->pd, off, r->len,
-						   r->start, fd, r->access);
+		r->mr = gdrfab_vops->reg_dmabuf_mr(h->pd, off, r->len, r->start,
+						   fd, r->access);
 	} else {
-		r->mr = gdrfab_vops->reg_mr(domain->pd, (void *)r->start,
-					    r->len, r->access);
+		r->mr = gdrfab_vops->reg_mr(h->pd, (void *)r->start, r->len,
+					    r->access);
 	}
 	if (r->mr) {
 		r->dmabuf_fd = fd;
@@ -204,15 +178,13 @@ static int backend_reg(void *ctx, struct gdrfab_reg *r)
 		GDRFAB_WARN(
 			FI_LOG_MR,
 			"registering GPU memory 0x%lx+%zu on %s (%s): %s: %s\n",
-			(unsigned long)r->start, r->len,
-			domain->info->domain_attr->name,
+			(unsigned long)r->start, r->len, h->name,
 			gdrfab_cuda_reg_name(path), strerror(err),
 			gdr_failure_hint(path, err));
 	else
 		GDRFAB_WARN(
 			FI_LOG_MR, "ibv_reg_mr(0x%lx, %zu) on %s: %s%s\n",
-			(unsigned long)r->start, r->len,
-			domain->info->domain_attr->name, strerror(err),
+			(unsigned long)r->start, r->len, h->name, strerror(err),
 			err == ENOMEM
 				? " (is the locked-memory limit, ulimit -l, too low?)"
 				: "");
@@ -234,16 +206,18 @@ static void backend_dereg(void *ctx, struct gdrfab_reg *r)
 		close(r->dmabuf_fd);
 }
 
-int gdrfab_hmem_domain_init(struct gdrfab_domain *domain)
+void gdrfab_hmem_reg_init(struct gdrfab_hmem_domain *h,
+			  const struct gdrfab_hmem_reg_setup *setup)
 {
-	struct gdrfab_hmem_domain *h = &domain->hmem;
 	struct gdrfab_reg_backend be = {
 		.reg = backend_reg,
 		.dereg = backend_dereg,
-		.ctx = domain,
+		.ctx = h,
 	};
 
-	h->ctx = domain->ctx;
+	h->ctx = setup->verbs_ctx;
+	h->pd = setup->pd;
+	h->name = setup->name;
 	pthread_mutex_init(&h->rw_lock, NULL);
 	pthread_mutex_init(&h->emu_lock, NULL);
 	pthread_mutex_init(&h->loop_lock, NULL);
@@ -251,18 +225,14 @@ int gdrfab_hmem_domain_init(struct gdrfab_domain *domain)
 			     gdrfab_params.mr_cache_max_size,
 			     gdrfab_params.mr_cache_max_count);
 	gdrfab_host_cache_init(&h->cache, gdrfab_params.host_mr_cache);
-	h->path = gdrfab_hmem_offered(NULL) ? choose_path(domain)
+	h->path = gdrfab_hmem_offered(NULL) ? choose_path(h, setup)
 					    : GDRFAB_CUDA_REG_NONE;
-	return 0;
 }
 
-void gdrfab_hmem_domain_fini(struct gdrfab_domain *domain)
+void gdrfab_hmem_reg_fini(struct gdrfab_hmem_domain *h)
 {
-	struct gdrfab_hmem_domain *h = &domain->hmem;
-
 	gdrfab_host_cache_fini(&h->cache);
 	gdrfab_mr_cache_fini(&h->cache);
-	gdrfab_emu_mr_fini(domain);
 	gdrfab_hmem_loop_fini(h);
 	pthread_mutex_destroy(&h->rw_lock);
 }
