@@ -2,7 +2,8 @@
 # Inside the VM, from the build directory: the MPI programs in $1 under
 # mpirun: mpi_osc (one-sided) with pml ob1, btl ofi on gdrfab and osc rdma;
 # mpi_p2p with Open MPI's pml cm and mtl ofi, the mtl told to take gdrfab,
-# on 2 and 4 ranks; then mpi_p2p over verbs;ofi_rxm, the baseline.
+# on 2 and 4 ranks, mpi_alltoall on 32; then mpi_p2p over verbs;ofi_rxm,
+# the baseline.
 # GDRFAB_MPI_CHECKS=osc (or p2p) runs one of the two programs. Each
 # run's own PASS/FAIL lines are shown; prints "openmpi: N passed, M failed"
 # (one check per run: it passes when the program's checks all pass).
@@ -52,6 +53,9 @@ fi
 if [ "$only" != osc ]; then
 	check "mpi_p2p over gdrfab, 2 ranks (0 B to 64 MiB)" run gdrfab 2 "$bin/mpi_p2p"
 	check "mpi_p2p over gdrfab, 4 ranks (0 B to 16 MiB)" run gdrfab 4 "$bin/mpi_p2p" 16777216
+	# Every pair of 32 ranks connected at once, data checked (issue 33);
+	# it prints the first round's time and memory per connected peer.
+	check "mpi_alltoall over gdrfab, 32 ranks (1 KiB to every rank)" run gdrfab 32 "$bin/mpi_alltoall" 1024 2
 	# verbs;ofi_rxm's max_msg_size on rxe is the port's 8 MiB (gdrfab
 	# splits larger messages), and Open MPI's mtl refuses anything larger.
 	check "mpi_p2p over verbs;ofi_rxm, 2 ranks (0 B to 8 MiB)" run "verbs;ofi_rxm" 2 "$bin/mpi_p2p" 8388608

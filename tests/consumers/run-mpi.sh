@@ -22,7 +22,7 @@ mkdir -p "$bin"
 # build MPICC DIR: the MPI programs into DIR with that compiler wrapper.
 build() {
 	mkdir -p "$2" || return 1
-	for prog in mpi_p2p mpi_osc; do
+	for prog in mpi_p2p mpi_osc mpi_alltoall; do
 		"$1" -std=c11 -O1 -Wall -Wextra -Werror "$srcdir/tests/mpi/$prog.c" -o "$2/$prog" || return 1
 	done
 }
