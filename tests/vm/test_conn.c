@@ -3,6 +3,7 @@
  * an endpoint closed while its peer still sends, a peer process killed in
  * the middle of transfers. */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,4 +402,181 @@ Test(conn, a_peer_killed_mid_transfer_leaves_errors_not_hangs)
 	dp_close(&p[0]);
 	free(big);
 	free(sink);
+}
+
+/* ---- peers that come and go (issue 33) ---- */
+
+/* RC queue pairs, resident set (KiB) and open descriptors of this
+ * process: what a long-lived server must give back when its clients go.
+ * The QPs are counted by the kernel's own account (rdma(8)). */
+struct footprint {
+	int rc_qps;
+	long rss_kib;
+	int fds;
+};
+
+static struct footprint footprint_now(void)
+{
+	struct footprint f = {0};
+	char cmd[64], line[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "rdma resource show qp pid %d 2>&1",
+		 (int)getpid());
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	while (fgets(line, sizeof(line), p))
+		if (strstr(line, " type RC "))
+			f.rc_qps++;
+	pclose(p);
+	p = fopen("/proc/self/status", "r");
+	cr_assert_not_null(p);
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "VmRSS: %ld kB", &f.rss_kib) == 1)
+			break;
+	fclose(p);
+	snprintf(cmd, sizeof(cmd), "ls /proc/%d/fd | wc -l", (int)getpid());
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_eq(fscanf(p, "%d", &f.fds), 1);
+	pclose(p);
+	return f;
+}
+
+/* One client process: connects to the server, sends it 1 KiB, and once
+ * the send completed either closes its endpoint and exits, or is killed
+ * (no goodbye: the server must find out by itself). */
+static void come_and_go(const uint8_t *server, bool killed)
+{
+	struct dp_ep c;
+	struct fi_cq_tagged_entry e;
+	long long deadline = now_ms() + 30000;
+	fi_addr_t srv;
+	char msg[1024];
+
+	dp_open(&c, "rxe1", NULL);
+	if (fi_av_insert(c.av, server, 1, &srv, 0, NULL) != 1)
+		_exit(2);
+	memset(msg, 'c', sizeof(msg));
+	while (fi_send(c.ep, msg, sizeof(msg), NULL, srv, NULL) == -FI_EAGAIN)
+		fi_cq_read(c.txcq, NULL, 0);
+	while (fi_cq_read(c.txcq, &e, 1) != 1)
+		if (now_ms() > deadline)
+			_exit(3);
+	if (killed)
+		kill(getpid(), SIGKILL);
+	dp_close(&c);
+	_exit(0);
+}
+
+/* Forked before the server touches verbs: starts one client at a time
+ * on the server's word ('e' exits, 'k' is killed) and answers with how
+ * it ended ('e', 'k', or 'x' for anything else). */
+static void spawner(int to_parent, int from_parent)
+{
+	uint8_t server[32];
+	char mode;
+
+	if (read(from_parent, server, 32) != 32)
+		_exit(2);
+	while (read(from_parent, &mode, 1) == 1) {
+		int status;
+		char how;
+		pid_t pid = fork();
+
+		if (!pid)
+			come_and_go(server, mode == 'k');
+		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+			_exit(3);
+		how = WIFEXITED(status) && !WEXITSTATUS(status)		? 'e'
+		      : WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? 'k'
+									   : 'x';
+		if (write(to_parent, &how, 1) != 1)
+			_exit(4);
+	}
+}
+
+/* Waits for the spawner's word on the client's end, progressing. */
+static char client_ended(int from_spawner, struct dp_ep *p)
+{
+	long long deadline = now_ms() + 60000;
+	char how;
+
+	while (now_ms() < deadline) {
+		ssize_t n = read(from_spawner, &how, 1);
+
+		if (n == 1)
+			return how;
+		dp_progress(p, 1);
+	}
+	cr_assert_fail("a client did not end within 60 s");
+	return 0;
+}
+
+/* A long-lived server whose 50 clients, one at a time, connect, send and
+ * then close (a BYE: released at once) or are killed (found by the idle
+ * probe and released once its retries fail): its RC QPs, resident set
+ * and descriptors come back to what they were after the first client. */
+Test(conn, a_server_gives_back_what_clients_that_come_and_go_took,
+     .timeout = 600)
+{
+	enum { CLIENTS = 50 };
+	int up[2], down[2], status;
+	struct dp_ep p[1];
+	struct footprint first = {0}, last;
+	struct fi_cq_tagged_entry e;
+	char buf[1024], how;
+	long long deadline;
+	pid_t pid;
+
+	if (system("rdma resource show qp >/dev/null 2>&1"))
+		cr_skip_test("rdma(8) cannot list QPs here");
+	setenv("FI_GDRFAB_IDLE_TIMEOUT_MS", "300", 1);
+	pid = fork_child(spawner, up, down);
+	setenv("FI_GDRFAB_PEER_TIMEOUT_MS", "500", 1);
+	dp_open(&p[0], "rxe0", NULL);
+	cr_assert_eq(write(down[1], p[0].name, 32), 32);
+	cr_assert_eq(fcntl(up[0], F_SETFL, O_NONBLOCK), 0);
+	for (int i = 0; i < CLIENTS; i++) {
+		char mode = i % 2 ? 'k' : 'e';
+
+		memset(buf, 0, sizeof(buf));
+		DP_POST(p, 1,
+			fi_recv(p[0].ep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC,
+				NULL));
+		cr_assert_eq(write(down[1], &mode, 1), 1);
+		dp_expect(p[0].rxcq, &e, NULL, p, 1);
+		cr_assert_eq(e.len, sizeof(buf));
+		cr_assert_eq(buf[0], 'c');
+		cr_assert_eq(buf[sizeof(buf) - 1], 'c');
+		how = client_ended(up[0], p);
+		cr_assert_eq(how, mode, "client %d ended '%c', not '%c'", i,
+			     how, mode);
+		if (!i)
+			first = footprint_now();
+		if (getenv("GDRFAB_TEST_VERBOSE"))
+			fprintf(stderr, "client %d ended '%c'\n", i, how);
+	}
+	/* The last killed ones are found within the idle time and the
+	 * retries' (300 ms + 500 ms), a BYE within 200 ms. */
+	deadline = now_ms() + 20000;
+	do {
+		dp_progress(p, 1);
+		last = footprint_now();
+	} while (last.rc_qps > first.rc_qps && now_ms() < deadline);
+	cr_log_info("after the first client: %d RC QPs, %ld KiB, %d fds; "
+		    "after %d: %d RC QPs, %ld KiB, %d fds",
+		    first.rc_qps, first.rss_kib, first.fds, CLIENTS,
+		    last.rc_qps, last.rss_kib, last.fds);
+	cr_assert_leq(last.rc_qps, first.rc_qps, "RC QPs: %d, then %d",
+		      first.rc_qps, last.rc_qps);
+	cr_assert_leq(last.fds * 10, first.fds * 11, "fds: %d, then %d",
+		      first.fds, last.fds);
+	cr_assert_leq(last.rss_kib * 10, first.rss_kib * 11,
+		      "RSS: %ld KiB, then %ld KiB", first.rss_kib,
+		      last.rss_kib);
+	/* The spawner holds its own copy of the pipe: no EOF reaches it. */
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	dp_close(&p[0]);
 }

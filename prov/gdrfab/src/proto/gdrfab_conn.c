@@ -40,6 +40,11 @@
 
 #define RESEND_FIRST_MS 20
 #define RESEND_MAX_MS	1000
+/* How long after a peer's BYE its connection is released: the BYE comes
+ * by UD and may overtake its last messages on the RC queue pair. */
+#define PEER_LEFT_GRACE_MS 200
+/* How long a closing endpoint waits for its BYEs to leave. */
+#define FAREWELL_WAIT_MS 20
 
 static void rc_params(struct gdrfab_proto *proto, struct gdrfab_rc_params *p)
 {
@@ -514,6 +519,32 @@ static bool peer_qp_failed(int prov_errno)
 	       prov_errno == IBV_WC_REM_OP_ERR;
 }
 
+/* Whether anything of the application's waits on the connection. */
+static bool conn_busy(const struct gdrfab_conn *conn)
+{
+	return !gdrfab_list_empty(&conn->pending) ||
+	       !gdrfab_list_empty(&conn->rndv_wait) ||
+	       !gdrfab_list_empty(&conn->atomic_hold) || conn->wr_outstanding;
+}
+
+/* A connection whose peer closed its endpoint: released, its QP and
+ * buffers with it. Quietly when nothing of ours was lost; what still
+ * waited on it fails as on any connection the peer reset. */
+static void conn_release_left(struct gdrfab_conn *conn)
+{
+	char peer[128];
+
+	if (conn_busy(conn)) {
+		gdrfab_conn_fail(conn, FI_ECONNRESET, GDRFAB_PERR_PEER_CLOSED);
+		return;
+	}
+	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
+	GDRFAB_INFO(FI_LOG_EP_CTRL,
+		    "%s closed its endpoint: connection released\n", peer);
+	conn->quiet_end = true;
+	gdrfab_conn_fail(conn, FI_ECONNRESET, GDRFAB_PERR_PEER_CLOSED);
+}
+
 void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 {
 	struct gdrfab_proto *proto = conn->proto;
@@ -526,8 +557,10 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 	if (conn->state == GDRFAB_CONN_FAILED)
 		return;
 	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
-	if (conn->state == GDRFAB_CONN_ACCEPTING && !conn->initiated &&
-	    gdrfab_list_empty(&conn->pending))
+	if (conn->quiet_end)
+		; /* conn_release_left said why */
+	else if (conn->state == GDRFAB_CONN_ACCEPTING && !conn->initiated &&
+		 gdrfab_list_empty(&conn->pending))
 		/* A peer asked and never confirmed: nothing of ours is lost,
 		 * and floods of such requests must not flood the log. */
 		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
@@ -785,6 +818,22 @@ static void handle_rej(struct gdrfab_proto *proto,
 	gdrfab_conn_fail(conn, FI_ECONNREFUSED, GDRFAB_PERR_SETTINGS);
 }
 
+/* The peer's endpoint closes. Only the connection it was made with: a
+ * BYE must name its QP and carry its nonce, so that nobody else can end
+ * it. Released by the timers a little later (conn->peer_left_ms). */
+static void handle_bye(struct gdrfab_proto *proto,
+		       const struct gdrfab_cm_msg *msg)
+{
+	struct gdrfab_conn *conn = known_conn(proto, msg);
+
+	if (!conn || conn->peer_left_ms ||
+	    (conn->state != GDRFAB_CONN_CONNECTED &&
+	     conn->state != GDRFAB_CONN_ACCEPTING) ||
+	    conn->remote_qpn != msg->qpn || conn->peer_nonce != msg->nonce)
+		return;
+	conn->peer_left_ms = GDRFAB_MAX(gdrfab_tick_ms(), 1);
+}
+
 /* What is wrong with a connection message, or NULL. */
 static const char *check_cm(const struct gdrfab_cm_msg *msg, size_t len)
 {
@@ -794,7 +843,7 @@ static const char *check_cm(const struct gdrfab_cm_msg *msg, size_t len)
 		return "wrong length";
 	if (msg->version != GDRFAB_WIRE_VERSION)
 		return "unknown wire version";
-	if (msg->type < GDRFAB_CM_REQ || msg->type > GDRFAB_CM_REJ)
+	if (msg->type < GDRFAB_CM_REQ || msg->type > GDRFAB_CM_BYE)
 		return "unknown type";
 	if (msg->mtu < IBV_MTU_256 || msg->mtu > IBV_MTU_4096)
 		return "bad MTU";
@@ -828,14 +877,16 @@ void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *buf,
 				 why, len);
 		return;
 	}
-	/* Meant for an earlier endpoint that had our QP number. */
-	if (!gdrfab_addr_equal(&msg.dst, &proto->env.name))
+	/* Meant for an earlier endpoint that had our QP number; or read
+	 * while this one says farewell, when no connection may start. */
+	if (!gdrfab_addr_equal(&msg.dst, &proto->env.name) || proto->closing)
 		return;
 	switch (msg.type) {
 	case GDRFAB_CM_REQ: handle_req(proto, &msg); break;
 	case GDRFAB_CM_REP: handle_rep(proto, &msg); break;
 	case GDRFAB_CM_RTU: handle_rtu(proto, &msg); break;
 	case GDRFAB_CM_REJ: handle_rej(proto, &msg); break;
+	case GDRFAB_CM_BYE: handle_bye(proto, &msg); break;
 	}
 }
 
@@ -847,12 +898,16 @@ void gdrfab_conn_rx(struct gdrfab_conn *conn)
 		established(conn);
 }
 
-/* A NOP at most every 100 ms, so that RC retries notice a dead peer. */
-static void gdrfab_conn_keepalive(struct gdrfab_conn *conn)
+/* A NOP at most every interval_ms, so that RC retries notice a dead
+ * peer: its NIC must acknowledge it, and a peer whose process is gone
+ * never does (the send fails once the retries run out, and with it the
+ * connection, which is then released). */
+static void gdrfab_conn_keepalive(struct gdrfab_conn *conn,
+				  long long interval_ms)
 {
 	long long now = gdrfab_tick_ms();
 
-	if (now - conn->last_keepalive_ms < 100)
+	if (now - conn->last_keepalive_ms < interval_ms)
 		return;
 	conn->last_keepalive_ms = now;
 	GDRFAB_INFO(FI_LOG_EP_DATA, "keepalive to QP %u: silent for %lld ms\n",
@@ -933,10 +988,22 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 		if (conn->state == GDRFAB_CONN_CONNECTED &&
 		    (conn->rma_events_owed[0] || conn->rma_events_owed[1]))
 			gdrfab_send_rma_events(proto, conn);
-		if (conn->state == GDRFAB_CONN_CONNECTED &&
-		    !gdrfab_list_empty(&conn->rndv_wait) &&
+		if (conn->peer_left_ms &&
+		    now - conn->peer_left_ms >= PEER_LEFT_GRACE_MS) {
+			conn_release_left(conn);
+			continue;
+		}
+		if (conn->state != GDRFAB_CONN_CONNECTED)
+			continue;
+		/* Waiting for its FIN: make sure it still lives. */
+		if (!gdrfab_list_empty(&conn->rndv_wait) &&
 		    now - conn->last_rx_ms > gdrfab_params.peer_timeout_ms / 2)
-			gdrfab_conn_keepalive(conn);
+			gdrfab_conn_keepalive(conn, 100);
+		/* Silent for long: is anyone still there? */
+		else if (gdrfab_params.idle_timeout_ms &&
+			 now - conn->last_rx_ms > gdrfab_params.idle_timeout_ms)
+			gdrfab_conn_keepalive(conn,
+					      gdrfab_params.idle_timeout_ms);
 	}
 }
 
@@ -955,4 +1022,30 @@ void gdrfab_conn_atomic_answered(struct gdrfab_req *req)
 	conn->atomic_ready = true;
 	conn->refs++;
 	gdrfab_list_push_tail(&proto->atomic_ready, &conn->ready_entry);
+}
+
+void gdrfab_conn_farewell(struct gdrfab_proto *proto)
+{
+	long long until = gdrfab_tick_ms() + FAREWELL_WAIT_MS;
+	struct gdrfab_list *it, *tmp;
+
+	if (!proto->ud_qp)
+		return;
+	gdrfab_list_for_each_safe (&proto->conns, it, tmp) {
+		struct gdrfab_conn *conn =
+			gdrfab_list_entry(it, struct gdrfab_conn, entry);
+
+		if (conn->state != GDRFAB_CONN_CONNECTED || conn->peer_left_ms)
+			continue;
+		/* All UD send slots in flight: reap some, for a while. */
+		while (!send_cm(conn, GDRFAB_CM_BYE) && !proto->ud_broken &&
+		       gdrfab_tick_ms() < until)
+			gdrfab_conn_poll_ud(proto);
+	}
+	/* Sends still in flight when the UD QP is destroyed may never
+	 * leave: let them, for a while (received messages are dropped:
+	 * proto->closing). */
+	while (proto->ud_tx_busy && !proto->ud_broken &&
+	       gdrfab_tick_ms() < until)
+		gdrfab_conn_poll_ud(proto);
 }

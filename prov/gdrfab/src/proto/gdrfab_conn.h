@@ -84,6 +84,11 @@ struct gdrfab_conn {
 	fi_addr_t fi_addr;
 	uint64_t av_generation;
 	long long last_rx_ms, last_keepalive_ms;
+	/* When the peer said its endpoint closes (GDRFAB_CM_BYE), else 0:
+	 * released a little later, once what it sent before has come in
+	 * on the RC queue pair (the BYE came by UD and may overtake it). */
+	long long peer_left_ms;
+	bool quiet_end;		  /* its end is logged by whoever ends it */
 	struct gdrfab_list entry; /* proto->conns or proto->dead */
 };
 
@@ -116,6 +121,10 @@ void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *msg,
 void gdrfab_conn_timers(struct gdrfab_proto *proto);
 /* The QP failed: fails every request waiting on it and retires it. */
 void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno);
+/* The endpoint closes: tells every connected peer (GDRFAB_CM_BYE), so
+ * that it releases its side now instead of finding it dead later. Waits
+ * at most a few milliseconds for the messages to leave. */
+void gdrfab_conn_farewell(struct gdrfab_proto *proto);
 void gdrfab_conn_put(struct gdrfab_conn *conn);
 fi_addr_t gdrfab_conn_fi_addr(struct gdrfab_conn *conn);
 /* A counted message-borne atomic on req's connection was answered or

@@ -262,6 +262,7 @@ static void free_conns(struct gdrfab_list *list)
 void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 {
 	proto->closing = true;
+	gdrfab_conn_farewell(proto);
 	/* The UD QP goes first: its async events name proto->ud_owner, and
 	 * destroying it waits for any being read to be acknowledged. */
 	gdrfab_ud_destroy(proto->ud_cq, proto->ud_qp);

@@ -114,6 +114,11 @@ enum gdrfab_cm_type {
 	GDRFAB_CM_RTU = 3, /* "connected: you may send" */
 	GDRFAB_CM_REJ = 4, /* "your settings differ from mine": qpn echoes
 			    * the refused REQ's, reject says which */
+	/* "my endpoint is closing: release our connection" (qpn: the
+	 * sender's QP of it). A peer of wire 4 without it drops it as an
+	 * unknown type and finds the connection dead when it next uses
+	 * it, or by its idle probe (FI_GDRFAB_IDLE_TIMEOUT_MS). */
+	GDRFAB_CM_BYE = 5,
 };
 
 /* The sender counts RMA aimed at it (FI_RMA_EVENT): send it

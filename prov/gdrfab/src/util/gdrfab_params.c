@@ -18,6 +18,7 @@ struct gdrfab_params gdrfab_params = {
 	.rx_size = GDRFAB_DEFAULT_RX_SIZE,
 	.cq_size = GDRFAB_DEFAULT_CQ_SIZE,
 	.qp_depth = GDRFAB_DEFAULT_QP_DEPTH,
+	.idle_timeout_ms = GDRFAB_DEFAULT_IDLE_TIMEOUT_MS,
 	.eager_max = GDRFAB_DEFAULT_EAGER_MAX,
 	.rx_bufs = GDRFAB_DEFAULT_RX_BUFS,
 	.tx_bufs = GDRFAB_DEFAULT_TX_BUFS,
@@ -245,6 +246,9 @@ void gdrfab_params_init(void)
 		&gdrfab_prov, "PEER_TIMEOUT_MS", FI_PARAM_INT,
 		"Milliseconds after which a peer that stopped answering is declared dead and its operations fail (default: 4000)");
 	fi_param_define(
+		&gdrfab_prov, "IDLE_TIMEOUT_MS", FI_PARAM_INT,
+		"Milliseconds a connection may stay silent before it is probed, so that one whose peer died without closing is found and released; 0 never probes (default: 30000)");
+	fi_param_define(
 		&gdrfab_prov, "DISCOVERY_TTL_MS", FI_PARAM_INT,
 		"Milliseconds for which fi_getinfo reuses what it found of the RDMA ports instead of opening every device again; fi_domain always looks afresh; 0 discovers on every call (default: 1000)");
 	fi_param_define(
@@ -332,6 +336,8 @@ void gdrfab_params_init(void)
 		  GDRFAB_DEFAULT_MR_CACHE_COUNT);
 	read_int_in("PEER_TIMEOUT_MS", &gdrfab_params.peer_timeout_ms,
 		    GDRFAB_DEFAULT_PEER_TIMEOUT_MS, 100, 600000);
+	read_int_in("IDLE_TIMEOUT_MS", &gdrfab_params.idle_timeout_ms,
+		    GDRFAB_DEFAULT_IDLE_TIMEOUT_MS, 0, 86400000);
 	read_int_in("HALF_OPEN_MAX", &gdrfab_params.half_open_max,
 		    GDRFAB_DEFAULT_HALF_OPEN_MAX, 1, 65536);
 	read_int_in("DISCOVERY_TTL_MS", &gdrfab_params.discovery_ttl_ms,

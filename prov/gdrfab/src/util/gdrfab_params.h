@@ -38,6 +38,10 @@ struct gdrfab_params {
 	 * (on rxe about 1 KiB a slot, mapped into the process), so it sets
 	 * what a connected peer costs. */
 	size_t qp_depth;
+	/* FI_GDRFAB_IDLE_TIMEOUT_MS: a connection silent this long is
+	 * probed (a NOP the peer's NIC must acknowledge), so that one whose
+	 * peer died without closing fails and is released (0: never). */
+	int idle_timeout_ms;
 	/* FI_GDRFAB_EAGER_MAX: largest message sent eagerly (copied through
 	 * bounce buffers); larger ones use rendezvous (RDMA READ). */
 	size_t eager_max;
@@ -94,6 +98,7 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_DEFAULT_RX_SIZE		1024
 #define GDRFAB_DEFAULT_CQ_SIZE		4096
 #define GDRFAB_DEFAULT_QP_DEPTH		128
+#define GDRFAB_DEFAULT_IDLE_TIMEOUT_MS	30000
 #define GDRFAB_DEFAULT_EAGER_MAX	8192
 #define GDRFAB_DEFAULT_RX_BUFS		256
 #define GDRFAB_DEFAULT_TX_BUFS		256
