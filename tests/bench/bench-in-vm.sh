@@ -8,7 +8,7 @@ export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwis
 results=$(mktemp)
 
 # wait_port: a server is up (shared with the VM checks).
-. "$(dirname "$0")/../vm/check-lib.sh"
+. "$(dirname "$0")/../vm/runner/check-lib.sh"
 
 # Iterations per size: enough that one measurement lasts a second or more
 # (TCG's hiccups last milliseconds), few enough for the largest sizes.
@@ -64,5 +64,5 @@ done
 
 # Medians over rounds, then the table (raw results kept for re-reading).
 cp "$results" bench-raw.txt
-awk -f "$(dirname "$0")/summarize.awk" "$results"
+awk -f "$(dirname "$0")/run-bench.awk" "$results"
 rm -f "$results"

@@ -11,7 +11,7 @@ top=$(cd "$here/../.." && pwd)
 "$top/scripts/install-deps.sh"
 "$top/scripts/build.sh"
 cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash -c '
+exec "$top/tests/vm/runner/vm-run" --timeout 3000 -- bash -c '
 	rounds=$1
 	sizes=1024,2048,4096,8192,16384,32768,65536
 	export FI_PROVIDER_PATH=$PWD/.libs

@@ -12,4 +12,4 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash "$here/host-cache-in-vm.sh" "${1:-5}"
+exec "$top/tests/vm/runner/vm-run" --timeout 3000 -- bash "$here/host-cache-in-vm.sh" "${1:-5}"

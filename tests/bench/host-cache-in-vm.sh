@@ -5,7 +5,7 @@ rounds=$1
 sizes="65536 1048576"
 export FI_PROVIDER_PATH=$PWD/.libs
 results=$(mktemp)
-. "$(dirname "$0")/../vm/check-lib.sh" # wait_port
+. "$(dirname "$0")/../vm/runner/check-lib.sh" # wait_port
 
 lat_iters() { case $1 in 65536) echo 300 ;; *) echo 40 ;; esac; }
 bw_iters() { case $1 in 65536) echo 40 ;; *) echo 8 ;; esac; }

@@ -29,4 +29,4 @@ command -v valgrind >/dev/null || {
 }
 [ -x "$top/build/examples/gdrfab_pingpong" ] || "$top/scripts/build.sh"
 cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash "$here/instr-in-vm.sh" "${1:-8 4096}"
+exec "$top/tests/vm/runner/vm-run" --timeout 3000 -- bash "$here/instr-in-vm.sh" "${1:-8 4096}"

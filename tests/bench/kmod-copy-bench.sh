@@ -19,7 +19,7 @@ make -C "$top/build" --no-print-directory tests/kmod/kmod_copy_bench \
 	tests/cuda/libcuda.la >/dev/null || exit 1
 GDRFAB_BUILDDIR=$top/build GDRFAB_SRCDIR=$top
 export GDRFAB_BUILDDIR GDRFAB_SRCDIR
-. "$top/tests/vm/vm-prelude.sh" "kmod copy benchmark"
+. "$top/tests/vm/runner/vm-prelude.sh" "kmod copy benchmark"
 "$top/tests/kmod/build-kmods.sh" kmod-build >/dev/null
 case $? in
 0) ;;
@@ -27,7 +27,7 @@ case $? in
 *) exit 1 ;;
 esac
 
-exec "$top/tests/vm/vm-run" --check-dmesg --timeout "${GDRFAB_VM_TIMEOUT:-1800}" -- bash -c '
+exec "$top/tests/vm/runner/vm-run" --check-dmesg --timeout "${GDRFAB_VM_TIMEOUT:-1800}" -- bash -c '
 	k=$PWD/kmod-build
 	insmod "$k/standin/nvp2p_standin.ko" backing=process &&
 		insmod "$k/gdrfab/gdrfab.ko" || exit 1

@@ -4,7 +4,7 @@ set -u
 rounds=$1 sizes=$2 iters=${GDRFAB_LAT_ITERS:-3000}
 export FI_PROVIDER_PATH=$PWD/.libs
 export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
-. "$(dirname "$0")/../vm/check-lib.sh" # wait_port
+. "$(dirname "$0")/../vm/runner/check-lib.sh" # wait_port
 results=$(mktemp)
 
 # One-way latency in µs (round trip / 2, as perftest's t_avg is), one

@@ -31,5 +31,5 @@ if [ -n "${GDRFAB_LAT_BEFORE:-}" ]; then
 	export GDRFAB_LAT_BEFORE
 fi
 cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- \
+exec "$top/tests/vm/runner/vm-run" --timeout 3000 -- \
 	bash "$here/lat-floor-in-vm.sh" "${1:-7}" "${2:-8 64 1024 4096}"

@@ -3,7 +3,7 @@
 set -u
 rounds=$1 sizes=$2 iters=${GDRFAB_LAT_ITERS:-3000}
 export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
-. "$(dirname "$0")/../vm/check-lib.sh" # wait_port
+. "$(dirname "$0")/../vm/runner/check-lib.sh" # wait_port
 stamp=$PWD/tests/bench/.libs/write_stamp.so
 results=$(mktemp)
 

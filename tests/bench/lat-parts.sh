@@ -27,5 +27,5 @@ if [ -n "${GDRFAB_LAT_BEFORE:-}" ]; then
 	export GDRFAB_LAT_BEFORE
 fi
 cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- \
+exec "$top/tests/vm/runner/vm-run" --timeout 3000 -- \
 	bash "$here/lat-parts-in-vm.sh" "${1:-5}" "${2:-8 1024}"

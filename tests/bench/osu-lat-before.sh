@@ -21,7 +21,7 @@ top=$(cd "$here/../.." && pwd)
 before=$(cd "$1" && pwd)
 "$top/scripts/build.sh"
 cd "$top/build"
-. "$top/tests/vm/vm-prelude.sh" "OSU latency against an earlier build"
+. "$top/tests/vm/runner/vm-prelude.sh" "OSU latency against an earlier build"
 "$here/build-osu.sh" "$PWD/osu-5.3"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- \
+exec "$top/tests/vm/runner/vm-run" --timeout 3000 -- \
 	bash "$here/osu-lat-before-in-vm.sh" "${2:-5}" "$PWD/osu-5.3" "$before"

@@ -17,4 +17,4 @@ top=$(cd "$here/../.." && pwd)
 "$top/scripts/install-deps.sh"
 "$top/scripts/build.sh"
 cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash "$here/bench-in-vm.sh" "${1:-5}"
+exec "$top/tests/vm/runner/vm-run" --timeout 3000 -- bash "$here/bench-in-vm.sh" "${1:-5}"

@@ -21,6 +21,6 @@ top=$(cd "$here/../.." && pwd)
 "$top/scripts/install-deps.sh"
 "$top/scripts/build.sh"
 cd "$top/build"
-. "$top/tests/vm/vm-prelude.sh" "OSU micro-benchmarks"
+. "$top/tests/vm/runner/vm-prelude.sh" "OSU micro-benchmarks"
 "$here/build-osu.sh" "$PWD/osu-5.3"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash "$here/osu-in-vm.sh" "${1:-3}" "$PWD/osu-5.3"
+exec "$top/tests/vm/runner/vm-run" --timeout 3000 -- bash "$here/osu-in-vm.sh" "${1:-3}" "$PWD/osu-5.3"

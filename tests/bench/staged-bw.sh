@@ -14,12 +14,12 @@ top=$(cd "$here/../.." && pwd)
 [ -x "$top/build/examples/gdrfab_bw" ] || "$top/scripts/build.sh"
 [ -f "$top/build/tests/cuda/.libs/libcuda.so.1" ] || make -C "$top/build" tests/cuda/libcuda.la >/dev/null
 cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash -c '
+exec "$top/tests/vm/runner/vm-run" --timeout 3000 -- bash -c '
 	rounds=$1
 	sizes=65536,1048576,16777216
 	export FI_PROVIDER_PATH=$PWD/.libs
 	export LD_LIBRARY_PATH=$PWD/tests/cuda/.libs
-	. "$2/tests/vm/check-lib.sh"
+	. "$2/tests/vm/runner/check-lib.sh"
 	for r in $(seq "$rounds"); do
 		order="host cuda"
 		[ $((r % 2)) = 0 ] && order="cuda host"

@@ -10,7 +10,7 @@ void require_vm(void)
 {
 	if (access("/sys/class/infiniband/rxe0", F_OK) ||
 	    access("/sys/class/infiniband/rxe1", F_OK))
-		cr_skip_test("no rxe0/rxe1: run inside tests/vm/vm-run");
+		cr_skip_test("no rxe0/rxe1: run inside tests/vm/runner/vm-run");
 }
 
 struct fi_info *gdrfab_hints(void)

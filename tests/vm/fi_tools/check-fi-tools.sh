@@ -6,7 +6,7 @@
 # "fi_info: N passed, M failed".
 set -u
 suite=fi_info
-. "$(dirname "$0")/check-lib.sh"
+. "$(dirname "$0")/../runner/check-lib.sh"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # Under the sanitizers (tests/sanitize/run-sanitized.sh vm), libfabric's
@@ -72,7 +72,7 @@ check "no CUDA (cuInit fails): FI_HMEM not offered" bash -c \
 # tests/topo/fixtures/vm-rxe.xml rxe1 shares a PCIe switch with the GPU at
 # 80:00.0 (the stand-in's device 0), rxe0 hangs from the host bridge of the
 # one at 81:00.0 (device 1), across the other socket from the first.
-topo=$(cd "$(dirname "$0")/../topo/fixtures" && pwd)/vm-rxe.xml
+topo=$(cd "$(dirname "$0")/../../topo/fixtures" && pwd)/vm-rxe.xml
 first_domain() {
 	env FI_GDRFAB_TOPO_FILE="$topo" "$@" fi_info -p gdrfab | awk '/domain:/ { print $2; exit }'
 }

@@ -21,8 +21,8 @@
 # failed" (tests/totals.sh counts it). GDRFAB_FUZZ_SEED replays a run.
 set -u
 suite=fuzz_ud
-. "$(dirname "$0")/check-lib.sh"
-bin=$PWD/tests/vm
+. "$(dirname "$0")/../runner/check-lib.sh"
+bin=$PWD/tests/vm/fuzz
 dir=$(mktemp -d /tmp/fuzz-ud.XXXXXX)
 seed=${GDRFAB_FUZZ_SEED:-$(date +%s)}
 hang_s=40 # a client round trip stalled longer is a hang

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The legitimate side of the UD fuzzing run (tests/vm/fuzz-ud.sh): a
+ * The legitimate side of the UD fuzzing run (tests/vm/fuzz/fuzz-ud.sh): a
  * target that echoes tagged pings, and a client that pings it and checks
- * every byte of every echo, while tests/vm/fuzz_ud attacks the target's
+ * every byte of every echo, while tests/vm/fuzz/fuzz_ud attacks the target's
  * UD QP. Both reach gdrfab through libfabric (FI_PROVIDER=gdrfab,
  * FI_PROVIDER_PATH), as applications do.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The attacker of the UD fuzzing run (tests/vm/fuzz-ud.sh): opens its own
+ * The attacker of the UD fuzzing run (tests/vm/fuzz/fuzz-ud.sh): opens its own
  * UD QP on a device, with gdrfab's Q_Key so that the target's QP takes
  * its datagrams, and runs one class of hostile datagrams against the UD QP
  * named in the target's name:

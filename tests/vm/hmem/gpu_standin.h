@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../cuda/standin_cuda.h"
+#include "../../cuda/standin_cuda.h"
 
 /* Loads the stand-in (after the test set its GDRFAB_STANDIN_* variables)
  * and runs cuInit; skips the test when it is not on LD_LIBRARY_PATH. */

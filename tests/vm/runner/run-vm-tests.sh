@@ -14,9 +14,9 @@ if [ "${GDRFAB_VM_TESTS_SANITIZED:-0}" = 1 ]; then
 		"$srcdir/tests/sanitize/run-sanitized.sh" vm
 fi
 # The suites are listed in vm-suites.sh, which the sanitized run reads too.
-exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c '
-	. "$1/tests/vm/vm-suites.sh" || exit 1
+exec "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c '
+	. "$1/tests/vm/runner/vm-suites.sh" || exit 1
 	status=0
 	run_vm_suites 1 || status=1
-	"$1/tests/vm/check-fi-tools.sh" || status=1
+	"$1/tests/vm/fi_tools/check-fi-tools.sh" || status=1
 	exit $status' vm-tests "$srcdir"

@@ -3,7 +3,7 @@
 # "skipped", with one line saying why) where no VM can run, enters the build
 # directory and points libfabric at the build's provider.
 builddir=${GDRFAB_BUILDDIR:-$PWD}
-srcdir=${GDRFAB_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+srcdir=${GDRFAB_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
 if [ "${GDRFAB_SKIP_VM:-0}" = 1 ]; then
 	echo "SKIP: $1 (GDRFAB_SKIP_VM=1)"
 	exit 77

@@ -1,24 +1,24 @@
 # shellcheck shell=bash
 # The Criterion suites the VM runs, listed once for both runners: sourced
-# inside the guest, in the build directory, by tests/vm/run-vm-tests.sh
+# inside the guest, in the build directory, by tests/vm/runner/run-vm-tests.sh
 # (this build) and tests/sanitize/run-sanitized.sh (the sanitized build,
 # with every time-out doubled). A suite added here runs in both.
 #
-# One line a run: the program (in tests/vm/), Criterion's --jobs, its
+# One line a run: the program (under tests/vm/), Criterion's --jobs, its
 # --timeout in seconds for the plain build, and --filter ("-": every test
-# of the program). gdrfab_hmem_tests runs with the CUDA stand-in
+# of the program). hmem/gdrfab_hmem_tests runs with the CUDA stand-in
 # (tests/cuda/.libs) first on LD_LIBRARY_PATH.
 vm_suites='
-gdrfab_vm_tests   2 300 -
-gdrfab_wire_tests 1 120 -
-gdrfab_hmem_tests 2 240 hmem/*
-gdrfab_hmem_tests 1 300 hmem_pipe/*
-gdrfab_hmem_tests 1 240 hmem_copy/*
-gdrfab_hmem_tests 1 240 hmem_async/*
-gdrfab_hmem_tests 1 240 hmem_nocuda/*
-gdrfab_hmem_tests 1 240 nccl/*
-gdrfab_hmem_tests 1 240 nccl_gdr/*
-gdrfab_hmem_tests 1 240 nccl_rdma/*
+api/gdrfab_vm_tests    2 300 -
+wire/gdrfab_wire_tests 1 120 -
+hmem/gdrfab_hmem_tests 2 240 hmem/*
+hmem/gdrfab_hmem_tests 1 300 hmem_pipe/*
+hmem/gdrfab_hmem_tests 1 240 hmem_copy/*
+hmem/gdrfab_hmem_tests 1 240 hmem_async/*
+hmem/gdrfab_hmem_tests 1 240 hmem_nocuda/*
+hmem/gdrfab_hmem_tests 1 240 nccl/*
+hmem/gdrfab_hmem_tests 1 240 nccl_gdr/*
+hmem/gdrfab_hmem_tests 1 240 nccl_rdma/*
 '
 
 # run_vm_suites FACTOR [PRELOAD]: runs every line, in order, its time-out
@@ -35,7 +35,7 @@ run_vm_suites() {
 		[ -n "$prog" ] || continue
 		cmd=(env)
 		[ -z "$preload" ] || cmd+=("LD_PRELOAD=$preload")
-		[ "$prog" != gdrfab_hmem_tests ] ||
+		[ "$prog" != hmem/gdrfab_hmem_tests ] ||
 			cmd+=("LD_LIBRARY_PATH=$PWD/tests/cuda/.libs")
 		cmd+=("./tests/vm/$prog" --jobs "$jobs" --color=never
 			--timeout "$((secs * factor))")

@@ -74,7 +74,7 @@ void wire_setup(void)
 	struct fi_info *none = NULL;
 
 	if (access("/sys/class/infiniband/rxe0", F_OK))
-		cr_skip_test("no rxe0/rxe1: run inside tests/vm/vm-run");
+		cr_skip_test("no rxe0/rxe1: run inside tests/vm/runner/vm-run");
 	/* Initialise libfabric's logging, at warning level, for the log
 	 * checks below. */
 	setenv("FI_LOG_LEVEL", "warn", 1);
