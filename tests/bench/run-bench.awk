@@ -1,21 +1,6 @@
 # Summarises benchmark results ("KIND PROVIDER SIZE VALUE" lines, or
 # "lat raw SIZE US" / "bw raw SIZE MBPS" from perftest) into medians and
-# gdrfab's ratios to each baseline.
-function median(key,   n, i, j, t, v) {
-	n = split(vals[key], v, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-		}
-	return n ? v[int((n + 1) / 2)] : ""
-}
-function minimum(key,   n, i, v, m) {
-	n = split(vals[key], v, " ")
-	for (i = 1; i <= n; i++)
-		if (i == 1 || v[i] + 0 < m + 0)
-			m = v[i]
-	return m
-}
+# gdrfab's ratios to each baseline (median: lib/stats.awk).
 {
 	if ($1 == "lat" && $2 == "raw") key = "lat|raw|" $3
 	else if ($1 == "bw" && $2 == "raw") key = "bw|raw|" $3
@@ -34,7 +19,7 @@ function round_ratio(ka, kb,   n, m, i, a, b, rs) {
 	for (i = 1; i <= n; i++)
 		rs = rs " " (b[i] > 0 ? a[i] / b[i] : 0)
 	vals["ratio|" ka] = rs
-	return sprintf("%6.2f", median("ratio|" ka))
+	return sprintf("%6.2f", median(vals["ratio|" ka]))
 }
 function r(a, b) { return (a == "" || b == "" || b == 0) ? "   n/a" : sprintf("%6.2f", a / b) }
 END {
@@ -50,17 +35,17 @@ END {
 	printf "%10s %10s %14s %12s %8s %8s | %10s %14s %12s %8s %8s | %6s\n", "bytes", "gdrfab", "verbs;ofi_rxm", "ib_send_lat", "vs_rxm", "vs_raw", "gdrfab", "verbs;ofi_rxm", "ib_send_lat", "vs_rxm", "vs_raw", "rounds"
 	for (i = 1; i <= n; i++) {
 		s = sorted[i]
-		g = median("lat|gdrfab|" s); x = median("lat|verbs;ofi_rxm|" s); w = median("lat|raw|" s)
-		gm = minimum("lat|gdrfab|" s); xm = minimum("lat|verbs;ofi_rxm|" s); wm = minimum("lat|raw|" s)
+		g = median(vals["lat|gdrfab|" s]); x = median(vals["lat|verbs;ofi_rxm|" s]); w = median(vals["lat|raw|" s])
+		gm = minimum(vals["lat|gdrfab|" s]); xm = minimum(vals["lat|verbs;ofi_rxm|" s]); wm = minimum(vals["lat|raw|" s])
 		printf "%10d %10s %14s %12s %8s %8s | %10s %14s %12s %8s %8s | %6s\n", s, g, x, w == "" ? "n/a" : w, r(g, x), r(g, w), gm, xm, wm == "" ? "n/a" : wm, r(gm, xm), r(gm, wm), round_ratio("lat|gdrfab|" s, "lat|verbs;ofi_rxm|" s)
 	}
 	printf "\nBandwidth (MB/s = 10^6 B/s; median of rounds)\n"
 	printf "%10s %12s %12s %14s %14s %12s %12s %12s\n", "bytes", "gdrfab_tag", "gdrfab_write", "rxm_tag", "rxm_write", "ib_write_bw", "write/raw", "write/rxm"
 	for (i = 1; i <= n; i++) {
 		s = sorted[i]
-		gt = median("bw_tagged|gdrfab|" s); gw = median("bw_write|gdrfab|" s)
-		xt = median("bw_tagged|verbs;ofi_rxm|" s); xw = median("bw_write|verbs;ofi_rxm|" s)
-		w = median("bw|raw|" s)
+		gt = median(vals["bw_tagged|gdrfab|" s]); gw = median(vals["bw_write|gdrfab|" s])
+		xt = median(vals["bw_tagged|verbs;ofi_rxm|" s]); xw = median(vals["bw_write|verbs;ofi_rxm|" s])
+		w = median(vals["bw|raw|" s])
 		printf "%10d %12s %12s %14s %14s %12s %12s %12s\n", s, gt, gw, xt, xw, w, r(gw, w), r(gw, xw)
 	}
 }
