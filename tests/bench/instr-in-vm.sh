@@ -7,7 +7,7 @@ rt=$((iters + iters / 10 + 1)) # gdrfab_pingpong adds iters/10+1 warm-up trips
 # A second, longer run per side, to take setup out (0: none).
 long=${GDRFAB_INSTR_LONG:-$((iters * 3))}
 [ "$long" = 0 ] && long=
-. "$(dirname "$0")/lib/in-vm.sh" # the provider
+. "$(dirname "$0")/lib/in-vm.sh" # the provider, wait_port
 # An earlier build to measure beside this one (see measure below).
 [ -d instr-before ] && : "${GDRFAB_INSTR_BEFORE:=$PWD/instr-before}"
 out=$PWD/instr-per-msg
@@ -22,14 +22,6 @@ export EX_IDLE_POLLS=$idle
 cg=(valgrind --tool=callgrind --collect-atstart=no --toggle-collect=ex_post
 	--toggle-collect=ex_wait --toggle-collect=ex_idle_polls --dump-instr=no)
 
-# The server listens on 47593; valgrind under TCG takes a while to start.
-wait_listen() {
-	for _ in $(seq 600); do
-		ss -ltn | grep -q ":47593 " && return 0
-		sleep 0.2
-	done
-	return 1
-}
 
 # counts FILE: "TOTAL READ_SOME_CALLS IDLE" from a callgrind file: the
 # events summary, the calls into read_some (the example's one CQ poll in
@@ -74,7 +66,8 @@ run() {
 	fi
 	"${server[@]}" ./examples/gdrfab_pingpong \
 		-p "$prov" -m tagged -d rxe0 -s "$size" -i "$iters" >/dev/null 2>"$out/err.$tag.server" &
-	wait_listen || { echo "server did not start ($tag)" >&2; kill %1; return 1; }
+	# valgrind under TCG takes a while to start: 600 x 0.2 s.
+	wait_port 47593 600 0.2 || { echo "server did not start ($tag)" >&2; kill %1; return 1; }
 	"${client[@]}" ./examples/gdrfab_pingpong \
 		-p "$prov" -m tagged -d rxe1 -s "$size" -i "$iters" 192.0.2.1 >/dev/null 2>"$out/err.$tag.client"
 	wait

@@ -63,13 +63,21 @@ check "gdrfab_pingpong built for API 2.6 over verbs;ofi_rxm" example gdrfab_ping
 # under this core: its first request, API 1.18, now reaches gdrfab, and so
 # does its FI_OPT_CUDA_API_PERMITTED (refused on rxe, where GPU memory is
 # staged with CUDA copies).
-replay() {
-	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs FI_LOG_LEVEL=info FI_LOG_PROV=gdrfab \
-		./tests/vm/hmem/gdrfab_hmem_tests --color=never --filter "nccl/*" >"$out" 2>&1
-	local rc=$?
-	grep -q "FI_OPT_CUDA_API_PERMITTED=false" "$out" || rc=1
+# output_has PATTERN COMMAND...: COMMAND exits 0 and prints PATTERN (its
+# output in $out, shown when it fails).
+output_has() {
+	local pattern=$1 rc
+	shift
+	"$@" >"$out" 2>&1
+	rc=$?
+	grep -q "$pattern" "$out" || rc=1
 	[ $rc = 0 ] || cat "$out"
 	return $rc
+}
+replay() {
+	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs FI_LOG_LEVEL=info FI_LOG_PROV=gdrfab \
+		output_has "FI_OPT_CUDA_API_PERMITTED=false" \
+		./tests/vm/hmem/gdrfab_hmem_tests --color=never --filter "nccl/*"
 }
 check "aws-ofi-nccl sendrecv replay under API 2.6, CUDA stand-in" replay
 # The same over peermem-style GPU memory, where gdrfab accepts
@@ -78,11 +86,8 @@ check "aws-ofi-nccl sendrecv replay under API 2.6, CUDA stand-in" replay
 # option being compiled out.
 replay_gdr() {
 	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs \
-		./tests/vm/hmem/gdrfab_hmem_tests --color=never --filter "nccl_gdr/*" >"$out" 2>&1
-	local rc=$?
-	grep -q "Synthesis: Tested: 1 | Passing: 1" "$out" || rc=1
-	[ $rc = 0 ] || cat "$out"
-	return $rc
+		output_has "Synthesis: Tested: 1 | Passing: 1" \
+		./tests/vm/hmem/gdrfab_hmem_tests --color=never --filter "nccl_gdr/*"
 }
 check "aws-ofi-nccl sendrecv replay with GDR under API 2.6, no CUDA call" replay_gdr
 # Its rdma protocol replayed (tests/vm/hmem/test_nccl_rdma_replay.c): it asks
@@ -91,23 +96,19 @@ check "aws-ofi-nccl sendrecv replay with GDR under API 2.6, no CUDA call" replay
 # fi_writedata into GPU buffers, eager sends copied by a read to self, the
 # flush read, staged and peermem-style.
 rdma_replay() {
-	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs ./tests/vm/hmem/gdrfab_hmem_tests \
-		--color=never --verbose --filter "nccl_rdma/*" >"$out" 2>&1
-	local rc=$?
-	grep -q "replaying at API 1.18" "$out" || rc=1
-	[ $rc = 0 ] || cat "$out"
-	return $rc
+	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs \
+		output_has "replaying at API 1.18" ./tests/vm/hmem/gdrfab_hmem_tests \
+		--color=never --verbose --filter "nccl_rdma/*"
 }
 check "aws-ofi-nccl rdma replay under API 2.6, CUDA stand-in" rdma_replay
 # MPICH ch4:ofi's provider search (tests/vm/api/test_mpich_search.c) under
 # this core: gdrfab is picked, with its own caps, at the first attempt
 # without CUDA (its atomics give the ordering MPICH asks).
 mpich_search() {
-	./tests/vm/api/gdrfab_vm_tests --color=never --verbose --filter "mpich/*" >"$out" 2>&1
+	output_has "mpich: gdrfab chosen at attempt" ./tests/vm/api/gdrfab_vm_tests \
+		--color=never --verbose --filter "mpich/*"
 	local rc=$?
 	grep "\] mpich: " "$out" | sed 's/^\[----\] /    /'
-	grep -q "mpich: gdrfab chosen at attempt" "$out" || rc=1
-	[ $rc = 0 ] || cat "$out"
 	return $rc
 }
 check "MPICH ch4:ofi's provider search picks gdrfab under API 2.6" mpich_search

@@ -168,18 +168,13 @@ awk -v middle="$MIDDLE" '
 			print "bad", $0 "; a folder outside the layers"
 			next
 		}
-		if ($1 == "callback") {
-			# Back along one allowed step: the folder of the callee
-			# may call that of the receiver, one tier apart or as
-			# middle peers.
-			if (rank[from] - rank[to] == 1 || (rank[to] == rank[from] && peer[to ">" from]))
-				print "ok", $0
-			else if (($2 " " $4) in allowed) {
-				print "allowed", $0
-				seen[$2 " " $4] = 1
-			} else
-				print "bad", $0
-		} else if (rank[to] > rank[from] || (rank[to] == rank[from] && peer[from ">" to]))
+		if ($1 == "callback") # back along one allowed step: the
+			# callee folder may call the receiver, one tier apart
+			# or as middle peers
+			down = rank[from] - rank[to] == 1 || (rank[to] == rank[from] && peer[to ">" from])
+		else
+			down = rank[to] > rank[from] || (rank[to] == rank[from] && peer[from ">" to])
+		if (down)
 			print "ok", $0
 		else if (($2 " " $4) in allowed) {
 			print "allowed", $0
