@@ -6,10 +6,8 @@
 # second call finds it. Exit 77 with a SKIP line when the tarball is absent.
 #   tests/consumers/build-libfabric2.sh [DIR]
 set -euo pipefail
-srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-dest=$(mkdir -p "${1:-libfabric-2.6}" && cd "${1:-libfabric-2.6}" && pwd)
-tarball=${GDRFAB_SHARED:-$srcdir/../shared}/consumers/libfabric-2.6.0.tar.gz
-. "$srcdir/tests/lib/build-tarball.sh"
+. "$(dirname "$0")/../lib/build-tarball.sh"
+tarball_paths "${1:-libfabric-2.6}" consumers/libfabric-2.6.0.tar.gz
 # Only what the comparison needs; every other provider off.
 build() {
 	./autogen.sh
@@ -18,7 +16,6 @@ build() {
 	make -j"$(nproc)"
 	make install
 }
-[ -x "$dest/bin/fi_info" ] && [ -r "$dest/.built" ] && exit 0
-build_tarball "libfabric 2.6 runtime" "$tarball" "$dest" \
-	"the consumers' sources are not part of gdrfab" build
+build_tarball "libfabric 2.6 runtime" \
+	"the consumers' sources are not part of gdrfab" bin/fi_info build
 "$dest/bin/fi_info" --version | head -n 2

@@ -10,10 +10,8 @@
 # libcudart.so and libcuda.so when a test asks for CUDA memory.
 #   tests/fabtests/build-fabtests.sh [DIR [CUDA_DIR]]
 set -euo pipefail
-srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-dest=$(mkdir -p "${1:-fabtests-1.17}" && cd "${1:-fabtests-1.17}" && pwd)
-tarball=${GDRFAB_SHARED:-$srcdir/../shared}/fabtests/fabtests-1.17.0.tar.gz
-. "$srcdir/tests/lib/build-tarball.sh"
+. "$(dirname "$0")/../lib/build-tarball.sh"
+tarball_paths "${1:-fabtests-1.17}" fabtests/fabtests-1.17.0.tar.gz
 build() {
 	# The release tarball carries configure.ac but no configure.
 	[ -x configure ] || ./autogen.sh
@@ -24,7 +22,6 @@ build() {
 	make install
 }
 cuda=${2:-}
-[ -x "$dest/bin/runfabtests.sh" ] && [ -r "$dest/.built" ] && exit 0
-build_tarball "fabtests" "$tarball" "$dest" \
-	"libfabric's test suite is not part of gdrfab" build
+build_tarball "fabtests" "libfabric's test suite is not part of gdrfab" \
+	bin/runfabtests.sh build
 echo "build-fabtests: $(ls "$dest/bin" | wc -l) programs in $dest/bin"

@@ -3,18 +3,27 @@
 # ../shared (tests/consumers/build-libfabric2.sh,
 # tests/fabtests/build-fabtests.sh): one way to find, skip, unpack, build,
 # log and mark it built.
-#   build_tarball NAME TARBALL DEST WHY STEP...
-# NAME is what the lines say ("fabtests 1.17.0"), TARBALL the release
-# (its top folder is its name without .tar.gz), DEST where it installs,
-# WHY the SKIP line's reason when TARBALL is absent (exit 77). Returns at
-# once when DEST/.built exists; else unpacks TARBALL in a scratch folder
-# and runs STEP... there (a function of the caller's), its output in
+#   tarball_paths DIR SHARED-PATH
+# sets dest (DIR, made, absolute) and tarball (SHARED-PATH under
+# $GDRFAB_SHARED, default ../shared beside the checkout).
+#   build_tarball NAME WHY BUILT-FILE STEP...
+# exits 0 at once when DEST/BUILT-FILE and DEST/.built exist; exits 77
+# with "SKIP: NAME: no TARBALL (WHY)" without the tarball; else unpacks
+# it in a scratch folder (its top folder: its name less .tar.gz) and runs
+# STEP... there (a function of the caller's) with its output in
 # DEST/build.log, whose end is shown on failure (exit 1); then marks
 # DEST built.
+tarball_paths() {
+	local srcdir
+	srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	dest=$(mkdir -p "$1" && cd "$1" && pwd)
+	tarball=${GDRFAB_SHARED:-$srcdir/../shared}/$2
+}
+
 build_tarball() {
-	local name=$1 tarball=$2 dest=$3 why=$4 work top rc=0
-	shift 4
-	[ -r "$dest/.built" ] && return 0
+	local name=$1 why=$2 built=$3 work top rc=0
+	shift 3
+	[ -e "$dest/$built" ] && [ -r "$dest/.built" ] && exit 0
 	if [ ! -r "$tarball" ]; then
 		echo "SKIP: $name: no $tarball ($why)"
 		exit 77
