@@ -33,18 +33,26 @@ static void *ctx(int i)
 	return (void *)(uintptr_t)(0xc0de00 + i);
 }
 
+/* Posts at B a receive of len bytes into in for tag (context rctx), then
+ * sends out's len bytes from A with that tag (context sctx). */
+static void post_pair(void *in, const void *out, size_t len, uint64_t tag,
+		      int rctx, int sctx)
+{
+	cr_assert_eq(fi_trecv(f.s[B].ep, in, len, NULL, f.s[B].peer, tag, 0,
+			      ctx(rctx)),
+		     0);
+	cr_assert_eq(fi_tsend(f.s[A].ep, out, len, NULL, f.s[A].peer, tag,
+			      ctx(sctx)),
+		     0);
+}
+
 /* Sends one eager tagged message from A to B and back, so that the
  * connection is up before a test looks at what follows. */
 static void connect_both(void)
 {
 	char out[8] = "hello", in[8];
 
-	cr_assert_eq(fi_trecv(f.s[B].ep, in, sizeof(in), NULL, f.s[B].peer,
-			      0x77, 0, ctx(90)),
-		     0);
-	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
-			      0x77, ctx(91)),
-		     0);
+	post_pair(in, out, sizeof(in), 0x77, 90, 91);
 	cr_assert(pf_drive_until(&f, B, 1, 2000), "the first message");
 	cr_assert(pf_drive_until(&f, A, 1, 2000), "its send completion");
 	cr_assert_eq(f.s[B].n_ok, 1);
@@ -357,12 +365,7 @@ Test(proto, a_send_the_nic_gives_up_on_fails_once_and_the_pair_reconnects,
 	cr_assert_neq(f.s[A].err[0].err, 0);
 	cr_assert_eq(f.s[B].n_ok + f.s[B].n_err, 0, "B saw nothing");
 	/* The next send connects again and arrives. */
-	cr_assert_eq(fi_trecv(f.s[B].ep, in, sizeof(in), NULL, f.s[B].peer,
-			      0x67, 0, ctx(2)),
-		     0);
-	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
-			      0x67, ctx(3)),
-		     0);
+	post_pair(in, out, sizeof(in), 0x67, 2, 3);
 	cr_assert(pf_drive_until(&f, B, 1, 3000), "delivered after the error");
 	cr_assert(pf_drive_until(&f, A, 2, 3000));
 	cr_assert_eq(f.s[B].n_ok, 1);

@@ -93,13 +93,27 @@ static uint64_t *target_mem(struct fid_mr **mr)
 	return t;
 }
 
+/* FI_CSWAP of v where p[1]'s addr holds cmp, from p[0]; returns what the
+ * location held. */
+static uint64_t cswap(uint64_t addr, uint64_t key, uint64_t cmp, uint64_t v)
+{
+	uint64_t res = 0;
+
+	DP_POST(p, 3,
+		fi_compare_atomic(p[0].ep, &v, 1, NULL, &cmp, NULL, &res, NULL,
+				  p[0].peer[1], addr, key, FI_UINT64, FI_CSWAP,
+				  &cmp));
+	expect_ok(0, &cmp);
+	return res;
+}
+
 /* FI_SUM by fi_atomic and fi_fetch_atomic, FI_CSWAP (both outcomes),
  * then the path each took. */
 static void sum_and_cswap(bool nic)
 {
 	struct fid_mr *mr;
 	uint64_t *t = target_mem(&mr), key = fi_mr_key(mr);
-	uint64_t addr = (uintptr_t)&t[1], v, res = 0, cmp;
+	uint64_t addr = (uintptr_t)&t[1], v, res = 0;
 	int64_t neg = -7, sres = 0;
 	struct fi_gdrfab_atomic_stats s0, s1;
 
@@ -126,23 +140,10 @@ static void sum_and_cswap(bool nic)
 	expect_ok(0, &sres);
 	cr_assert_eq(sres, 18);
 	cr_assert_eq(t[1], 11);
-	v = 100;
-	cmp = 11;
-	DP_POST(p, 3,
-		fi_compare_atomic(p[0].ep, &v, 1, NULL, &cmp, NULL, &res, NULL,
-				  p[0].peer[1], addr, key, FI_UINT64, FI_CSWAP,
-				  &cmp));
-	expect_ok(0, &cmp);
-	cr_assert_eq(res, 11);
+	cr_assert_eq(cswap(addr, key, 11, 100), 11);
 	cr_assert_eq(t[1], 100);
-	v = 7;
-	cmp = 11; /* no longer equal: unchanged */
-	DP_POST(p, 3,
-		fi_compare_atomic(p[0].ep, &v, 1, NULL, &cmp, NULL, &res, NULL,
-				  p[0].peer[1], addr, key, FI_UINT64, FI_CSWAP,
-				  &cmp));
-	expect_ok(0, &cmp);
-	cr_assert_eq(res, 100);
+	/* No longer equal: unchanged. */
+	cr_assert_eq(cswap(addr, key, 11, 7), 100);
 	cr_assert_eq(t[1], 100);
 	cr_assert_eq(t[0], 0, "the neighbours are untouched");
 	cr_assert_eq(t[2], 0, "the neighbours are untouched");

@@ -268,6 +268,22 @@ Test(btl_ofi, cswap_spin_lock_from_two_endpoints_with_both_in_flight)
 	free(win);
 }
 
+/* The btl's afop from endpoint 0 on a 64-bit word at addr of region
+ * remote: operand op, the old value into res (in the local region), waited
+ * for. */
+static void afop(struct comp *c, uint64_t *res, const struct reg *local,
+		 uintptr_t addr, const struct reg *remote, uint64_t operand,
+		 enum fi_op op)
+{
+	memset(c, 0, sizeof(*c));
+	c->operand = operand;
+	POST(fi_fetch_atomic(b[0].objs.ep, &c->operand, 1, NULL, res,
+			     local->desc, b[0].peer[1],
+			     addr - remote->base_addr, remote->rkey, FI_UINT64,
+			     op, &c->ctx));
+	wait_done(&c, 1);
+}
+
 /* MCA_BTL_ATOMIC_FLAG_32BIT: FI_UINT32, a miss and a hit, the
  * neighbouring 32 bits untouched; afop (FI_SUM, FI_ATOMIC_WRITE) and aop
  * (FI_SUM) on 64 bits at an offset into the region. */
@@ -295,22 +311,10 @@ Test(btl_ofi, cswap_32_bit_and_the_fetch_and_plain_atomics)
 	cr_assert_eq(w32[6], 0xabcdef01);
 
 	w64[10] = 100;
-	memset(&c, 0, sizeof(c));
-	c.operand = 5;
-	POST(fi_fetch_atomic(b[0].objs.ep, &c.operand, 1, NULL, &frag[1],
-			     rf.desc, b[0].peer[1],
-			     (uintptr_t)&w64[10] - r64.base_addr, r64.rkey,
-			     FI_UINT64, FI_SUM, &c.ctx));
-	wait_done(&cp, 1);
+	afop(&c, &frag[1], &rf, (uintptr_t)&w64[10], &r64, 5, FI_SUM);
 	cr_assert_eq(frag[1], 100);
 	cr_assert_eq(w64[10], 105);
-	memset(&c, 0, sizeof(c));
-	c.operand = 42;
-	POST(fi_fetch_atomic(b[0].objs.ep, &c.operand, 1, NULL, &frag[2],
-			     rf.desc, b[0].peer[1],
-			     (uintptr_t)&w64[10] - r64.base_addr, r64.rkey,
-			     FI_UINT64, FI_ATOMIC_WRITE, &c.ctx));
-	wait_done(&cp, 1);
+	afop(&c, &frag[2], &rf, (uintptr_t)&w64[10], &r64, 42, FI_ATOMIC_WRITE);
 	cr_assert_eq(frag[2], 105);
 	cr_assert_eq(w64[10], 42);
 	memset(&c, 0, sizeof(c));

@@ -189,20 +189,31 @@ Test(discovery, hints_it_cannot_meet_give_enodata)
 	cr_assert_eq(ret, -FI_ENODATA);
 }
 
+/* Hints as Open MPI's components start them: gdrfab by name, RDM, both
+ * FI_CONTEXT modes, caps. */
+static struct fi_info *mpi_hints(uint64_t caps)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	cr_assert(hints);
+	hints->fabric_attr->prov_name = strdup("gdrfab");
+	hints->mode = FI_CONTEXT | FI_CONTEXT2;
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = caps;
+	return hints;
+}
+
 /* Open MPI 4.1's mtl ofi, replayed (ompi_mtl_ofi_component_init): API 1.5,
  * mr_mode 0 (it registers nothing and passes no descriptors), tagged with
  * directed receives; then it needs the top tag bits for its CID and 4
  * bytes of CQ data. */
 Test(discovery, open_mpi_mtl_hints_select_gdrfab)
 {
-	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	struct fi_info *hints = mpi_hints(FI_TAGGED | FI_LOCAL_COMM |
+					  FI_REMOTE_COMM | FI_DIRECTED_RECV),
+		       *info = NULL;
 	int ret;
 
-	hints->fabric_attr->prov_name = strdup("gdrfab");
-	hints->mode = FI_CONTEXT | FI_CONTEXT2;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps =
-		FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_DIRECTED_RECV;
 	hints->tx_attr->msg_order = FI_ORDER_SAS;
 	hints->rx_attr->msg_order = FI_ORDER_SAS;
 	hints->tx_attr->op_flags = FI_COMPLETION;
@@ -228,13 +239,9 @@ Test(discovery, open_mpi_mtl_hints_select_gdrfab)
  * (mca_btl_ofi_component_init's validate_info). */
 Test(discovery, an_rma_user_without_mr_local_is_served)
 {
-	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	struct fi_info *hints = mpi_hints(FI_RMA), *info = NULL;
 	int ret;
 
-	hints->fabric_attr->prov_name = strdup("gdrfab");
-	hints->mode = FI_CONTEXT | FI_CONTEXT2;
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_RMA;
 	hints->tx_attr->iov_limit = 1;
 	hints->rx_attr->iov_limit = 1;
 	hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;

@@ -63,19 +63,29 @@ static void remap(uint8_t *buf, unsigned seed)
 	map_at(buf, seed);
 }
 
+/* LEN bytes of tx (descriptor tx_desc) sent from 0 with tag, received at
+ * 1 into rx (rx_desc); both completions reaped. */
+static void transfer(uint8_t *rx, void *rx_desc, uint8_t *tx, void *tx_desc,
+		     uint64_t tag)
+{
+	struct fi_cq_tagged_entry e;
+
+	DP_POST(p, 2,
+		fi_trecv(p[1].ep, rx, LEN, rx_desc, FI_ADDR_UNSPEC, tag, 0,
+			 rx));
+	DP_POST(p, 2,
+		fi_tsend(p[0].ep, tx, LEN, tx_desc, p[0].peer[1], tag, tx));
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+}
+
 /* buf, sent without a descriptor from 0, arrives whole at 1. */
 static void send_from(uint8_t *buf, unsigned seed)
 {
 	uint8_t *rx = dp_alloc(LEN);
 	struct fid_mr *mr = dp_reg(&p[1], rx, LEN, FI_RECV);
-	struct fi_cq_tagged_entry e;
 
-	DP_POST(p, 2,
-		fi_trecv(p[1].ep, rx, LEN, fi_mr_desc(mr), FI_ADDR_UNSPEC, 7, 0,
-			 rx));
-	DP_POST(p, 2, fi_tsend(p[0].ep, buf, LEN, NULL, p[0].peer[1], 7, buf));
-	dp_expect(p[1].rxcq, &e, NULL, p, 2);
-	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	transfer(rx, fi_mr_desc(mr), buf, NULL, 7);
 	cr_assert(
 		dp_check(rx, LEN, seed),
 		"the receiver got other bytes than the sender's memory holds now (a stale registration?)");
@@ -89,16 +99,9 @@ static void recv_into(uint8_t *buf, unsigned seed)
 {
 	uint8_t *tx = dp_alloc(LEN);
 	struct fid_mr *mr = dp_reg(&p[0], tx, LEN, FI_SEND);
-	struct fi_cq_tagged_entry e;
 
 	dp_fill(tx, LEN, seed);
-	DP_POST(p, 2,
-		fi_trecv(p[1].ep, buf, LEN, NULL, FI_ADDR_UNSPEC, 8, 0, buf));
-	DP_POST(p, 2,
-		fi_tsend(p[0].ep, tx, LEN, fi_mr_desc(mr), p[0].peer[1], 8,
-			 tx));
-	dp_expect(p[1].rxcq, &e, NULL, p, 2);
-	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	transfer(buf, NULL, tx, fi_mr_desc(mr), 8);
 	cr_assert(
 		dp_check(buf, LEN, seed),
 		"the receive buffer does not hold the message (received into a stale registration?)");
@@ -106,20 +109,33 @@ static void recv_into(uint8_t *buf, unsigned seed)
 	free(tx);
 }
 
+/* use(buf) with seed first, then again with seed second: the second use
+ * of the same memory is a cache hit and no miss, as e counts them;
+ * returns e's counts after it. */
+static struct fi_gdrfab_mr_cache_stats
+second_use_hits(struct dp_ep *e, void (*use)(uint8_t *, unsigned), uint8_t *buf,
+		unsigned first, unsigned second, const char *what)
+{
+	struct fi_gdrfab_mr_cache_stats s0, s1;
+
+	use(buf, first);
+	s0 = stats(e);
+	use(buf, second);
+	s1 = stats(e);
+	cr_assert_eq(s1.host_hits, s0.host_hits + 1,
+		     "the second %s did not hit the cache", what);
+	cr_assert_eq(s1.host_misses, s0.host_misses);
+	return s1;
+}
+
 Test(host_cache, a_send_buffer_mapped_again_sends_its_new_content)
 {
-	struct fi_gdrfab_mr_cache_stats s0, s1, s2;
+	struct fi_gdrfab_mr_cache_stats s1, s2;
 	uint8_t *buf;
 
 	require_host_cache(&p[0]);
 	buf = map_at(NULL, 1);
-	send_from(buf, 1);
-	s0 = stats(&p[0]);
-	send_from(buf, 1);
-	s1 = stats(&p[0]);
-	cr_assert_eq(s1.host_hits, s0.host_hits + 1,
-		     "the second send did not hit the cache");
-	cr_assert_eq(s1.host_misses, s0.host_misses);
+	s1 = second_use_hits(&p[0], send_from, buf, 1, 1, "send");
 	remap(buf, 2);
 	send_from(buf, 2);
 	s2 = stats(&p[0]);
@@ -130,17 +146,11 @@ Test(host_cache, a_send_buffer_mapped_again_sends_its_new_content)
 
 Test(host_cache, a_receive_buffer_mapped_again_receives_into_new_memory)
 {
-	struct fi_gdrfab_mr_cache_stats s0, s1;
 	uint8_t *buf;
 
 	require_host_cache(&p[1]);
 	buf = map_at(NULL, 0);
-	recv_into(buf, 3);
-	s0 = stats(&p[1]);
-	recv_into(buf, 4);
-	s1 = stats(&p[1]);
-	cr_assert_eq(s1.host_hits, s0.host_hits + 1,
-		     "the second receive did not hit the cache");
+	second_use_hits(&p[1], recv_into, buf, 3, 4, "receive");
 	remap(buf, 0);
 	recv_into(buf, 5);
 	munmap(buf, LEN);
@@ -165,23 +175,33 @@ Test(host_cache, a_freed_and_reallocated_send_buffer)
 	free(again);
 }
 
+/* fi_write (or fi_read) of LEN bytes between local at 0, without a
+ * descriptor, and remote at 1 (key), waited for. */
+static void rma(bool write, uint8_t *local, uint8_t *remote, uint64_t key)
+{
+	struct fi_cq_tagged_entry e;
+
+	DP_POST(p, 2,
+		write ? fi_write(p[0].ep, local, LEN, NULL, p[0].peer[1],
+				 (uintptr_t)remote, key, local)
+		      : fi_read(p[0].ep, local, LEN, NULL, p[0].peer[1],
+				(uintptr_t)remote, key, local));
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+}
+
 Test(host_cache, rma_from_and_into_memory_mapped_again)
 {
 	uint8_t *remote = dp_alloc(LEN), *local;
 	struct fid_mr *rmr =
 		dp_reg(&p[1], remote, LEN, FI_REMOTE_READ | FI_REMOTE_WRITE);
 	struct fi_gdrfab_mr_cache_stats s0, s1;
-	struct fi_cq_tagged_entry e;
 	uint64_t key = fi_mr_key(rmr);
 
 	require_host_cache(&p[0]);
 	local = map_at(NULL, 8);
 	for (unsigned seed = 8; seed <= 10; seed++) {
 		s0 = stats(&p[0]);
-		DP_POST(p, 2,
-			fi_write(p[0].ep, local, LEN, NULL, p[0].peer[1],
-				 (uintptr_t)remote, key, local));
-		dp_expect(p[0].txcq, &e, NULL, p, 2);
+		rma(true, local, remote, key);
 		cr_assert(dp_check(remote, LEN, seed),
 			  "fi_write sent stale bytes (seed %u)", seed);
 		s1 = stats(&p[0]);
@@ -189,11 +209,7 @@ Test(host_cache, rma_from_and_into_memory_mapped_again)
 			cr_assert_eq(s1.host_misses, s0.host_misses + 1);
 		if (seed == 8) {
 			/* Again from the same memory: a hit. */
-			DP_POST(p, 2,
-				fi_write(p[0].ep, local, LEN, NULL,
-					 p[0].peer[1], (uintptr_t)remote, key,
-					 local));
-			dp_expect(p[0].txcq, &e, NULL, p, 2);
+			rma(true, local, remote, key);
 			cr_assert_eq(stats(&p[0]).host_hits, s1.host_hits + 1);
 		}
 		remap(local, seed + 1);
@@ -202,10 +218,7 @@ Test(host_cache, rma_from_and_into_memory_mapped_again)
 	for (unsigned seed = 11; seed <= 12; seed++) {
 		dp_fill(remote, LEN, seed);
 		remap(local, 0);
-		DP_POST(p, 2,
-			fi_read(p[0].ep, local, LEN, NULL, p[0].peer[1],
-				(uintptr_t)remote, key, local));
-		dp_expect(p[0].txcq, &e, NULL, p, 2);
+		rma(false, local, remote, key);
 		cr_assert(dp_check(local, LEN, seed),
 			  "fi_read landed elsewhere (seed %u)", seed);
 	}

@@ -404,19 +404,6 @@ Test(msg_selective, only_flagged_operations_complete_but_all_count)
 	dp_close(&q[0]);
 }
 
-static ssize_t sendmsg_flags(void *buf, size_t len, void *ctx, uint64_t flags)
-{
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	struct fi_msg msg = {
-		.msg_iov = &iov,
-		.iov_count = 1,
-		.addr = p[0].peer[1],
-		.context = ctx,
-	};
-
-	return fi_sendmsg(p[0].ep, &msg, flags);
-}
-
 /* FI_INJECT in fi_sendmsg (fi_msg(3)): the buffer may be reused as soon as
  * the call returns, even while the connection is still being made; the
  * completion is still reported. */
@@ -432,51 +419,17 @@ Test(msg, sendmsg_inject_copies_the_buffer_at_once)
 		fi_recv(p[1].ep, dst, sizeof(dst), NULL, FI_ADDR_UNSPEC,
 			&rctx));
 	DP_POST(p, 2,
-		sendmsg_flags(buf, sizeof(buf), &sctx,
-			      FI_INJECT | FI_COMPLETION));
+		dp_sendmsg(p, buf, sizeof(buf), &sctx,
+			   FI_INJECT | FI_COMPLETION));
 	memset(buf, 0xee, sizeof(buf)); /* before any progress */
 	dp_expect(p[1].rxcq, &e, NULL, p, 2);
 	cr_assert(dp_check(dst, sizeof(dst), 7), "the data as it was");
 	dp_expect(p[0].txcq, &e, NULL, p, 2);
 	cr_assert_eq(e.op_context, &sctx);
-	cr_assert_eq(sendmsg_flags(big, p[0].d.info->tx_attr->inject_size + 1,
-				   &sctx, FI_INJECT),
+	cr_assert_eq(dp_sendmsg(p, big, p[0].d.info->tx_attr->inject_size + 1,
+				&sctx, FI_INJECT),
 		     -FI_EMSGSIZE);
 	free(big);
-}
-
-/* FI_DELIVERY_COMPLETE: the send completes only once the data is in the
- * receiver's buffer, so not while the message waits unexpected; a plain
- * eager send does complete then. */
-Test(msg, delivery_complete_waits_for_the_receive)
-{
-	size_t sizes[] = {0, 1, 100, 8192, 65536};
-	uint8_t *src = dp_alloc(65536), *dst = dp_alloc(65536);
-	struct fi_cq_tagged_entry e;
-	int sctx, rctx;
-
-	DP_POST(p, 2, sendmsg_flags(src, 10, &sctx, FI_COMPLETION));
-	dp_expect(p[0].txcq, &e, NULL, p, 2); /* unexpected, yet complete */
-	DP_POST(p, 2,
-		fi_recv(p[1].ep, dst, 65536, NULL, FI_ADDR_UNSPEC, &rctx));
-	dp_expect(p[1].rxcq, &e, NULL, p, 2);
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		dp_fill(src, sizes[i], (unsigned)i);
-		DP_POST(p, 2,
-			sendmsg_flags(src, sizes[i], &sctx,
-				      FI_DELIVERY_COMPLETE | FI_COMPLETION));
-		dp_expect_none(p[0].txcq, p, 2, 300);
-		DP_POST(p, 2,
-			fi_recv(p[1].ep, dst, 65536, NULL, FI_ADDR_UNSPEC,
-				&rctx));
-		dp_expect(p[1].rxcq, &e, NULL, p, 2);
-		cr_assert_eq(e.len, sizes[i]);
-		cr_assert(dp_check(dst, sizes[i], (unsigned)i));
-		dp_expect(p[0].txcq, &e, NULL, p, 2);
-		cr_assert_eq(e.op_context, &sctx);
-	}
-	free(src);
-	free(dst);
 }
 
 /* Lengths are checked before they are added: iovecs whose sum wraps

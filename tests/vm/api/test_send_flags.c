@@ -23,12 +23,6 @@ static ssize_t send_flags(bool tagged, void *buf, size_t len, void *ctx,
 			  uint64_t flags)
 {
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	struct fi_msg msg = {
-		.msg_iov = &iov,
-		.iov_count = 1,
-		.addr = p[0].peer[1],
-		.context = ctx,
-	};
 	struct fi_msg_tagged tmsg = {
 		.msg_iov = &iov,
 		.iov_count = 1,
@@ -37,8 +31,9 @@ static ssize_t send_flags(bool tagged, void *buf, size_t len, void *ctx,
 		.context = ctx,
 	};
 
-	return tagged ? fi_tsendmsg(p[0].ep, &tmsg, flags)
-		      : fi_sendmsg(p[0].ep, &msg, flags);
+	if (!tagged)
+		return dp_sendmsg(p, buf, len, ctx, flags);
+	return fi_tsendmsg(p[0].ep, &tmsg, flags);
 }
 
 static ssize_t recv_any(bool tagged, void *buf, size_t len, void *ctx)
@@ -168,28 +163,28 @@ Test(send_flags, tsendmsg_transmit_complete_frees_the_buffer)
 	reuse_after_completion(true, FI_TRANSMIT_COMPLETE);
 }
 
-/* FI_DELIVERY_COMPLETE on fi_tsendmsg: no completion while the message
- * waits unexpected (a plain eager send completes then), and when it comes
- * the receiver's buffer holds the data. */
-Test(send_flags, tsendmsg_delivery_complete_waits_for_the_receive)
+/* FI_DELIVERY_COMPLETE on fi_sendmsg or fi_tsendmsg: no completion while
+ * the message waits unexpected (a plain eager send completes then), and
+ * when it comes the receiver's buffer holds the data. */
+static void delivery_complete_waits_for_the_receive(bool tagged)
 {
 	size_t sizes[] = {0, 1, 100, 8192, 65536};
 	uint8_t *src = dp_alloc(65536), *dst = dp_alloc(65536);
 	struct fi_cq_tagged_entry e;
 	int sctx, rctx;
 
-	DP_POST(p, 2, send_flags(true, src, 10, &sctx, FI_COMPLETION));
+	DP_POST(p, 2, send_flags(tagged, src, 10, &sctx, FI_COMPLETION));
 	dp_expect(p[0].txcq, &e, NULL, p, 2); /* unexpected, yet complete */
-	DP_POST(p, 2, recv_any(true, dst, 65536, &rctx));
+	DP_POST(p, 2, recv_any(tagged, dst, 65536, &rctx));
 	dp_expect(p[1].rxcq, &e, NULL, p, 2);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		dp_fill(src, sizes[i], (unsigned)i + 7);
 		DP_POST(p, 2,
-			send_flags(true, src, sizes[i], &sctx,
+			send_flags(tagged, src, sizes[i], &sctx,
 				   FI_DELIVERY_COMPLETE | FI_COMPLETION));
 		dp_expect_none(p[0].txcq, p, 2, 300);
 		memset(dst, 0, 65536);
-		DP_POST(p, 2, recv_any(true, dst, 65536, &rctx));
+		DP_POST(p, 2, recv_any(tagged, dst, 65536, &rctx));
 		/* The send's completion first: the data must be there by
 		 * then, whether or not the receiver read its CQ. */
 		dp_expect(p[0].txcq, &e, NULL, p, 2);
@@ -203,4 +198,14 @@ Test(send_flags, tsendmsg_delivery_complete_waits_for_the_receive)
 	}
 	free(src);
 	free(dst);
+}
+
+Test(send_flags, sendmsg_delivery_complete_waits_for_the_receive)
+{
+	delivery_complete_waits_for_the_receive(false);
+}
+
+Test(send_flags, tsendmsg_delivery_complete_waits_for_the_receive)
+{
+	delivery_complete_waits_for_the_receive(true);
 }

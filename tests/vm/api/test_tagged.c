@@ -27,6 +27,23 @@ static void teardown(void)
 
 TestSuite(tagged, .init = setup, .fini = teardown, .timeout = 240);
 
+/* A receive at p[2] into buf (32 bytes), which is also its context. */
+static void trecv(char *buf, uint64_t tag, uint64_t ignore)
+{
+	DP_POST(p, 3,
+		fi_trecv(p[2].ep, buf, 32, NULL, FI_ADDR_UNSPEC, tag, ignore,
+			 buf));
+}
+
+/* The send completions of n messages from p[0]. */
+static void reap_sends(int n)
+{
+	struct fi_cq_tagged_entry e;
+
+	for (int i = 0; i < n; i++)
+		dp_expect(p[0].txcq, &e, NULL, p, 3);
+}
+
 static void tsend(int from, const char *text, uint64_t tag)
 {
 	DP_POST(p, 3,
@@ -39,13 +56,9 @@ Test(tagged, tag_and_ignore_bits_select_the_message)
 	char a[32], b[32], c[32];
 	struct fi_cq_tagged_entry e;
 
-	DP_POST(p, 3,
-		fi_trecv(p[2].ep, a, 32, NULL, FI_ADDR_UNSPEC, 0x20, 0, a));
-	DP_POST(p, 3,
-		fi_trecv(p[2].ep, b, 32, NULL, FI_ADDR_UNSPEC, 0x1000, 0xff,
-			 b));
-	DP_POST(p, 3,
-		fi_trecv(p[2].ep, c, 32, NULL, FI_ADDR_UNSPEC, 0x10, 0, c));
+	trecv(a, 0x20, 0);
+	trecv(b, 0x1000, 0xff);
+	trecv(c, 0x10, 0);
 	tsend(0, "ten", 0x10);
 	tsend(0, "10ab", 0x10ab); /* matches 0x1000 with low byte ignored */
 	tsend(0, "twenty", 0x20);
@@ -59,8 +72,7 @@ Test(tagged, tag_and_ignore_bits_select_the_message)
 		else
 			cr_assert(!strcmp(c, "ten") && e.tag == 0x10);
 	}
-	for (int i = 0; i < 3; i++)
-		dp_expect(p[0].txcq, &e, NULL, p, 3);
+	reap_sends(3);
 }
 
 /* All 64 bits are tag bits (the format advertised): Open MPI's mtl puts
@@ -72,10 +84,8 @@ Test(tagged, the_top_tag_bits_match_too)
 	const uint64_t top = 0x8000000000000000ULL,
 		       high = 0x00C0000000000001ULL;
 
-	DP_POST(p, 3,
-		fi_trecv(p[2].ep, a, 32, NULL, FI_ADDR_UNSPEC, top | 5, 0, a));
-	DP_POST(p, 3,
-		fi_trecv(p[2].ep, b, 32, NULL, FI_ADDR_UNSPEC, high, 0, b));
+	trecv(a, top | 5, 0);
+	trecv(b, high, 0);
 	tsend(0, "low", 5); /* matches neither: stays unexpected */
 	tsend(0, "high", high);
 	tsend(0, "top", top | 5);
@@ -86,11 +96,10 @@ Test(tagged, the_top_tag_bits_match_too)
 		else
 			cr_assert(!strcmp(b, "high") && e.tag == high);
 	}
-	DP_POST(p, 3, fi_trecv(p[2].ep, a, 32, NULL, FI_ADDR_UNSPEC, 5, 0, a));
+	trecv(a, 5, 0);
 	dp_expect(p[2].rxcq, &e, NULL, p, 3);
 	cr_assert(!strcmp(a, "low") && e.tag == 5);
-	for (int i = 0; i < 3; i++)
-		dp_expect(p[0].txcq, &e, NULL, p, 3);
+	reap_sends(3);
 }
 
 Test(tagged, directed_receive_takes_only_its_source)

@@ -214,3 +214,17 @@ struct fid_mr *dp_reg(struct dp_ep *e, void *buf, size_t len, uint64_t access)
 	cr_assert_eq(ret, 0, "fi_mr_reg: %s", fi_strerror(-ret));
 	return mr;
 }
+
+ssize_t dp_sendmsg(struct dp_ep *eps, void *buf, size_t len, void *ctx,
+		   uint64_t flags)
+{
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct fi_msg msg = {
+		.msg_iov = &iov,
+		.iov_count = 1,
+		.addr = eps[0].peer[1],
+		.context = ctx,
+	};
+
+	return fi_sendmsg(eps[0].ep, &msg, flags);
+}

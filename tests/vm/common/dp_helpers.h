@@ -82,4 +82,8 @@ void dp_fill(void *buf, size_t len, unsigned seed);
 bool dp_check(const void *buf, size_t len, unsigned seed);
 struct fid_mr *dp_reg(struct dp_ep *e, void *buf, size_t len, uint64_t access);
 
+/* fi_sendmsg of len bytes of buf from eps[0] to eps[1], with flags. */
+ssize_t dp_sendmsg(struct dp_ep *eps, void *buf, size_t len, void *ctx,
+		   uint64_t flags);
+
 #endif /* DP_HELPERS_H */
