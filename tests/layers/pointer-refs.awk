@@ -10,7 +10,8 @@
 #                           `jmp *%reg` into its jump table)
 # A static symbol is named "FILE:SYM". A call or jump's relocation is a
 # call; every other relocation, and a rip-relative `lea` of a function of
-# this file (it needs no relocation), takes an address.
+# this file (it needs no relocation), takes an address. x86-64 objects
+# (relocation names, call and lea): elsewhere no pointer edge is seen.
 function hex(h,   i, n) { # POSIX awk has no strtonum
 	n = 0
 	for (i = 1; i <= length(h); i++)
@@ -23,7 +24,7 @@ function fn_at(sec, off,   k) { # the function or object at sec+off
 			return k
 	return ""
 }
-function target(s,   plus, sec, off) { # a relocation's symbol, resolved
+function target(s,   sec, off) { # a relocation's symbol, resolved
 	sub(/-0x0*4$/, "", s)
 	if (match(s, /\+0x[0-9a-f]+$/)) {
 		off = hex(substr(s, RSTART + 3)); sec = substr(s, 1, RSTART - 1)
