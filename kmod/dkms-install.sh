@@ -7,7 +7,10 @@
 # nvidia_p2p_* there); `modprobe gdrfab` after `modprobe nvidia` does it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$here/dkms.conf")
+# The module's dkms version is the project's (dkms.conf holds a placeholder,
+# as dh_dkms expects).
+version=$(sed -n 's/^AC_INIT(\[gdrfab\], *\[\([^]]*\)\].*/\1/p' "$here/../configure.ac")
+[ -n "$version" ] || { echo "dkms-install: no version in configure.ac" >&2; exit 1; }
 dest=/usr/src/gdrfab-$version
 command -v dkms >/dev/null || { echo "dkms-install: install dkms first (apt-get install dkms)" >&2; exit 1; }
 if dkms status -m gdrfab -v "$version" | grep -q gdrfab; then
@@ -15,7 +18,8 @@ if dkms status -m gdrfab -v "$version" | grep -q gdrfab; then
 fi
 rm -rf "$dest"
 mkdir -p "$dest/include/gdrfab"
-cp "$here"/*.c "$here"/*.h "$here/Kbuild" "$here/Makefile" "$here/dkms.conf" "$dest/"
+cp "$here"/*.c "$here"/*.h "$here/Kbuild" "$here/Makefile" "$dest/"
+sed "s/#MODULE_VERSION#/$version/" "$here/dkms.conf" >"$dest/dkms.conf"
 cp "$here/../include/gdrfab/gdrfab_ioctl.h" "$dest/include/gdrfab/"
 dkms add -m gdrfab -v "$version"
 kver=${KVER:-$(uname -r)}

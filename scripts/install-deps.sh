@@ -2,8 +2,8 @@
 # Installs, on Debian 12 as root, every package gdrfab needs to build, test
 # and run its demo and benchmarks: libfabric, rdma-core, hwloc, Criterion,
 # the soft-RoCE VM's qemu, kernel and userland, and the kernel headers
-# and sparse that gdrfab.ko is built and checked with. Installs only what is
-# missing, so a second run takes a second.
+# and sparse that gdrfab.ko is built and checked with, and Debian's packaging
+# tools. Installs only what is missing, so a second run takes a second.
 set -euo pipefail
 
 packages=(
@@ -32,6 +32,11 @@ packages=(
 	qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
 	# gdrfab.ko and its stand-in, built for the VM's kernel (W=1, sparse)
 	linux-headers-amd64 sparse
+	# the Debian packages (scripts/build-debs.sh) and their check
+	# (tests/packaging/check-debs.sh: lintian, a debootstrapped chroot)
+	debhelper dh-dkms lintian debootstrap
+	# the RPM spec's parse (tests/packaging/check-rpm-spec.sh: rpmspec)
+	rpm
 )
 
 missing=()

@@ -97,7 +97,18 @@ run_unit() {
 		./tests/unit/gdrfab_unit --jobs "$(nproc)" --color=never 2>&1 |
 		tee "$build/san-unit.out"
 	[ "${PIPESTATUS[0]}" = 0 ] || status=1
-	reports "$build/san-unit" "$build/san-unit.out" || status=1
+	# Again with libfabric's logging at debug (tests/unit/logging_on.c):
+	# a log line must not change what a call does. Its log lines go to a
+	# file; Criterion's closing line and any failure are shown.
+	GDRFAB_SRCDIR=$srcdir LD_PRELOAD=$GDRFAB_SAN_PRELOAD FI_LOG_LEVEL=debug \
+		./tests/unit/gdrfab_unit --jobs "$(nproc)" --color=never \
+		>"$build/san-unit-logging-on.out" 2>&1 || {
+		status=1
+		echo "FAIL: the unit tests with FI_LOG_LEVEL=debug (all of it in $build/san-unit-logging-on.out):"
+		grep -a -E '^\[(FAIL|----)\]|Crash|SIGSEGV' "$build/san-unit-logging-on.out" | tail -n 40
+	}
+	grep -a Synthesis "$build/san-unit-logging-on.out" | sed 's/^/logging on: /'
+	reports "$build/san-unit" "$build/san-unit-logging-on.out" || status=1
 	echo "asan-unit: $([ "$status" = 0 ] && echo passed || echo FAILED)"
 	return "$status"
 }

@@ -179,7 +179,7 @@ static struct fi_ops domain_fi_ops = {
 	.bind = domain_bind,
 	.control = gdrfab_nosys_control,
 	.ops_open = domain_ops_open,
-	.tostr = gdrfab_nosys_tostr,
+	.tostr = gdrfab_fid_tostr,
 	.ops_set = gdrfab_nosys_ops_set,
 };
 

@@ -116,7 +116,7 @@ int gdrfab_nosys_flags(const char *call, uint64_t flags)
 static int fid_nosys(const struct fid *fid, const char *call)
 {
 	GDRFAB_WARN(FI_LOG_CORE, "%s: not supported on a %s\n", call,
-		    fid ? fi_tostr(&fid->fclass, FI_TYPE_FID) : "NULL fid");
+		    fid ? gdrfab_fclass_name(fid->fclass) : "NULL fid");
 	return -FI_ENOSYS;
 }
 
@@ -134,11 +134,6 @@ int gdrfab_nosys_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 int gdrfab_nosys_control(struct fid *fid, int command, void *arg)
 {
 	return fid_nosys(fid, "fi_control");
-}
-
-int gdrfab_nosys_tostr(const struct fid *fid, char *buf, size_t len)
-{
-	return fid_nosys(fid, "tostr");
 }
 
 int gdrfab_nosys_ops_set(struct fid *fid, const char *name, uint64_t flags,

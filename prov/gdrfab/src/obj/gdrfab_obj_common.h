@@ -17,16 +17,18 @@
 #include <rdma/fi_eq.h>
 
 #include "gdrfab_eplist.h"
+#include "gdrfab_fid_tostr.h"
 #include "gdrfab_signal.h"
 
-/* An fi_ops table: the object's close, bind and control, and the entries
- * that no gdrfab object has (gdrfab_nosys.c, which logs the call). */
+/* An fi_ops table: the object's close, bind and control, its text
+ * (gdrfab_fid_tostr.c), and the entries that no gdrfab object has
+ * (gdrfab_nosys.c, which logs the call). */
 #define GDRFAB_FI_OPS(close_fn, bind_fn, control_fn)                           \
 	{                                                                      \
 		.size = sizeof(struct fi_ops), .close = (close_fn),            \
 		.bind = (bind_fn), .control = (control_fn),                    \
-		.ops_open = gdrfab_nosys_ops_open,                             \
-		.tostr = gdrfab_nosys_tostr, .ops_set = gdrfab_nosys_ops_set,  \
+		.ops_open = gdrfab_nosys_ops_open, .tostr = gdrfab_fid_tostr,  \
+		.ops_set = gdrfab_nosys_ops_set,                               \
 	}
 
 /* Fills the header every fid starts with. */

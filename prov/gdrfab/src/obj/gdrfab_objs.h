@@ -374,7 +374,6 @@ int gdrfab_nosys_flags(const char *call, uint64_t flags);
  * call and the object (every table entry is a function). */
 int gdrfab_nosys_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int gdrfab_nosys_control(struct fid *fid, int command, void *arg);
-int gdrfab_nosys_tostr(const struct fid *fid, char *buf, size_t len);
 int gdrfab_nosys_ops_set(struct fid *fid, const char *name, uint64_t flags,
 			 void *ops, void *context);
 int gdrfab_nosys_ops_open(struct fid *fid, const char *name, uint64_t flags,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "gdrfab.h"
+#include "gdrfab_fid_tostr.h"
 #include "gdrfab_quarantine.h"
 
 static pthread_mutex_t quarantine_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -50,7 +51,7 @@ void gdrfab_quarantine_fini(void)
 int gdrfab_dead_call(const struct fid *fid, const char *call)
 {
 	GDRFAB_WARN(FI_LOG_CORE, "%s on a %s that was already closed (%p)\n",
-		    call, fi_tostr(&fid->fclass, FI_TYPE_FID), (void *)fid);
+		    call, gdrfab_fclass_name(fid->fclass), (void *)fid);
 	return -FI_EINVAL;
 }
 
@@ -78,11 +79,6 @@ static int dead_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	return gdrfab_dead_call(fid, "fi_open_ops");
 }
 
-static int dead_tostr(const struct fid *fid, char *buf, size_t len)
-{
-	return gdrfab_dead_call(fid, "tostr");
-}
-
 static int dead_ops_set(struct fid *fid, const char *name, uint64_t flags,
 			void *ops, void *context)
 {
@@ -95,6 +91,6 @@ struct fi_ops gdrfab_dead_fi_ops = {
 	.bind = dead_bind,
 	.control = dead_control,
 	.ops_open = dead_ops_open,
-	.tostr = dead_tostr,
+	.tostr = gdrfab_dead_fid_tostr,
 	.ops_set = dead_ops_set,
 };
