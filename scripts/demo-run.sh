@@ -25,8 +25,8 @@ if [ -e /dev/nvidiactl ] && ldconfig -p | grep -q 'libcuda\.so\.1'; then
 	where="GPU memory for gdrfab (FI_HMEM_CUDA), host memory for verbs;ofi_rxm"
 fi
 
-# wait_port: the examples' server is up (tests/vm/check-lib.sh).
-. "$(dirname "$0")/../tests/vm/check-lib.sh"
+# wait_port: the examples' server is up (tests/vm/runner/check-lib.sh).
+. "$(dirname "$0")/../tests/vm/runner/check-lib.sh"
 
 # run PROGRAM PROVIDER MODE NAME [EXTRA...]: a server and a client (the
 # examples choose the iterations per size), the client's table saved as NAME.

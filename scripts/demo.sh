@@ -32,7 +32,7 @@ if [ -n "$dev" ]; then
 fi
 say "no active RDMA device here: booting the soft-RoCE VM (qemu, emulated; about 20 s)"
 start=$SECONDS
-../tests/vm/vm-run --timeout 900 -- ../scripts/demo-run.sh rxe0 rxe1 192.0.2.1
+../tests/vm/runner/vm-run --timeout 900 -- ../scripts/demo-run.sh rxe0 rxe1 192.0.2.1
 status=$?
 say "done in $((SECONDS - start)) s$([ $status = 0 ] || echo ", FAILED ($status)")"
 exit $status

@@ -31,7 +31,7 @@ packages=(
 	python3 procps
 	# tools the demo and tests run (fi_info, ibv_devinfo, rdma, lstopo)
 	libfabric-bin rdma-core ibverbs-utils iproute2 hwloc-nox perftest
-	# the soft-RoCE VM (tests/vm/vm-run)
+	# the soft-RoCE VM (tests/vm/runner/vm-run)
 	qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
 	# gdrfab.ko and its stand-in, built for the VM's kernel (W=1, sparse)
 	linux-headers-amd64 sparse

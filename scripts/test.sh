@@ -43,7 +43,8 @@ step style make --no-print-directory format-check
 # The VM suite runs once, against the build with the sanitizers (the
 # plain build still carries every consumer and fabtests run below).
 GDRFAB_VM_TESTS_SANITIZED=1 make --no-print-directory check
-# The tarball, built and unit-tested from a read-only copy of the sources;
+# The tarball, holding every tracked file (tests/dist/check-dist.sh), built
+# and unit-tested from a read-only copy of the sources;
 # the VM suites ran above, so they skip there. libtool cannot install into
 # a path with a space, so distcheck runs from the tarball unpacked in a
 # scratch directory.
@@ -51,6 +52,7 @@ distcheck() {
 	local scratch rc=0
 	scratch=$(mktemp -d /tmp/gdrfab-distcheck.XXXXXX)
 	make --no-print-directory dist-gzip &&
+		../tests/dist/check-dist.sh gdrfab-*.tar.gz &&
 		tar -xzf gdrfab-*.tar.gz -C "$scratch" &&
 		(cd "$scratch"/gdrfab-* && ./configure --quiet &&
 			GDRFAB_SKIP_VM=1 make --no-print-directory distcheck) || rc=1

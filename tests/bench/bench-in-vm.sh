@@ -3,12 +3,8 @@
 set -u
 rounds=$1
 sizes="8 4096 65536 1048576 16777216"
-export FI_PROVIDER_PATH=$PWD/.libs
-export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
+. "$(dirname "$0")/lib/in-vm.sh" # the provider, wait_port, bench_stats
 results=$(mktemp)
-
-# wait_port: a server is up (shared with the VM checks).
-. "$(dirname "$0")/../vm/check-lib.sh"
 
 # Iterations per size: enough that one measurement lasts a second or more
 # (TCG's hiccups last milliseconds), few enough for the largest sizes.
@@ -64,5 +60,5 @@ done
 
 # Medians over rounds, then the table (raw results kept for re-reading).
 cp "$results" bench-raw.txt
-awk -f "$(dirname "$0")/summarize.awk" "$results"
+awk -f "$bench_stats" -f "$bench_dir/run-bench.awk" "$results"
 rm -f "$results"

@@ -9,7 +9,5 @@
 #
 # Under TCG only ratios measured in one boot mean anything.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash "$here/host-cache-in-vm.sh" "${1:-5}"
+. "$(dirname "$0")/lib/bench-prelude.sh" "host cache benchmark"
+bench_vm 3000 -- bash "$here/host-cache-in-vm.sh" "${1:-5}"

@@ -3,9 +3,8 @@
 set -u
 rounds=$1
 sizes="65536 1048576"
-export FI_PROVIDER_PATH=$PWD/.libs
+. "$(dirname "$0")/lib/in-vm.sh" # the provider, wait_port, bench_stats
 results=$(mktemp)
-. "$(dirname "$0")/../vm/check-lib.sh" # wait_port
 
 lat_iters() { case $1 in 65536) echo 300 ;; *) echo 40 ;; esac; }
 bw_iters() { case $1 in 65536) echo 40 ;; *) echo 8 ;; esac; }
@@ -37,21 +36,13 @@ done
 
 cp "$results" host-cache-raw.txt
 printf "%-8s %9s %12s %12s %8s %s\n" what size "cache on" "cache off" on/off rounds
-awk '
-function median(key,   n, i, j, t, a) {
-	n = split(vals[key], a, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
-			t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-		}
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk -f "$bench_stats" -f <(echo '
 { key = $1 " " $3; vals[key " " $2] = vals[key " " $2] " " $4; seen[key] = 1; cnt[key " " $2]++ }
 END {
 	for (k in seen) {
-		on = median(k " uffd"); off = median(k " off")
+		on = median(vals[k " uffd"]); off = median(vals[k " off"])
 		split(k, f, " ")
 		printf "%-8s %9s %12.1f %12.1f %8.2f %d/%d\n", f[1], f[2], on, off, off ? on / off : 0, cnt[k " uffd"], cnt[k " off"]
 	}
-}' "$results" | sort
+}') "$results" | sort
 rm -f "$results"

@@ -7,10 +7,9 @@ rt=$((iters + iters / 10 + 1)) # gdrfab_pingpong adds iters/10+1 warm-up trips
 # A second, longer run per side, to take setup out (0: none).
 long=${GDRFAB_INSTR_LONG:-$((iters * 3))}
 [ "$long" = 0 ] && long=
-export FI_PROVIDER_PATH=$PWD/.libs
+. "$(dirname "$0")/lib/in-vm.sh" # the provider, wait_port
 # An earlier build to measure beside this one (see measure below).
 [ -d instr-before ] && : "${GDRFAB_INSTR_BEFORE:=$PWD/instr-before}"
-export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
 out=$PWD/instr-per-msg
 mkdir -p "$out"
 rm -f "$out"/cg.* "$out"/counts.txt
@@ -19,17 +18,10 @@ rm -f "$out"/cg.* "$out"/counts.txt
 # example does, given EX_IDLE_POLLS), counted apart below.
 idle=${GDRFAB_INSTR_IDLE:-2000}
 export EX_IDLE_POLLS=$idle
-cg="valgrind --tool=callgrind --collect-atstart=no --toggle-collect=ex_post
-	--toggle-collect=ex_wait --toggle-collect=ex_idle_polls --dump-instr=no"
+# An array: the checkout's path may hold spaces, and so may $out.
+cg=(valgrind --tool=callgrind --collect-atstart=no --toggle-collect=ex_post
+	--toggle-collect=ex_wait --toggle-collect=ex_idle_polls --dump-instr=no)
 
-# The server listens on 47593; valgrind under TCG takes a while to start.
-wait_listen() {
-	for _ in $(seq 600); do
-		ss -ltn | grep -q ":47593 " && return 0
-		sleep 0.2
-	done
-	return 1
-}
 
 # counts FILE: "TOTAL READ_SOME_CALLS IDLE" from a callgrind file: the
 # events summary, the calls into read_some (the example's one CQ poll in
@@ -58,25 +50,28 @@ counts_calls() {
 	END { print total + 0, calls + 0 }' "$1"
 }
 
-# run PROV SIZE TAG SERVER-PREFIX CLIENT-PREFIX
+# run PROV SIZE TAG SIDE: one run of the pingpong, SIDE (server or client)
+# under callgrind, its peer native. Commands are arrays, never split
+# strings: the callgrind file's path is the checkout's, spaces and all.
 run() {
-	local prov=$1 size=$2 tag=$3 sp=$4 cp=$5
-	local sf="$out/cg.$tag.server" cf="$out/cg.$tag.client" side
-	# Only the sides measured now: the other may be an earlier run's.
-	[ -z "$sp" ] || rm -f "$sf"
-	[ -z "$cp" ] || rm -f "$cf"
-	# shellcheck disable=SC2086
-	taskset -c 0 ${sp:+$sp --callgrind-out-file=$sf} ./examples/gdrfab_pingpong \
+	local prov=$1 size=$2 tag=$3 side=$4
+	local f="$out/cg.$tag.$side"
+	local -a server=(taskset -c 0) client=(timeout 1200 taskset -c 1)
+	# Only the side measured now: the other may be an earlier run's.
+	rm -f "$f"
+	if [ "$side" = server ]; then
+		server+=("${cg[@]}" "--callgrind-out-file=$f")
+	else
+		client+=("${cg[@]}" "--callgrind-out-file=$f")
+	fi
+	"${server[@]}" ./examples/gdrfab_pingpong \
 		-p "$prov" -m tagged -d rxe0 -s "$size" -i "$iters" >/dev/null 2>"$out/err.$tag.server" &
-	wait_listen || { echo "server did not start ($tag)" >&2; kill %1; return 1; }
-	# shellcheck disable=SC2086
-	timeout 1200 taskset -c 1 ${cp:+$cp --callgrind-out-file=$cf} ./examples/gdrfab_pingpong \
+	# valgrind under TCG takes a while to start: 600 x 0.2 s.
+	wait_port 47593 600 0.2 || { echo "server did not start ($tag)" >&2; kill %1; return 1; }
+	"${client[@]}" ./examples/gdrfab_pingpong \
 		-p "$prov" -m tagged -d rxe1 -s "$size" -i "$iters" 192.0.2.1 >/dev/null 2>"$out/err.$tag.client"
 	wait
-	for side in ${sp:+server} ${cp:+client}; do
-		f="$out/cg.$tag.$side"
-		[ -s "$f" ] && echo "${tag%%.*} $size $tag $side $(counts "$f")" >>"$out/counts.txt"
-	done
+	[ -s "$f" ] && echo "${tag%%.*} $size $tag $side $(counts "$f")" >>"$out/counts.txt"
 	return 0
 }
 
@@ -84,14 +79,14 @@ run() {
 measure() {
 	local prov=$1 label=$2 size=$3
 	echo "measuring $label $size B" >&2
-	run "$prov" "$size" "$label.$size.alone" "$cg" ""
-	run "$prov" "$size" "$label.$size.alone" "" "$cg"
+	run "$prov" "$size" "$label.$size.alone" server
+	run "$prov" "$size" "$label.$size.alone" client
 	# Each side alone again with $long iterations; the
 	# difference to the first takes out setup (rxm connects on its
 	# first send, which counts inside ex_post).
 	if [ -n "$long" ]; then
-		iters=$long run "$prov" "$size" "$label.$size.long" "$cg" ""
-		iters=$long run "$prov" "$size" "$label.$size.long" "" "$cg"
+		iters=$long run "$prov" "$size" "$label.$size.long" server
+		iters=$long run "$prov" "$size" "$label.$size.long" client
 	fi
 }
 

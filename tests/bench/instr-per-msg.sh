@@ -21,12 +21,7 @@
 # leaves rxm out. The callgrind files stay in build/instr-per-msg/ for
 # callgrind_annotate --inclusive=yes.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-command -v valgrind >/dev/null || {
-	echo "SKIP: valgrind is not installed (apt-get install valgrind)" >&2
-	exit 77
-}
-[ -x "$top/build/examples/gdrfab_pingpong" ] || "$top/scripts/build.sh"
-cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash "$here/instr-in-vm.sh" "${1:-8 4096}"
+. "$(dirname "$0")/lib/bench-prelude.sh" "instructions per message"
+bench_need valgrind "apt-get install valgrind"
+bench_build missing
+bench_vm 3000 -- bash "$here/instr-in-vm.sh" "${1:-8 4096}"

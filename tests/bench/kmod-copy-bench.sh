@@ -12,22 +12,18 @@
 #   tests/bench/kmod-copy-bench.sh      (from the checkout; exit 77 when
 #                                        no VM or no kernel headers)
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+. "$(dirname "$0")/lib/bench-prelude.sh" "kmod copy benchmark"
 [ -f "$top/build/Makefile" ] || "$top/scripts/build.sh" || exit 1
 make -C "$top/build" --no-print-directory tests/kmod/kmod_copy_bench \
 	tests/cuda/libcuda.la >/dev/null || exit 1
-GDRFAB_BUILDDIR=$top/build GDRFAB_SRCDIR=$top
-export GDRFAB_BUILDDIR GDRFAB_SRCDIR
-. "$top/tests/vm/vm-prelude.sh" "kmod copy benchmark"
-"$top/tests/kmod/build-kmods.sh" kmod-build >/dev/null
+"$top/tests/kmod/build-kmods.sh" "$top/build/kmod-build" >/dev/null
 case $? in
 0) ;;
 2) echo "SKIP: kmod copy benchmark: no kernel headers or sparse (scripts/install-deps.sh)"; exit 77 ;;
 *) exit 1 ;;
 esac
 
-exec "$top/tests/vm/vm-run" --check-dmesg --timeout "${GDRFAB_VM_TIMEOUT:-1800}" -- bash -c '
+bench_vm "${GDRFAB_VM_TIMEOUT:-1800}" --check-dmesg -- bash -c '
 	k=$PWD/kmod-build
 	insmod "$k/standin/nvp2p_standin.ko" backing=process &&
 		insmod "$k/gdrfab/gdrfab.ko" || exit 1

@@ -2,9 +2,7 @@
 # Runs inside the VM (see lat-floor.sh), from the build directory.
 set -u
 rounds=$1 sizes=$2 iters=${GDRFAB_LAT_ITERS:-3000}
-export FI_PROVIDER_PATH=$PWD/.libs
-export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
-. "$(dirname "$0")/../vm/check-lib.sh" # wait_port
+. "$(dirname "$0")/lib/in-vm.sh" # the provider, wait_port, bench_stats
 results=$(mktemp)
 
 # One-way latency in µs (round trip / 2, as perftest's t_avg is), one
@@ -54,5 +52,5 @@ for r in $(seq "$rounds"); do
 	set -- "${@:2}" "$1" # the next round starts with the next one
 done
 cp "$results" lat-floor-raw.txt
-awk -f "$(dirname "$0")/lat-floor.awk" "$results"
+awk -f "$bench_stats" -f "$bench_dir/lat-floor.awk" "$results"
 rm -f "$results"

@@ -1,14 +1,6 @@
 # Medians per (what, size) of "WHAT SIZE US" lines, in the order they came
 # (a round is one line per what and size), and the ratios lat-floor.sh
 # prints.
-function med(s,   n, v, i, j, t) {
-	n = split(s, v, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-		}
-	return n ? v[int((n + 1) / 2)] : 0
-}
 # Fills order[1..n] with the sizes seen, increasing (POSIX awk has no
 # sort); returns n.
 function sort_sizes(   s, j, n) {
@@ -25,7 +17,7 @@ function rmed(a, b,   n, m, x, y, i, r) {
 	r = ""
 	for (i = 1; i <= n && i <= m; i++)
 		if (y[i] > 0) r = r " " x[i] / y[i]
-	return med(r)
+	return median(r)
 }
 { vals[$1 "|" $2] = vals[$1 "|" $2] " " $3; sizes[$2 + 0] = 1 }
 END {
@@ -39,9 +31,9 @@ END {
 	n = sort_sizes()
 	for (k = 1; k <= n; k++) {
 		s = order[k]
-		g = med(vals["gdrfab|" s]); x = med(vals["verbs;ofi_rxm|" s])
-		sl = med(vals["ib_send_lat|" s]); wl = med(vals["ib_write_lat|" s])
-		rm = med(vals["gdrfab-rma|" s])
+		g = median(vals["gdrfab|" s]); x = median(vals["verbs;ofi_rxm|" s])
+		sl = median(vals["ib_send_lat|" s]); wl = median(vals["ib_write_lat|" s])
+		rm = median(vals["gdrfab-rma|" s])
 		printf "%6d %9.2f %9.2f %9.2f %9.2f %9.2f  %4.2f (%4.2f)   %4.2f (%4.2f)   %4.2f (%4.2f)   %4.2f (%4.2f)   %4.2f (%4.2f)\n", s, g, x, sl, wl, rm,
 			x ? g / x : 0, rmed("gdrfab|" s, "verbs;ofi_rxm|" s),
 			sl ? g / sl : 0, rmed("gdrfab|" s, "ib_send_lat|" s),
@@ -59,8 +51,8 @@ function before_table(   s, k, n, g, b, x) {
 	n = sort_sizes()
 	for (k = 1; k <= n; k++) {
 		s = order[k]
-		g = med(vals["gdrfab|" s]); b = med(vals["gdrfab-before|" s])
-		x = med(vals["verbs;ofi_rxm|" s])
+		g = median(vals["gdrfab|" s]); b = median(vals["gdrfab-before|" s])
+		x = median(vals["verbs;ofi_rxm|" s])
 		printf "%6d %9.2f %9.2f %9.2f  %4.2f (%4.2f)   %4.2f (%4.2f)   %4.2f (%4.2f)\n", s, g, b, x,
 			b ? g / b : 0, rmed("gdrfab|" s, "gdrfab-before|" s),
 			x ? g / x : 0, rmed("gdrfab|" s, "verbs;ofi_rxm|" s),

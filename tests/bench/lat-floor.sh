@@ -19,17 +19,12 @@
 # gap to ib_send_lat) and how much is rxe's (the floor itself), so where a
 # cut can still come from.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-command -v ib_send_lat >/dev/null || {
-	echo "SKIP: perftest is not installed (scripts/install-deps.sh)" >&2
-	exit 77
-}
-[ -x "$top/build/examples/gdrfab_pingpong" ] || "$top/scripts/build.sh"
+. "$(dirname "$0")/lib/bench-prelude.sh" "latency floors"
+bench_need ib_send_lat "perftest: scripts/install-deps.sh"
+bench_build missing
 if [ -n "${GDRFAB_LAT_BEFORE:-}" ]; then
 	GDRFAB_LAT_BEFORE=$(cd "$GDRFAB_LAT_BEFORE" && pwd)
 	export GDRFAB_LAT_BEFORE
 fi
-cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- \
+bench_vm 3000 -- \
 	bash "$here/lat-floor-in-vm.sh" "${1:-7}" "${2:-8 64 1024 4096}"

@@ -2,8 +2,7 @@
 # Runs inside the VM (see lat-parts.sh), from the build directory.
 set -u
 rounds=$1 sizes=$2 iters=${GDRFAB_LAT_ITERS:-3000}
-export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
-. "$(dirname "$0")/../vm/check-lib.sh" # wait_port
+. "$(dirname "$0")/lib/in-vm.sh" # the provider, wait_port, bench_stats
 stamp=$PWD/tests/bench/.libs/write_stamp.so
 results=$(mktemp)
 
@@ -45,5 +44,5 @@ for r in $(seq "$rounds"); do
 	set -- "${@:2}" "$1"
 done
 cp "$results" lat-parts-raw.txt
-awk -f "$(dirname "$0")/lat-parts.awk" "$results"
+awk -f "$bench_stats" -f "$bench_dir/lat-parts.awk" "$results"
 rm -f "$results"

@@ -1,15 +1,7 @@
 # Summarises lat-parts-in-vm.sh's lines, "WHAT SIDE SIZE key=value...",
 # one client and one server line per what, size and round (ib_send_lat:
 # a client line with its rtt alone), into medians over the rounds.
-function med(s,   n, v, i, j, t) {
-	n = split(s, v, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-		}
-	return n ? v[int((n + 1) / 2)] : 0
-}
-function m(w, s, k) { return med(vals[w "|" s "|" k]) }
+function m(w, s, k) { return median(vals[w "|" s "|" k]) }
 {
 	side = $2 == "client" ? "c." : "s."
 	for (i = 4; i <= NF; i++) {
@@ -33,7 +25,7 @@ function own_rest(w, s,   n, i, key, parts, p, own, rest, v) {
 		}
 		own = own " " o; rest = rest " " (v[i] - o)
 	}
-	OWN = med(own); REST = med(rest); ROUNDS = n
+	OWN = median(own); REST = median(rest); ROUNDS = n
 }
 END {
 	printf "# round trip (µs), medians over rounds; own = both sides' send + hit + turn (the provider's and the program's critical path); rest = rtt - own (the kernel's two deliveries and the polls' delay)\n"

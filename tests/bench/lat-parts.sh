@@ -14,18 +14,13 @@
 # "rest" is the round trip less that: the kernel's two deliveries and the
 # polls' delay in seeing them, which every provider pays alike on rxe.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-command -v ib_send_lat >/dev/null || {
-	echo "SKIP: perftest is not installed (scripts/install-deps.sh)" >&2
-	exit 77
-}
-[ -x "$top/build/examples/gdrfab_pingpong" ] || "$top/scripts/build.sh"
+. "$(dirname "$0")/lib/bench-prelude.sh" "latency parts"
+bench_need ib_send_lat "perftest: scripts/install-deps.sh"
+bench_build missing
 make -s -C "$top/build" tests/bench/lat_parts tests/bench/write_stamp.la
 if [ -n "${GDRFAB_LAT_BEFORE:-}" ]; then
 	GDRFAB_LAT_BEFORE=$(cd "$GDRFAB_LAT_BEFORE" && pwd)
 	export GDRFAB_LAT_BEFORE
 fi
-cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- \
+bench_vm 3000 -- \
 	bash "$here/lat-parts-in-vm.sh" "${1:-5}" "${2:-8 1024}"

@@ -8,9 +8,7 @@
 # (osu-summarize.awk).
 set -u
 rounds=$1 osu=$2
-here=$(cd "$(dirname "$0")" && pwd)
-export FI_PROVIDER_PATH=$PWD/.libs
-export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
+. "$(dirname "$0")/lib/in-vm.sh" # the provider, bench_stats
 # OSU 5.3 runs the same count at every size, 0 B to 4 MiB: these keep a
 # round to minutes under TCG (the 4 MiB sizes take most of it).
 lat_iters=${GDRFAB_OSU_LAT_ITERS:-100}
@@ -67,6 +65,6 @@ rounds=$ran
 echo
 echo "OSU 5.3 over Open MPI's mtl ofi (pml cm), 2 ranks on rxe0/rxe1, $rounds rounds" \
 	"(osu_latency -i $lat_iters -x 10, osu_bw -i $bw_iters -x 1)"
-awk -v eager="${FI_GDRFAB_EAGER_MAX:-8192}" -f "$here/osu-summarize.awk" "$raw"
+awk -v eager="${FI_GDRFAB_EAGER_MAX:-8192}" -f "$bench_stats" -f "$bench_dir/osu-summarize.awk" "$raw"
 echo "(raw results in $raw, each run's output in $logs/)"
 [ "$failed" = 0 ] || { echo "osu: $failed runs incomplete" >&2; exit 1; }

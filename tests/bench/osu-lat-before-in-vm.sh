@@ -3,8 +3,7 @@
 #   osu-lat-before-in-vm.sh ROUNDS OSU-DIR BEFORE-DIR
 set -u
 rounds=$1 osu=$2 before=$3
-here=$(cd "$(dirname "$0")" && pwd)
-export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm sizes CQs beyond rxe's limit otherwise
+. "$(dirname "$0")/lib/in-vm.sh" # bench_stats; FI_PROVIDER_PATH is set per run below
 hostname vm                # Open MPI wants a name; 9p refuses its FIFOs:
 export TMPDIR=/dev/shm
 raw=$PWD/osu-lat-before-raw.txt
@@ -24,4 +23,4 @@ for r in $(seq "$rounds"); do
 	done
 	echo "round $r of $rounds" >&2
 done
-awk -f "$here/lat-floor.awk" "$raw"
+awk -f "$bench_stats" -f "$bench_dir/lat-floor.awk" "$raw"

@@ -12,16 +12,13 @@
 # libgdrfab-fi.so DIR/ before the change). Exits 77 (SKIP) without the
 # OSU tarball, mpicc or the VM.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+. "$(dirname "$0")/lib/bench-prelude.sh" "OSU latency against an earlier build"
 [ -f "${1:-}/libgdrfab-fi.so" ] || {
 	echo "usage: $0 DIR [ROUNDS] (DIR/libgdrfab-fi.so: the earlier build)" >&2
 	exit 2
 }
 before=$(cd "$1" && pwd)
 "$top/scripts/build.sh"
-cd "$top/build"
-. "$top/tests/vm/vm-prelude.sh" "OSU latency against an earlier build"
-"$here/build-osu.sh" "$PWD/osu-5.3"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- \
-	bash "$here/osu-lat-before-in-vm.sh" "${2:-5}" "$PWD/osu-5.3" "$before"
+"$here/build-osu.sh" "$top/build/osu-5.3"
+bench_vm 3000 -- \
+	bash "$here/osu-lat-before-in-vm.sh" "${2:-5}" "$top/build/osu-5.3" "$before"

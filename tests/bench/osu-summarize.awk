@@ -10,16 +10,6 @@
 # message copied into a bounce buffer (an inject is never sent inline
 # from the caller's buffer), "rndv" above, read by the receiver.
 #   awk -v eager=8192 -f osu-summarize.awk osu-raw.txt
-function median(s,   n, v, i, j, t) {
-	n = split(s, v, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-		}
-	if (n == 0)
-		return ""
-	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-}
 function ratio(a, b) {
 	return (a != "" && b != "" && b + 0 > 0) ? sprintf("%.2f", a / b) : "-"
 }

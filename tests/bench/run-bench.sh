@@ -12,9 +12,6 @@
 # Under TCG emulation absolute numbers are meaningless and vary ~1.8x
 # between boots: only the ratios, measured in one boot, mean anything.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-"$top/scripts/install-deps.sh"
-"$top/scripts/build.sh"
-cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash "$here/bench-in-vm.sh" "${1:-5}"
+. "$(dirname "$0")/lib/bench-prelude.sh" "benchmark"
+bench_build full
+bench_vm 3000 -- bash "$here/bench-in-vm.sh" "${1:-5}"

@@ -16,11 +16,7 @@
 # Under TCG absolute numbers mean little: read the ratios. Exits 77 (SKIP)
 # without the tarball, mpicc or the VM.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-"$top/scripts/install-deps.sh"
-"$top/scripts/build.sh"
-cd "$top/build"
-. "$top/tests/vm/vm-prelude.sh" "OSU micro-benchmarks"
-"$here/build-osu.sh" "$PWD/osu-5.3"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash "$here/osu-in-vm.sh" "${1:-3}" "$PWD/osu-5.3"
+. "$(dirname "$0")/lib/bench-prelude.sh" "OSU micro-benchmarks"
+bench_build full
+"$here/build-osu.sh" "$top/build/osu-5.3"
+bench_vm 3000 -- bash "$here/osu-in-vm.sh" "${1:-3}" "$top/build/osu-5.3"

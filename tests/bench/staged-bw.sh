@@ -9,17 +9,14 @@
 #
 #   tests/bench/staged-bw.sh [ROUNDS]   (default 3; from the checkout)
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+. "$(dirname "$0")/lib/bench-prelude.sh" "staged GPU bandwidth"
 [ -x "$top/build/examples/gdrfab_bw" ] || "$top/scripts/build.sh"
 [ -f "$top/build/tests/cuda/.libs/libcuda.so.1" ] || make -C "$top/build" tests/cuda/libcuda.la >/dev/null
-cd "$top/build"
-exec "$top/tests/vm/vm-run" --timeout 3000 -- bash -c '
+bench_vm 3000 -- bash -c '
 	rounds=$1
 	sizes=65536,1048576,16777216
-	export FI_PROVIDER_PATH=$PWD/.libs
+	. "$2/tests/bench/lib/in-vm.sh" # the provider, wait_port
 	export LD_LIBRARY_PATH=$PWD/tests/cuda/.libs
-	. "$2/tests/vm/check-lib.sh"
 	for r in $(seq "$rounds"); do
 		order="host cuda"
 		[ $((r % 2)) = 0 ] && order="cuda host"
@@ -36,20 +33,4 @@ exec "$top/tests/vm/vm-run" --timeout 3000 -- bash -c '
 				done
 			done
 		done
-	done | awk "
-	{ k = \$1 \" \" \$2 \" \" \$3; v[k] = v[k] \" \" \$4; s[\$3 + 0] = 1 }
-	function med(k,   n, a, i, j, t) {
-		n = split(v[k], a, \" \")
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
-		return a[int((n + 1) / 2)]
-	}
-	END {
-		printf \"%-7s %10s %14s %14s %7s\n\", \"mode\", \"bytes\", \"host MB/s\", \"staged MB/s\", \"ratio\"
-		split(\"tagged rma\", m, \" \")
-		for (i = 1; i <= 2; i++)
-			for (x = 65536; x <= 16777216; x *= 16) {
-				h = med(m[i] \" host \" x); g = med(m[i] \" cuda \" x)
-				printf \"%-7s %10d %14.1f %14.1f %6.2fx\n\", m[i], x, h, g, (h > 0 ? g / h : 0)
-			}
-	}"' staged-bw "${1:-3}" "$top"
+	done | awk -f "$2/tests/bench/lib/stats.awk" -f "$2/tests/bench/staged-bw.awk"' staged-bw "${1:-3}" "$top"

@@ -14,7 +14,7 @@
 set -u
 lf=$1 plugin=$2
 suite=aws-ofi-nccl
-. "$(dirname "$0")/../vm/check-lib.sh"
+. "$(dirname "$0")/../vm/runner/check-lib.sh"
 export LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs
 export FI_PROVIDER_PATH=$PWD/.libs FI_PROVIDER=gdrfab
 # NCCL makes the GPU's context current before calling the plugin.

@@ -12,7 +12,7 @@
 # Prints "impi: N passed, M failed".
 set -u
 bin=$1 prefix=$2 lf=$3
-. "$(dirname "$0")/../vm/check-lib.sh"
+. "$(dirname "$0")/../vm/runner/check-lib.sh"
 export I_MPI_ROOT=$prefix
 export LD_LIBRARY_PATH=$prefix/lib:$lf/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export I_MPI_FABRICS=ofi I_MPI_OFI_LIBRARY=$lf/lib/libfabric.so.1

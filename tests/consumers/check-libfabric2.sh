@@ -8,7 +8,7 @@
 set -u
 lf=$1
 suite=libfabric2
-. "$(dirname "$0")/../vm/check-lib.sh"
+. "$(dirname "$0")/../vm/runner/check-lib.sh"
 export LD_LIBRARY_PATH=$lf/lib PATH=$lf/bin:$PATH
 export FI_PROVIDER_PATH=$PWD/.libs
 export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm's CQs beyond rxe's limit otherwise
@@ -59,17 +59,25 @@ check "gdrfab_pingpong built for API 2.6: tagged, data checked" example gdrfab_p
 check "gdrfab_bw built for API 2.6: fi_write, data checked" example gdrfab_bw rma
 # The same program over this runtime's verbs;ofi_rxm: the runtime works.
 check "gdrfab_pingpong built for API 2.6 over verbs;ofi_rxm" example gdrfab_pingpong tagged "verbs;ofi_rxm"
-# aws-ofi-nccl's sendrecv protocol replayed (tests/vm/test_nccl_replay.c)
+# aws-ofi-nccl's sendrecv protocol replayed (tests/vm/hmem/test_nccl_replay.c)
 # under this core: its first request, API 1.18, now reaches gdrfab, and so
 # does its FI_OPT_CUDA_API_PERMITTED (refused on rxe, where GPU memory is
 # staged with CUDA copies).
-replay() {
-	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs FI_LOG_LEVEL=info FI_LOG_PROV=gdrfab \
-		./tests/vm/gdrfab_hmem_tests --color=never --filter "nccl/*" >"$out" 2>&1
-	local rc=$?
-	grep -q "FI_OPT_CUDA_API_PERMITTED=false" "$out" || rc=1
+# output_has PATTERN COMMAND...: COMMAND exits 0 and prints PATTERN (its
+# output in $out, shown when it fails).
+output_has() {
+	local pattern=$1 rc
+	shift
+	"$@" >"$out" 2>&1
+	rc=$?
+	grep -q "$pattern" "$out" || rc=1
 	[ $rc = 0 ] || cat "$out"
 	return $rc
+}
+replay() {
+	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs FI_LOG_LEVEL=info FI_LOG_PROV=gdrfab \
+		output_has "FI_OPT_CUDA_API_PERMITTED=false" \
+		./tests/vm/hmem/gdrfab_hmem_tests --color=never --filter "nccl/*"
 }
 check "aws-ofi-nccl sendrecv replay under API 2.6, CUDA stand-in" replay
 # The same over peermem-style GPU memory, where gdrfab accepts
@@ -78,36 +86,29 @@ check "aws-ofi-nccl sendrecv replay under API 2.6, CUDA stand-in" replay
 # option being compiled out.
 replay_gdr() {
 	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs \
-		./tests/vm/gdrfab_hmem_tests --color=never --filter "nccl_gdr/*" >"$out" 2>&1
-	local rc=$?
-	grep -q "Synthesis: Tested: 1 | Passing: 1" "$out" || rc=1
-	[ $rc = 0 ] || cat "$out"
-	return $rc
+		output_has "Synthesis: Tested: 1 | Passing: 1" \
+		./tests/vm/hmem/gdrfab_hmem_tests --color=never --filter "nccl_gdr/*"
 }
 check "aws-ofi-nccl sendrecv replay with GDR under API 2.6, no CUDA call" replay_gdr
-# Its rdma protocol replayed (tests/vm/test_nccl_rdma_replay.c): it asks
+# Its rdma protocol replayed (tests/vm/hmem/test_nccl_rdma_replay.c): it asks
 # API 1.18 with no fallback, so only a 1.18+ core runs it as the plugin
 # does: control messages by RDMA write into the sender's mailbox,
 # fi_writedata into GPU buffers, eager sends copied by a read to self, the
 # flush read, staged and peermem-style.
 rdma_replay() {
-	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests \
-		--color=never --verbose --filter "nccl_rdma/*" >"$out" 2>&1
-	local rc=$?
-	grep -q "replaying at API 1.18" "$out" || rc=1
-	[ $rc = 0 ] || cat "$out"
-	return $rc
+	LD_LIBRARY_PATH=$lf/lib:$PWD/tests/cuda/.libs \
+		output_has "replaying at API 1.18" ./tests/vm/hmem/gdrfab_hmem_tests \
+		--color=never --verbose --filter "nccl_rdma/*"
 }
 check "aws-ofi-nccl rdma replay under API 2.6, CUDA stand-in" rdma_replay
-# MPICH ch4:ofi's provider search (tests/vm/test_mpich_search.c) under
+# MPICH ch4:ofi's provider search (tests/vm/api/test_mpich_search.c) under
 # this core: gdrfab is picked, with its own caps, at the first attempt
 # without CUDA (its atomics give the ordering MPICH asks).
 mpich_search() {
-	./tests/vm/gdrfab_vm_tests --color=never --verbose --filter "mpich/*" >"$out" 2>&1
+	output_has "mpich: gdrfab chosen at attempt" ./tests/vm/api/gdrfab_vm_tests \
+		--color=never --verbose --filter "mpich/*"
 	local rc=$?
 	grep "\] mpich: " "$out" | sed 's/^\[----\] /    /'
-	grep -q "mpich: gdrfab chosen at attempt" "$out" || rc=1
-	[ $rc = 0 ] || cat "$out"
 	return $rc
 }
 check "MPICH ch4:ofi's provider search picks gdrfab under API 2.6" mpich_search

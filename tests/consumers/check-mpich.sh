@@ -9,7 +9,7 @@
 # Prints "mpich: N passed, M failed" and the baseline's own line.
 set -u
 bin=$1 prefix=$2
-. "$(dirname "$0")/../vm/check-lib.sh"
+. "$(dirname "$0")/../vm/runner/check-lib.sh"
 # gdrfab's directory, and the wheel's own DL providers (verbs for the
 # baseline): FI_PROVIDER_PATH replaces libfabric's default directory.
 export FI_PROVIDER_PATH=$PWD/.libs:$prefix/lib/mpich/libfabric

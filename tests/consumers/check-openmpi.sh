@@ -10,7 +10,7 @@
 set -u
 bin=$1
 suite=openmpi
-. "$(dirname "$0")/../vm/check-lib.sh"
+. "$(dirname "$0")/../vm/runner/check-lib.sh"
 export FI_PROVIDER_PATH=$PWD/.libs
 export FI_UNIVERSE_SIZE=64 # verbs;ofi_rxm's CQs beyond rxe's limit otherwise
 out=$(mktemp)

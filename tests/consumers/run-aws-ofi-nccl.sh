@@ -7,7 +7,7 @@
 # libfabric 2.6 runtime with the CUDA stand-in's libcuda and libcudart
 # (tests/consumers/check-aws-ofi-nccl.sh). Exit 77 when it cannot run here.
 set -u
-. "$(dirname "$0")/../vm/vm-prelude.sh" "aws-ofi-nccl over gdrfab"
+. "$(dirname "$0")/../vm/runner/vm-prelude.sh" "aws-ofi-nccl over gdrfab"
 lf=$builddir/libfabric-2.6
 plugin=$builddir/aws-ofi-nccl
 "$srcdir/tests/consumers/build-aws-ofi-nccl.sh" "$plugin" "$lf"
@@ -22,5 +22,5 @@ if [ ! -e tests/cuda/.libs/libcudart.so ]; then
 fi
 cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -isystem "$plugin/include/nccl-net" \
 	"$srcdir/tests/consumers/nccl_net_driver.c" -o "$plugin/nccl_net_driver" -ldl || exit 1
-exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-600}" -- \
+exec "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-600}" -- \
 	"$srcdir/tests/consumers/check-aws-ofi-nccl.sh" "$lf" "$plugin"

@@ -6,7 +6,7 @@
 # libgdrfab-fi.so, built with the 1.17 headers, is found and moves data
 # (tests/consumers/check-libfabric2.sh). Exit 77 when it cannot run here.
 set -u
-. "$(dirname "$0")/../vm/vm-prelude.sh" "libfabric 2.6 runtime"
+. "$(dirname "$0")/../vm/runner/vm-prelude.sh" "libfabric 2.6 runtime"
 lf=$builddir/libfabric-2.6
 "$srcdir/tests/consumers/build-libfabric2.sh" "$lf"
 case $? in
@@ -20,5 +20,5 @@ for prog in gdrfab_pingpong gdrfab_bw; do
 		"$srcdir/examples/$prog.c" "$srcdir/examples/ex_common.c" "$srcdir/examples/ex_objs.c" "$srcdir/examples/ex_buf.c" \
 		-o "$lf/examples/$prog" -L"$lf/lib" -Wl,-rpath,"$lf/lib" -lfabric -ldl || exit 1
 done
-exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-900}" -- \
+exec "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-900}" -- \
 	"$srcdir/tests/consumers/check-libfabric2.sh" "$lf"

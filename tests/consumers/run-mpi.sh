@@ -13,7 +13,7 @@
 # over verbs;ofi_rxm as the baseline. An MPI that cannot run here skips by
 # name ("SKIP: mpich: why"); exit 77 when none can.
 set -u
-. "$(dirname "$0")/../vm/vm-prelude.sh" "MPIs over gdrfab"
+. "$(dirname "$0")/../vm/runner/vm-prelude.sh" "MPIs over gdrfab"
 bin=$PWD/tests/mpi
 wheels=$PWD/wheels
 ready=0
@@ -71,5 +71,5 @@ case $? in
 esac
 
 [ "$ready" -gt 0 ] || exit 77
-exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1800}" -- \
+exec "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1800}" -- \
 	"$srcdir/tests/consumers/check-mpi.sh"

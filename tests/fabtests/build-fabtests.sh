@@ -10,33 +10,18 @@
 # libcudart.so and libcuda.so when a test asks for CUDA memory.
 #   tests/fabtests/build-fabtests.sh [DIR [CUDA_DIR]]
 set -euo pipefail
-srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-dest=$(mkdir -p "${1:-fabtests-1.17}" && cd "${1:-fabtests-1.17}" && pwd)
-tarball=${GDRFAB_SHARED:-$srcdir/../shared}/fabtests/fabtests-1.17.0.tar.gz
-if [ -x "$dest/bin/runfabtests.sh" ] && [ -r "$dest/.built" ]; then
-	exit 0
-fi
-if [ ! -r "$tarball" ]; then
-	echo "SKIP: fabtests: no $tarball (libfabric's test suite is not part of gdrfab)"
-	exit 77
-fi
-work=$(mktemp -d /tmp/gdrfab-fabtests.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-echo "build-fabtests: building fabtests 1.17.0 into $dest (a few minutes, once)"
-tar -xzf "$tarball" -C "$work"
-cd "$work"/fabtests-1.17.0
-{
+. "$(dirname "$0")/../lib/build-tarball.sh"
+tarball_paths "${1:-fabtests-1.17}" fabtests/fabtests-1.17.0.tar.gz
+build() {
 	# The release tarball carries configure.ac but no configure.
 	[ -x configure ] || ./autogen.sh
 	# No --with-libfabric: the headers and library of libfabric-dev, in
 	# the default search paths, are the 1.17 that the tests run on.
-	./configure --prefix="$dest" ${2:+--with-cuda="$2"}
+	./configure --prefix="$dest" ${cuda:+--with-cuda="$cuda"}
 	make -j"$(nproc)"
 	make install
-} >"$dest/build.log" 2>&1 || {
-	tail -n 30 "$dest/build.log"
-	echo "build-fabtests: the build failed (whole log: $dest/build.log)" >&2
-	exit 1
 }
-touch "$dest/.built"
+cuda=${2:-}
+build_tarball "fabtests" "libfabric's test suite is not part of gdrfab" \
+	bin/runfabtests.sh build
 echo "build-fabtests: $(ls "$dest/bin" | wc -l) programs in $dest/bin"

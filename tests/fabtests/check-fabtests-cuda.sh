@@ -11,7 +11,7 @@
 set -u
 bin=$1
 suite=fabtests-cuda
-. "$(dirname "$0")/../vm/check-lib.sh"
+. "$(dirname "$0")/../vm/runner/check-lib.sh"
 export FI_PROVIDER_PATH=$PWD/.libs
 export LD_LIBRARY_PATH=$PWD/tests/cuda/.libs
 out=$(mktemp -d)

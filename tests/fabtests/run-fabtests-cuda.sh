@@ -7,7 +7,7 @@
 # fabtests tarball or a CUDA toolkit's cuda_runtime.h (GDRFAB_CUDA_DIR,
 # default /usr/local/cuda), or where no VM runs.
 set -u
-. "$(dirname "$0")/../vm/vm-prelude.sh" "fabtests -D cuda"
+. "$(dirname "$0")/../vm/runner/vm-prelude.sh" "fabtests -D cuda"
 cuda=${GDRFAB_CUDA_DIR:-/usr/local/cuda}
 if [ ! -r "$cuda/include/cuda_runtime.h" ]; then
 	echo "SKIP: fabtests -D cuda: no $cuda/include/cuda_runtime.h (a CUDA toolkit; GDRFAB_CUDA_DIR names another)"
@@ -20,5 +20,5 @@ case $? in
 77) exit 77 ;;
 *) exit 1 ;;
 esac
-exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1500}" -- \
+exec "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1500}" -- \
 	"$srcdir/tests/fabtests/check-fabtests-cuda.sh" "$ft/bin"

@@ -28,7 +28,7 @@
 # tests/fabtests/gdrfab-notrun.txt names (endpoint types and features
 # gdrfab does not offer): runfabtests counts them Notrun/Excluded.
 set -u
-. "$(dirname "$0")/../vm/vm-prelude.sh" "fabtests"
+. "$(dirname "$0")/../vm/runner/vm-prelude.sh" "fabtests"
 # One build serves this and run-fabtests-cuda.sh: built for -D cuda where
 # a CUDA toolkit is, it dlopen()s the CUDA libraries only for a test that
 # asks for CUDA memory.
@@ -62,7 +62,7 @@ done
 export GDRFAB_VM_MEM=${GDRFAB_VM_MEM:-10240}
 # Up to 4 runs of 87 tests, ~10 minutes each under TCG; a hanging test
 # costs $limit seconds.
-"$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-3600}" -- \
+"$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-3600}" -- \
 	"$srcdir/tests/fabtests/check-fabtests.sh" "$ft" "$outdir" "$limit" "${GDRFAB_FABTESTS_SET:-quick}" "$modes" "$provs" \
 	"$excludes"
 vmrc=$?

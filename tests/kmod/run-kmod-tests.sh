@@ -5,7 +5,7 @@
 # loads the modules in each configuration and runs the Criterion tests,
 # then unloads them. Exit 77 (skipped) when no VM or no headers are here.
 set -u
-. "$(dirname "$0")/../vm/vm-prelude.sh" "kernel module tests"
+. "$(dirname "$0")/../vm/runner/vm-prelude.sh" "kernel module tests"
 "$srcdir/tests/kmod/build-kmods.sh" kmod-build
 case $? in
 0) ;;
@@ -13,7 +13,7 @@ case $? in
 *) exit 1 ;;
 esac
 
-exec "$srcdir/tests/vm/vm-run" --check-dmesg --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c '
+exec "$srcdir/tests/vm/runner/vm-run" --check-dmesg --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c '
 	status=0
 	k=$PWD/kmod-build
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
@@ -43,7 +43,7 @@ exec "$srcdir/tests/vm/vm-run" --check-dmesg --timeout "${GDRFAB_VM_TIMEOUT:-120
 	load backing=process || exit 1
 	tests --filter "process/*"
 	# The provider over it, with the CUDA stand-in as the GPU.
-	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/gdrfab_hmem_tests \
+	LD_LIBRARY_PATH=$PWD/tests/cuda/.libs ./tests/vm/hmem/gdrfab_hmem_tests \
 		--jobs 1 --color=never --timeout 240 --filter "hmem_kmod/*" || status=1
 	unload
 	exit $status'

@@ -12,6 +12,21 @@
 # ("caller-file symbol-or-header" a line) are counted as "allowed upward: N"
 # instead: debts to pay, not rules.
 #
+# Function pointers count too (from `objdump`: relocations and rip-relative
+# addresses). A file that names another file's function without calling it
+# (a table entry, an assignment) depends on it like a call: a "pointer"
+# edge. And a function that takes a function's address and calls into
+# another folder hands that pointer down: the receiving file will call it,
+# a "callback" edge from the receiver to the function's file. A callback is
+# what DESIGN.md allows a lower layer, but only back along one allowed step
+# (proto answers obj, mem answers hmem): a callback that skips a tier is a
+# call going up past the layer that should own the work (mem's cache
+# calling obj's GPU registration). Receivers are files that make indirect
+# calls; every cross-folder callee of the hander counts, so a callback edge
+# may be wider than the real one (list it, with why, in the allow-list).
+# Only addresses taken in code count for callbacks: a static table is
+# mostly a fid ops table handed to libfabric, not down the layers.
+#
 #   check-layers.sh            the check (a test of `make check`)
 #   check-layers.sh --counts   folder -> folder edge counts, allowed or not
 #
@@ -25,13 +40,14 @@ allow=$srcdir/tests/layers/allowed-upward.txt
 # Peers of the middle tier: hmem registers GPU memory through mem's
 # registration cache and makes its flush QP with verbs. verbs, mem and topo
 # call no peer.
-MIDDLE="hmem>mem hmem>verbs"
+MIDDLE="hmem>mem hmem>verbs hmem>topo"
 
 skip() {
 	echo "SKIP: layers: $*"
 	exit 77
 }
 command -v nm >/dev/null || skip "nm (binutils) is not installed"
+command -v objdump >/dev/null || skip "objdump (binutils) is not installed"
 [ -d "$srcdir/$src" ] || skip "no sources in $srcdir/$src"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/gdrfab-layers.XXXXXX")
@@ -49,7 +65,62 @@ for c in "$srcdir/$src"/*/*.c; do
 	nm "$o" | awk -v f="$rel" '
 		$1 == "U" { print "U", f, $2; next }
 		NF == 3 && $2 ~ /^[BCDGRSTVW]$/ { print "D", f, $3 }'
+	{
+		echo @syms
+		objdump -t "$o"
+		echo @relocs
+		objdump -r "$o"
+		echo @code
+		objdump -dr --no-show-raw-insn "$o"
+	} | awk -v file="$rel" -f "$(dirname "$0")/pointer-refs.awk" >>"$work/ptrs"
 done >"$work/syms"
+
+# Pointer and callback edges (see the top), "pointer|callback caller
+# callee symbol", from pointer-refs.awk's lines.
+awk '
+	function folder(f) { sub(/\/.*/, "", f); return f }
+	function bare(s) { sub(/^.*:/, "", s); return s }
+	$1 == "def" { deffile[$3] = $2; next }
+	$1 == "holds" { held[$3] = held[$3] " " $4; holder[$3] = $2; next }
+	$1 == "indirect" { receiver[$2] = 1; next }
+	$1 == "ref" { refs[$2 " " $3] = refs[$2 " " $3] " " $4; next }
+	$1 == "calls" { calls[$2 " " $3] = calls[$2 " " $3] " " $4; next }
+	END {
+		for (t in held) { # a table naming a function of another file
+			n = split(held[t], x, " ")
+			for (i = 1; i <= n; i++)
+				if ((x[i] in deffile) && deffile[x[i]] != holder[t])
+					print "pointer", holder[t], deffile[x[i]], bare(x[i])
+		}
+		for (k in refs) {
+			split(k, fg, " "); f = fg[1]
+			# The functions this one takes the address of in its code
+			# (a struct of callbacks built there, or an argument): a
+			# static table is mostly a fid ops table given to libfabric,
+			# and its entries count only as pointer edges.
+			fns = ""
+			n = split(refs[k], x, " ")
+			for (i = 1; i <= n; i++) {
+				if (x[i] in deffile) {
+					fns = fns " " x[i]
+					if (deffile[x[i]] != f)
+						print "pointer", f, deffile[x[i]], bare(x[i])
+				}
+			}
+			if (fns == "" || !(k in calls)) continue
+			m = split(calls[k], c, " ")
+			nf = split(fns, p, " ")
+			for (j = 1; j <= m; j++) {
+				if (!(c[j] in deffile)) continue
+				b = deffile[c[j]]
+				if (folder(b) == folder(f) || !(b in receiver)) continue
+				for (i = 1; i <= nf; i++)
+					if ((p[i] in deffile) && deffile[p[i]] != b)
+						print "callback", b, deffile[p[i]], bare(p[i])
+			}
+		}
+	}
+' "$work/ptrs" | sort -u >"$work/ptr-edges"
 
 # Includes: "I file header" for each #include "x.h" of a provider source or
 # header; the header's folder is where a file of that name sits.
@@ -58,7 +129,7 @@ for f in "$srcdir/$src"/*/*.[ch]; do
 	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
 		while read -r h; do echo "I $rel $h"; done
 done >"$work/incs"
-(cd "$srcdir/$src" && ls -- */*.h) | awk -F/ '{ print "H", $2, $0 }' >"$work/hdrs"
+(cd "$srcdir/$src" && ls -- */*.h 2>/dev/null) | awk -F/ '{ print "H", $2, $0 }' >"$work/hdrs"
 
 # Edges: "call|include caller callee what", between different files.
 awk '
@@ -66,7 +137,7 @@ awk '
 	$1 == "H" { hdr[$2] = $3; next }
 	$1 == "U" && ($3 in def) && def[$3] != $2 { print "call", $2, def[$3], $3; next }
 	$1 == "I" && ($3 in hdr) && hdr[$3] != $2 { print "include", $2, hdr[$3], $3 }
-' "$work/syms" "$work/hdrs" "$work/incs" "$work/syms" | sort -u >"$work/edges"
+' "$work/syms" "$work/hdrs" "$work/incs" "$work/syms" | cat - "$work/ptr-edges" | sort -u >"$work/edges"
 [ -s "$work/edges" ] || skip "no edges found: nm printed nothing usable"
 
 if [ "${1:-}" = --counts ]; then
@@ -97,7 +168,13 @@ awk -v middle="$MIDDLE" '
 			print "bad", $0 "; a folder outside the layers"
 			next
 		}
-		if (rank[to] > rank[from] || (rank[to] == rank[from] && peer[from ">" to]))
+		if ($1 == "callback") # back along one allowed step: the
+			# callee folder may call the receiver, one tier apart
+			# or as middle peers
+			down = rank[from] - rank[to] == 1 || (rank[to] == rank[from] && peer[to ">" from])
+		else
+			down = rank[to] > rank[from] || (rank[to] == rank[from] && peer[from ">" to])
+		if (down)
 			print "ok", $0
 		else if (($2 " " $4) in allowed) {
 			print "allowed", $0
@@ -124,7 +201,8 @@ fi
 
 # Cycles among folders, over every edge not allowed by the list (tsort
 # names a loop on stderr).
-awk '$1 != "allowed" && $1 != "stale" {
+# Callbacks point up by design: they take no part in the order.
+awk '$1 != "allowed" && $1 != "stale" && $2 != "callback" {
 	split($3, a, "/"); split($4, b, "/"); print a[1], b[1]
 }' "$work/class" | sort -u >"$work/folders"
 if tsort "$work/folders" >/dev/null 2>"$work/tsort"; then

@@ -3,8 +3,9 @@
 # provider's sources with one upward include added (util/ including the
 # object layer's header, which also closes a cycle) and with one include
 # across the middle tier outside its edges (topo/ including hmem/), against
-# this build's objects. Also: the real tree passes, and --counts prints the
-# edges. Prints "layers-selftest: N passed, M failed"; 77 when the check
+# this build's objects; and, on a small tree compiled here, callbacks and
+# tables of function pointers that go up. Also: the real tree passes, and
+# --counts prints the edges. Prints "layers-selftest: N passed, M failed"; 77 when the check
 # itself skips (objects not built, no nm).
 set -u
 srcdir=${GDRFAB_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -68,6 +69,70 @@ if grep -q '^  util/gdrfab_ratelimit.c no_such_symbol' "$work/out"; then
 	ok "a stale allowed edge is named"
 else
 	ko "a stale allowed edge was not named"
+fi
+
+# Function pointers, on a tree of its own built here: mem/ keeps a
+# struct of callbacks, obj/ fills it with its own function and hands it
+# down (a callback that skips the protocol tier), proto/ is handed one by
+# obj/ (one step: allowed), and util/ names an obj/ function in a table.
+fake=$work/fake
+mkdir -p "$fake/prov/gdrfab/src/obj" "$fake/prov/gdrfab/src/mem" \
+	"$fake/prov/gdrfab/src/proto" "$fake/prov/gdrfab/src/util"
+cat >"$fake/prov/gdrfab/src/mem/fake_cache.c" <<'EOF_C'
+struct fake_backend { int (*reg)(void *); };
+static struct fake_backend fake_be;
+void fake_cache_init(const struct fake_backend *b) { fake_be = *b; }
+int fake_cache_get(void *p) { return fake_be.reg(p); }
+EOF_C
+cat >"$fake/prov/gdrfab/src/proto/fake_proto.c" <<'EOF_C'
+static int (*fake_report)(int);
+void fake_proto_init(int (*report)(int)) { fake_report = report; }
+int fake_proto_done(int n) { return fake_report(n); }
+EOF_C
+cat >"$fake/prov/gdrfab/src/obj/fake_domain.c" <<'EOF_C'
+struct fake_backend { int (*reg)(void *); };
+void fake_cache_init(const struct fake_backend *b);
+void fake_proto_init(int (*report)(int));
+static int fake_reg(void *p) { return p != 0; }
+static int fake_report(int n) { return n + 1; }
+int fake_obj_named(void) { return 3; }
+void fake_domain_init(void)
+{
+	struct fake_backend b = { .reg = fake_reg };
+	fake_cache_init(&b);
+	fake_proto_init(fake_report);
+}
+EOF_C
+cat >"$fake/prov/gdrfab/src/util/fake_util.c" <<'EOF_C'
+int fake_obj_named(void);
+int (*const fake_table[])(void) = { fake_obj_named };
+EOF_C
+built=1
+for c in "$fake"/prov/gdrfab/src/*/*.c; do
+	${CC:-cc} -O2 -fPIC -c "$c" -o "${c%.c}.o" 2>"$work/out" || built=0
+done
+if [ $built = 0 ]; then
+	ko "the function-pointer tree did not compile"
+else
+	GDRFAB_SRCDIR=$fake GDRFAB_BUILDDIR=$fake "$check" >"$work/out" 2>&1
+	rc=$?
+	if [ $rc = 1 ] &&
+		grep -q '^  callback mem/fake_cache.c -> obj/fake_domain.c (fake_reg)' "$work/out"; then
+		ok "a callback handed past a tier (mem calling obj's) fails, named"
+	else
+		ko "mem calling obj's function through a pointer was not caught"
+	fi
+	if [ $rc = 1 ] && ! grep -q 'proto/fake_proto.c -> obj' "$work/out"; then
+		ok "a callback one step up (proto calling obj's) passes"
+	else
+		ko "a callback from proto to obj was refused"
+	fi
+	if [ $rc = 1 ] &&
+		grep -q '^  pointer util/fake_util.c -> obj/fake_domain.c (fake_obj_named)' "$work/out"; then
+		ok "a table naming a higher layer's function fails, named"
+	else
+		ko "util's table naming obj's function was not caught"
+	fi
 fi
 
 GDRFAB_SRCDIR=$srcdir GDRFAB_BUILDDIR=$builddir "$check" --counts >"$work/out" 2>&1

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi_agree.h"
+
 #define N 1024 /* elements of each rank's window */
 
 /* Open MPI up to 4.1.4 hands a compare_and_swap on a rank's own window
@@ -58,22 +60,6 @@
 #define BTL_MAX_BROKEN 0
 #endif
 #endif
-
-static int rank, size, passed, failed;
-
-static void agree(const char *what, int ok)
-{
-	int all;
-
-	MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-	if (all)
-		passed++;
-	else
-		failed++;
-	if (!rank)
-		printf("%s: mpi: %s\n", all ? "PASS" : "FAIL", what);
-	fflush(stdout);
-}
 
 static int64_t value(int r, int i)
 {

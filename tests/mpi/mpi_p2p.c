@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size, passed, failed;
+#include "mpi_agree.h"
+
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
 {
@@ -29,21 +30,6 @@ static int same(const unsigned char *p, size_t n, unsigned seed)
 			return 0;
 	}
 	return 1;
-}
-
-/* Every rank says whether its part held; all must. */
-static void agree(const char *what, int ok)
-{
-	int all;
-
-	MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-	if (all)
-		passed++;
-	else
-		failed++;
-	if (!rank)
-		printf("%s: mpi: %s\n", all ? "PASS" : "FAIL", what);
-	fflush(stdout);
 }
 
 /* Blocking: each rank sends to the next and receives from the previous,

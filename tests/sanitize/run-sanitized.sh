@@ -113,20 +113,20 @@ run_unit() {
 	return "$status"
 }
 
-# The suites run-vm-tests.sh runs (tests/vm/vm-suites.sh), with twice their
+# The suites run-vm-tests.sh runs (tests/vm/runner/vm-suites.sh), with twice their
 # time-outs (the sanitizers slow the guest down), and libfabric's tools
 # (check-fi-tools.sh), which are not built with them.
 run_vm() {
 	local status=0
 	(
 		export GDRFAB_BUILDDIR=$build GDRFAB_SRCDIR=$srcdir
-		. "$srcdir/tests/vm/vm-prelude.sh" "asan-vm"
+		. "$srcdir/tests/vm/runner/vm-prelude.sh" "asan-vm"
 		sanitizer_env "$build/san-vm" || exit 1
-		exec "$srcdir/tests/vm/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1500}" -- bash -c '
-			. "$1/tests/vm/vm-suites.sh" || exit 1
+		exec "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1500}" -- bash -c '
+			. "$1/tests/vm/runner/vm-suites.sh" || exit 1
 			status=0
 			run_vm_suites 2 "$GDRFAB_SAN_PRELOAD" || status=1
-			"$1/tests/vm/check-fi-tools.sh" || status=1
+			"$1/tests/vm/fi_tools/check-fi-tools.sh" || status=1
 			exit $status' asan-vm "$srcdir"
 	) 2>&1 | tee "$build/san-vm.out"
 	status=${PIPESTATUS[0]}

@@ -24,6 +24,16 @@ static struct gdrfab_addr sample(void)
 
 TestSuite(addr, .timeout = 30);
 
+/* Every string of bad[] is refused with -FI_EINVAL. */
+static void expect_all_refused(const char *const *bad, size_t n)
+{
+	struct gdrfab_addr a;
+
+	for (size_t i = 0; i < n; i++)
+		cr_expect_eq(gdrfab_addr_from_str(bad[i], &a), -FI_EINVAL,
+			     "accepted \"%s\"", bad[i] ? bad[i] : "(null)");
+}
+
 Test(addr, text_round_trip)
 {
 	struct gdrfab_addr a = sample(), b;
@@ -70,11 +80,8 @@ Test(addr, parser_rejects_malformed_text)
 		"gdrfab://::1/lid=0x/qpn=1/id=1/port=1",
 		"gdrfab://::1/lid=0/qpn=1/id=1/port=1x",
 	};
-	struct gdrfab_addr a;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_expect_eq(gdrfab_addr_from_str(bad[i], &a), -FI_EINVAL,
-			     "accepted \"%s\"", bad[i] ? bad[i] : "(null)");
+	expect_all_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 Test(addr, parser_accepts_hex_fields)
@@ -207,11 +214,8 @@ Test(addr, malformed_socket_address_strings_are_refused)
 		"fi_sockaddr_in6://[::1]:9228",
 		"fi_sockaddr_in://192.0.2.2:9228:1",
 	};
-	struct gdrfab_addr a;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		cr_expect_eq(gdrfab_addr_from_str(bad[i], &a), -FI_EINVAL,
-			     "accepted \"%s\"", bad[i]);
+	expect_all_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 static int import(enum gdrfab_fmt fmt, const void *addr, size_t len, bool src,

@@ -121,6 +121,21 @@ static uint64_t invalidated(void)
 	return cache.host_invalidated;
 }
 
+/* malloc'd memory, token 1, used once through a monitored cache (the
+ * allocator's own unmaps are what the tests after it watch for). */
+static char *malloc_and_use(size_t len)
+{
+	char *p;
+
+	SKIP_UNDER_ASAN();
+	open_cache(GDRFAB_HOST_CACHE_UFFD, 1024);
+	p = malloc(len);
+	cr_assert(p);
+	put_token(p, 1);
+	use(p, len);
+	return p;
+}
+
 TestSuite(host_cache, .fini = close_cache);
 
 Test(host_cache, second_use_hits)
@@ -156,12 +171,7 @@ Test(host_cache, large_malloc_free_malloc)
 	size_t len = 8 * MB; /* above the mmap threshold: free unmaps */
 	char *p, *q;
 
-	SKIP_UNDER_ASAN();
-	open_cache(GDRFAB_HOST_CACHE_UFFD, 1024);
-	p = malloc(len);
-	cr_assert(p);
-	put_token(p, 1);
-	use(p, len);
+	p = malloc_and_use(len);
 	free(p);
 	cr_assert_geq(invalidated(), 1, "glibc's free unmapped it unseen");
 	q = malloc(len);
@@ -211,12 +221,7 @@ Test(host_cache, realloc_that_moves)
 	size_t len = 4 * MB, ps = (size_t)sysconf(_SC_PAGESIZE);
 	char *p, *q, *end, *block;
 
-	SKIP_UNDER_ASAN();
-	open_cache(GDRFAB_HOST_CACHE_UFFD, 1024);
-	p = malloc(len);
-	cr_assert(p);
-	put_token(p, 1);
-	use(p, len);
+	p = malloc_and_use(len);
 	/* A page right after the chunk keeps mremap from growing it in
 	 * place, so realloc moves it. */
 	end = (char *)(((uintptr_t)p + len + ps - 1) & ~(ps - 1));

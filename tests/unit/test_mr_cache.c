@@ -5,6 +5,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_mr_cache.h"
+#include "gpu_ptr_fixture.h"
 
 static int regs, deregs, fail_next;
 
@@ -35,13 +36,15 @@ static void open_cache(bool enabled, size_t max_size, size_t max_count)
 	gdrfab_mr_cache_init(&cache, &be, enabled, max_size, max_count);
 }
 
-/* A "GPU allocation" of size bytes at base, with a buffer ID. */
-static struct gdrfab_cuda_ptr gpu(uintptr_t base, size_t size, uint64_t id)
+/* An open cache and two GPU allocations, one after the other, at one
+ * address: the old one's buffer ID 1, the fresh one's 2. */
+static void open_with_reused_address(uintptr_t base,
+				     struct gdrfab_cuda_ptr *old,
+				     struct gdrfab_cuda_ptr *fresh)
 {
-	return (struct gdrfab_cuda_ptr){.kind = GDRFAB_MEM_CUDA_DEVICE,
-					.buffer_id = id,
-					.base = base,
-					.size = size};
+	*old = gpu(base, 1 << 20, 1);
+	*fresh = gpu(base, 1 << 20, 2);
+	open_cache(true, 1 << 30, 16);
 }
 
 static struct gdrfab_reg *get(uintptr_t a, size_t len,
@@ -77,11 +80,10 @@ Test(mr_cache, gpu_registrations_cover_whole_64k_pages_and_are_shared)
 
 Test(mr_cache, a_new_buffer_id_at_the_same_address_is_a_miss)
 {
-	struct gdrfab_cuda_ptr old = gpu(0x10000000, 1 << 20, 1);
-	struct gdrfab_cuda_ptr fresh = gpu(0x10000000, 1 << 20, 2);
+	struct gdrfab_cuda_ptr old, fresh;
 	struct gdrfab_reg *a, *b;
 
-	open_cache(true, 1 << 30, 16);
+	open_with_reused_address(0x10000000, &old, &fresh);
 	a = get(0x10000000, 4096, &old);
 	gdrfab_reg_put(&cache, a);
 	b = get(0x10000000, 4096, &fresh);
@@ -174,11 +176,10 @@ Test(mr_cache, host_memory_and_a_disabled_cache_keep_nothing)
  * holds it: deregistered once, at the user's put, never before. */
 Test(mr_cache, a_held_registration_outlives_the_cache_that_drops_it)
 {
-	struct gdrfab_cuda_ptr old = gpu(0x20000000, 1 << 20, 1);
-	struct gdrfab_cuda_ptr fresh = gpu(0x20000000, 1 << 20, 2);
+	struct gdrfab_cuda_ptr old, fresh;
 	struct gdrfab_reg *held, *b;
 
-	open_cache(true, 1 << 30, 16);
+	open_with_reused_address(0x20000000, &old, &fresh);
 	held = get(0x20000000, 4096, &old);
 	b = get(0x20000000, 4096, &fresh); /* makes held stale */
 	cr_assert_eq(cache.stale, 1);

@@ -13,6 +13,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_mr_cache.h"
+#include "gpu_ptr_fixture.h"
 
 static _Atomic int regs, deregs;
 
@@ -45,14 +46,6 @@ static void open_cache(size_t max_count)
 	atomic_store(&regs, 0);
 	atomic_store(&deregs, 0);
 	gdrfab_mr_cache_init(&cache, &be, true, 1ULL << 40, max_count);
-}
-
-static struct gdrfab_cuda_ptr gpu(uintptr_t base, size_t size, uint64_t id)
-{
-	return (struct gdrfab_cuda_ptr){.kind = GDRFAB_MEM_CUDA_DEVICE,
-					.buffer_id = id,
-					.base = base,
-					.size = size};
 }
 
 static struct gdrfab_reg *get(uintptr_t a, size_t len,

@@ -34,18 +34,26 @@ static void *ctx(int i)
 	return (void *)(uintptr_t)(0xc0de00 + i);
 }
 
+/* Posts at B a receive of len bytes into in for tag (context rctx), then
+ * sends out's len bytes from A with that tag (context sctx). */
+static void post_pair(void *in, const void *out, size_t len, uint64_t tag,
+		      int rctx, int sctx)
+{
+	cr_assert_eq(fi_trecv(f.s[B].ep, in, len, NULL, f.s[B].peer, tag, 0,
+			      ctx(rctx)),
+		     0);
+	cr_assert_eq(fi_tsend(f.s[A].ep, out, len, NULL, f.s[A].peer, tag,
+			      ctx(sctx)),
+		     0);
+}
+
 /* Sends one eager tagged message from A to B and back, so that the
  * connection is up before a test looks at what follows. */
 static void connect_both(void)
 {
 	char out[8] = "hello", in[8];
 
-	cr_assert_eq(fi_trecv(f.s[B].ep, in, sizeof(in), NULL, f.s[B].peer,
-			      0x77, 0, ctx(90)),
-		     0);
-	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
-			      0x77, ctx(91)),
-		     0);
+	post_pair(in, out, sizeof(in), 0x77, 90, 91);
 	cr_assert(pf_drive_until(&f, B, 1, 2000), "the first message");
 	cr_assert(pf_drive_until(&f, A, 1, 2000), "its send completion");
 	cr_assert_eq(f.s[B].n_ok, 1);
@@ -358,12 +366,7 @@ Test(proto, a_send_the_nic_gives_up_on_fails_once_and_the_pair_reconnects,
 	cr_assert_neq(f.s[A].err[0].err, 0);
 	cr_assert_eq(f.s[B].n_ok + f.s[B].n_err, 0, "B saw nothing");
 	/* The next send connects again and arrives. */
-	cr_assert_eq(fi_trecv(f.s[B].ep, in, sizeof(in), NULL, f.s[B].peer,
-			      0x67, 0, ctx(2)),
-		     0);
-	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
-			      0x67, ctx(3)),
-		     0);
+	post_pair(in, out, sizeof(in), 0x67, 2, 3);
 	cr_assert(pf_drive_until(&f, B, 1, 3000), "delivered after the error");
 	cr_assert(pf_drive_until(&f, A, 2, 3000));
 	cr_assert_eq(f.s[B].n_ok, 1);
@@ -386,6 +389,51 @@ static size_t open_with_8_send_slots(void)
 	return saved;
 }
 
+/* MSGS tagged messages from A to B, message i of len[i] bytes (up to
+ * MSG_MAX) and tag tag[i], its bytes from seed + i; the receives match
+ * any tag bit outside ignore of 0. */
+enum { MSGS = 20, MSG_MAX = 1024 };
+struct msgs {
+	uint8_t out[MSGS][MSG_MAX], in[MSGS][MSG_MAX];
+	size_t len[MSGS];
+	uint64_t tag[MSGS];
+	unsigned seed;
+};
+
+static void msgs_send(struct msgs *m)
+{
+	for (int i = 0; i < MSGS; i++) {
+		pf_fill(m->out[i], m->len[i], m->seed + (unsigned)i);
+		cr_assert_eq(fi_tsend(f.s[A].ep, m->out[i], m->len[i], NULL,
+				      f.s[A].peer, m->tag[i], ctx(i)),
+			     0, "send %d", i);
+	}
+}
+
+static void msgs_recv(struct msgs *m, uint64_t ignore)
+{
+	for (int i = 0; i < MSGS; i++)
+		cr_assert_eq(fi_trecv(f.s[B].ep, m->in[i], MSG_MAX, NULL,
+				      f.s[B].peer, 0, ignore, ctx(100 + i)),
+			     0);
+}
+
+/* Every message arrived at B, from completion b0 on, whole and in the
+ * order sent. */
+static void msgs_check(const struct msgs *m, int b0)
+{
+	for (int i = 0; i < MSGS; i++) {
+		const struct fi_cq_tagged_entry *e = &f.s[B].ok[b0 + i];
+
+		cr_assert_eq(e->op_context, ctx(100 + i));
+		cr_assert_eq(e->tag, m->tag[i], "receive %d got tag %llu", i,
+			     (unsigned long long)e->tag);
+		cr_assert_eq(e->len, m->len[i], "message %d", i);
+		cr_assert(pf_check(m->in[i], m->len[i], m->seed + (unsigned)i),
+			  "message %d's bytes", i);
+	}
+}
+
 /* Eager sends go out at once, without a request, only when nothing waits
  * before them on the connection: with the send queue full (8 slots, all
  * held on the wire), the next ones wait as requests, and those after them
@@ -394,41 +442,24 @@ static size_t open_with_8_send_slots(void)
  * message arrives whole and in the order sent. */
 Test(proto, eager_sends_past_a_full_send_queue_arrive_in_order, .timeout = 10)
 {
-	enum { N = 20, BIG = 1024 };
 	size_t saved = open_with_8_send_slots();
-	static uint8_t out[N][BIG], in[N][BIG];
+	static struct msgs m = {.seed = 40};
 	int a0 = f.s[A].n_ok, b0 = f.s[B].n_ok;
 
-	fake_verbs_hold(IBV_WR_SEND, true);
-	for (int i = 0; i < N; i++) {
-		size_t len = i % 2 ? BIG : 8;
-
-		pf_fill(out[i], len, 40 + (unsigned)i);
-		cr_assert_eq(fi_tsend(f.s[A].ep, out[i], len, NULL, f.s[A].peer,
-				      (uint64_t)i, ctx(i)),
-			     0, "send %d", i);
+	for (int i = 0; i < MSGS; i++) {
+		m.len[i] = i % 2 ? MSG_MAX : 8;
+		m.tag[i] = (uint64_t)i;
 	}
+	fake_verbs_hold(IBV_WR_SEND, true);
+	msgs_send(&m);
 	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND), 8,
 		     "the send queue's 8 slots hold the first ones");
-	for (int i = 0; i < N; i++)
-		cr_assert_eq(fi_trecv(f.s[B].ep, in[i], BIG, NULL, f.s[B].peer,
-				      0, ~0ULL, ctx(100 + i)),
-			     0);
+	msgs_recv(&m, ~0ULL);
 	fake_verbs_hold(IBV_WR_SEND, false);
-	cr_assert(pf_drive_until(&f, B, b0 + N, 3000), "all delivered");
-	cr_assert(pf_drive_until(&f, A, a0 + N, 3000), "all sent");
+	cr_assert(pf_drive_until(&f, B, b0 + MSGS, 3000), "all delivered");
+	cr_assert(pf_drive_until(&f, A, a0 + MSGS, 3000), "all sent");
 	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
-	for (int i = 0; i < N; i++) {
-		const struct fi_cq_tagged_entry *e = &f.s[B].ok[b0 + i];
-		size_t len = i % 2 ? BIG : 8;
-
-		cr_assert_eq(e->op_context, ctx(100 + i));
-		cr_assert_eq(e->tag, (uint64_t)i, "receive %d got message %llu",
-			     i, (unsigned long long)e->tag);
-		cr_assert_eq(e->len, len);
-		cr_assert(pf_check(in[i], len, 40 + (unsigned)i),
-			  "message %d's bytes", i);
-	}
+	msgs_check(&m, b0);
 	pf_close(&f);
 	gdrfab_params.tx_size = saved;
 }
@@ -499,28 +530,21 @@ Test(proto, a_registered_send_is_gathered_and_an_inject_copied, .timeout = 10)
  * tag goes with its header again. */
 Test(proto, sends_of_one_tag_go_as_repeats_on_both_paths, .timeout = 10)
 {
-	enum { N = 20, BIG = 1024 };
 	size_t saved = open_with_8_send_slots();
-	static uint8_t out[N][BIG], in[N][BIG];
+	static struct msgs m = {.seed = 60};
 	int a0 = f.s[A].n_ok, b0 = f.s[B].n_ok;
 
+	for (int i = 0; i < MSGS; i++) {
+		m.len[i] = (size_t[]){8, MSG_MAX, 0}[i % 3];
+		m.tag[i] = i < 16 ? 7 : 9;
+	}
 	fake_verbs_hold(IBV_WR_SEND, true);
 	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, true);
-	for (int i = 0; i < N; i++) {
-		size_t len = (size_t[]){8, BIG, 0}[i % 3];
-
-		pf_fill(out[i], len, 60 + (unsigned)i);
-		cr_assert_eq(fi_tsend(f.s[A].ep, out[i], len, NULL, f.s[A].peer,
-				      i < 16 ? 7 : 9, ctx(i)),
-			     0, "send %d", i);
-	}
+	msgs_send(&m);
 	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND), 1, "one full header");
 	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND_WITH_IMM), 7,
 		     "the other 7 posted at once are repeats");
-	for (int i = 0; i < N; i++)
-		cr_assert_eq(fi_trecv(f.s[B].ep, in[i], BIG, NULL, f.s[B].peer,
-				      0, 0xf, ctx(100 + i)),
-			     0);
+	msgs_recv(&m, 0xf);
 	/* The full header goes; its slot lets the request path post the
 	 * next, a repeat too. */
 	fake_verbs_hold(IBV_WR_SEND, false);
@@ -530,22 +554,13 @@ Test(proto, sends_of_one_tag_go_as_repeats_on_both_paths, .timeout = 10)
 	cr_assert_geq(fake_verbs_waiting(IBV_WR_SEND_WITH_IMM), 8,
 		      "the request path posted a repeat");
 	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, false);
-	cr_assert(pf_drive_until(&f, B, b0 + N, 3000),
+	cr_assert(pf_drive_until(&f, B, b0 + MSGS, 3000),
 		  "all delivered: %d of %d, sent %d, errors %d %d",
-		  f.s[B].n_ok - b0, N, f.s[A].n_ok - a0, f.s[A].n_err,
+		  f.s[B].n_ok - b0, MSGS, f.s[A].n_ok - a0, f.s[A].n_err,
 		  f.s[B].n_err);
-	cr_assert(pf_drive_until(&f, A, a0 + N, 3000), "all sent");
+	cr_assert(pf_drive_until(&f, A, a0 + MSGS, 3000), "all sent");
 	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
-	for (int i = 0; i < N; i++) {
-		const struct fi_cq_tagged_entry *e = &f.s[B].ok[b0 + i];
-		size_t len = (size_t[]){8, BIG, 0}[i % 3];
-
-		cr_assert_eq(e->op_context, ctx(100 + i));
-		cr_assert_eq(e->tag, i < 16 ? 7u : 9u, "message %d", i);
-		cr_assert_eq(e->len, len, "message %d", i);
-		cr_assert(pf_check(in[i], len, 60 + (unsigned)i),
-			  "message %d's bytes", i);
-	}
+	msgs_check(&m, b0);
 	pf_close(&f);
 	gdrfab_params.tx_size = saved;
 }

@@ -13,6 +13,7 @@
 #include "gdrfab_hmem_reg.h"
 #include "gdrfab_host_cache.h"
 #include "gdrfab_params.h"
+#include "gdrfab_topo.h"
 #include "gdrfab_verbs_ops.h"
 
 const char *gdrfab_cuda_reg_name(enum gdrfab_cuda_reg path)
@@ -67,6 +68,30 @@ static bool nic_takes_dmabuf(struct ibv_pd *pd)
 	return errno == EBADF;
 }
 
+/* Whether the topology puts the GPU close enough to info's NIC for
+ * GPUDirect RDMA under FI_GDRFAB_GDR_LEVEL (as NCCL's NCCL_NET_GDR_LEVEL);
+ * true where it cannot tell. */
+static bool gdr_level_allows(const struct fi_info *info, const char *name)
+{
+	enum gdrfab_path cls;
+	char desc[192];
+	int known = gdrfab_topo_gdr_class(info, &cls, desc, sizeof(desc));
+
+	if (known == 0 && (int)cls > gdrfab_params.gdr_level) {
+		GDRFAB_INFO(
+			FI_LOG_DOMAIN,
+			"%s: GPU memory staged through host buffers: %s, farther than FI_GDRFAB_GDR_LEVEL=%s\n",
+			name, desc,
+			gdrfab_path_name(
+				(enum gdrfab_path)gdrfab_params.gdr_level));
+		return false;
+	}
+	GDRFAB_INFO(FI_LOG_DOMAIN, "%s: %s: %s\n", name, desc,
+		    known ? "FI_GDRFAB_GDR_LEVEL not applied"
+			  : "within FI_GDRFAB_GDR_LEVEL");
+	return true;
+}
+
 static enum gdrfab_cuda_reg
 choose_path(struct gdrfab_hmem_domain *h,
 	    const struct gdrfab_hmem_reg_setup *setup)
@@ -102,7 +127,7 @@ choose_path(struct gdrfab_hmem_domain *h,
 			name);
 		return GDRFAB_CUDA_REG_STAGED;
 	}
-	if (setup->gdr_level_allows && !setup->gdr_level_allows(setup->ctx))
+	if (setup->info && !gdr_level_allows(setup->info, name))
 		return GDRFAB_CUDA_REG_STAGED;
 	if (gpu_dmabuf && nic_dmabuf) {
 		GDRFAB_INFO(

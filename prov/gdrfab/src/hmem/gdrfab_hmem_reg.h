@@ -15,16 +15,15 @@
 #include "gdrfab_hmem.h"
 
 /* What a domain hands hmem at open: its device and PD, its name for the
- * log, and (for FI_GDRFAB_CUDA_REG=auto) whether the GPU sits close
- * enough to the NIC for GPUDirect RDMA, which only the caller can judge
- * (from the topology); asked only when auto must choose, NULL for
- * "always". */
+ * log, and its fi_info, whose NIC the topology places against the GPU
+ * (for FI_GDRFAB_CUDA_REG=auto: is the GPU close enough for GPUDirect
+ * RDMA, FI_GDRFAB_GDR_LEVEL; asked only when auto must choose; NULL for
+ * "always"). */
 struct gdrfab_hmem_reg_setup {
 	struct ibv_context *verbs_ctx;
 	struct ibv_pd *pd;
 	const char *name;
-	bool (*gdr_level_allows)(void *ctx);
-	void *ctx;
+	const struct fi_info *info;
 };
 
 /* Sets up h: its locks, its registration cache (whose backend is hmem's),

@@ -15,45 +15,19 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
-#include "gdrfab_topo.h"
 #include "gdrfab_verbs_ops.h"
 
 /* FI_GDRFAB_GDR_LEVEL, for CUDA_REG=auto: GPUDirect RDMA only up to that
  * class between this process's GPU and the NIC (PXB by default, as NCCL:
  * through a host bridge, reads especially are slow or fail). An unknown
  * class (no topology, a flat VM) does not stop it. */
-static bool gdr_level_allows(void *ctx)
-{
-	struct gdrfab_domain *domain = ctx;
-	const char *name = domain->info->domain_attr->name;
-	enum gdrfab_path cls;
-	char desc[192];
-	int known =
-		gdrfab_topo_gdr_class(domain->info, &cls, desc, sizeof(desc));
-
-	if (known == 0 && (int)cls > gdrfab_params.gdr_level) {
-		GDRFAB_INFO(
-			FI_LOG_DOMAIN,
-			"%s: GPU memory staged through host buffers: %s, farther than FI_GDRFAB_GDR_LEVEL=%s\n",
-			name, desc,
-			gdrfab_path_name(
-				(enum gdrfab_path)gdrfab_params.gdr_level));
-		return false;
-	}
-	GDRFAB_INFO(FI_LOG_DOMAIN, "%s: %s: %s\n", name, desc,
-		    known ? "FI_GDRFAB_GDR_LEVEL not applied"
-			  : "within FI_GDRFAB_GDR_LEVEL");
-	return true;
-}
-
 static void hmem_domain_init(struct gdrfab_domain *domain)
 {
 	struct gdrfab_hmem_reg_setup setup = {
 		.verbs_ctx = domain->ctx,
 		.pd = domain->pd,
 		.name = domain->info->domain_attr->name,
-		.gdr_level_allows = gdr_level_allows,
-		.ctx = domain,
+		.info = domain->info,
 	};
 
 	gdrfab_hmem_reg_init(&domain->hmem, &setup);
