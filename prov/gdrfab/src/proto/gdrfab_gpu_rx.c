@@ -21,6 +21,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 #include "gdrfab_strerror.h"
 
 static bool cuda_gpu_desc(struct gdrfab_proto *proto, const void *desc)
@@ -134,6 +135,7 @@ int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 	a->conn->refs++;
 	ret = proto->env.cuda_api_permitted ? cuda_start(proto, st, a)
 					    : gdrfab_loop_start(proto, st, a);
+	gdrfab_pstat_copied(proto, !ret, a->got);
 	if (ret) {
 		st->parent = NULL;
 		gdrfab_req_free(proto, st);

@@ -13,6 +13,7 @@
 #include "gdrfab.h"
 #include "gdrfab_lock.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 
 /* The checks of gdrfab_check_iov again, saying which failed (out of
  * line: the check every data call makes then saves no registers for the
@@ -274,6 +275,7 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		ret = prepare_eager(proto, req, iov, count, flags);
 	else
 		ret = prepare_rndv(proto, req, iov, desc, count, flags);
+	gdrfab_pstat_msg_prepared(proto, req, len, flags, ret);
 	if (ret || !(flags & GDRFAB_PKT_EMU_WRITE))
 		return ret;
 	/* An emulated write ends with the target's FIN, whatever its size:
@@ -346,6 +348,7 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 			flags |= FI_INJECT;
 	}
 	gdrfab_lock_acquire(proto->env.lock);
+	gdrfab_pstat_copied(proto, copy.bounce != NULL, len);
 	ret = gdrfab_req_to_peer(proto, dest, &req);
 	if (ret)
 		goto out;

@@ -15,6 +15,7 @@
 #include "gdrfab_hmem.h"
 #include "gdrfab_lock.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 
 static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 const struct iovec *iov, size_t count)
@@ -97,6 +98,7 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 			flags |= FI_INJECT;
 	}
 	gdrfab_lock_acquire(proto->env.lock);
+	gdrfab_pstat_copied(proto, copy.bounce != NULL, len);
 	ret = gdrfab_req_to_peer(proto, peer_addr, &req);
 	if (ret)
 		goto out;
@@ -139,6 +141,7 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	req->rseg_count = 1;
 	gdrfab_req_submit(req);
 out:
+	gdrfab_pstat_rma(proto, ret, op, emu, len);
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(proto->env.lock);
 	free(copy.bounce);

@@ -24,6 +24,7 @@
 #include "gdrfab.h"
 #include "gdrfab_lock.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 #include "gdrfab_verbs_ops.h"
 
 int gdrfab_itx_init(struct gdrfab_proto *proto, size_t count)
@@ -189,6 +190,7 @@ bool gdrfab_itx_send(struct gdrfab_proto *proto,
 	conn->sq_avail--;
 	conn->wr_outstanding++;
 	proto->cq_credits--;
+	gdrfab_pstat_tx_eager(proto, a->dest, len);
 	gdrfab_lock_release(proto->env.lock);
 	*ret = 0;
 	return true;
@@ -218,6 +220,7 @@ void gdrfab_itx_wc(struct gdrfab_proto *proto, struct gdrfab_itx *itx,
 		gdrfab_txbuf_free(proto, itx->txbuf);
 	itx->next_free = proto->itx_free;
 	proto->itx_free = itx;
+	gdrfab_wc_error_log(proto, conn, "send (eager)", wc);
 	gdrfab_conn_send_wc(conn, wc, err);
 	if (!proto->closing)
 		proto->ops->report(proto->env.ep, &r);
