@@ -115,7 +115,7 @@ static inline struct gdrfab_stat_peer *gdrfab_stat_peer(struct gdrfab_stats *s,
 		&s->peers[fi_addr & (GDRFAB_STAT_PEERS - 1)];
 	uint64_t key = fi_addr + 1;
 
-	if (p->key == key)
+	if (p->key == key && key)
 		return p;
 	if (!p->key && key) {
 		p->key = key;
