@@ -124,11 +124,20 @@ static int stats_read(struct fid *fid, struct fi_gdrfab_stats *out)
 	struct fi_gdrfab_stats *all;
 	int ret;
 
-	if (!out || out->size < sizeof(out->size))
+	if (!out || out->size < sizeof(out->size)) {
+		GDRFAB_WARN(
+			FI_LOG_CORE,
+			"gdrfab_stats_v1 read: out is NULL or its size (%zu) holds not even the size field\n",
+			out ? out->size : 0);
 		return -FI_EINVAL;
+	}
 	if (!gdrfab_fid_is(fid, FI_CLASS_EP) &&
-	    !gdrfab_fid_is(fid, FI_CLASS_DOMAIN))
+	    !gdrfab_fid_is(fid, FI_CLASS_DOMAIN)) {
+		GDRFAB_WARN(
+			FI_LOG_CORE,
+			"gdrfab_stats_v1 read: the fid is not a gdrfab endpoint or domain\n");
 		return -FI_EINVAL;
+	}
 	all = malloc(sizeof(*all));
 	if (!all)
 		return -FI_ENOMEM;
@@ -153,8 +162,15 @@ int gdrfab_stats_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			  void **ops)
 {
 	(void)fid;
-	if (!name || strcmp(name, FI_GDRFAB_STATS_OPS) || !ops || flags)
+	if (!name || strcmp(name, FI_GDRFAB_STATS_OPS))
 		return -FI_ENOSYS;
+	if (!ops || flags) {
+		GDRFAB_WARN(
+			FI_LOG_CORE,
+			"fi_open_ops(%s): ops must not be NULL and flags must be 0 (got 0x%llx)\n",
+			name, (unsigned long long)flags);
+		return -FI_EINVAL;
+	}
 	*ops = &stats_ops;
 	return 0;
 }

@@ -39,7 +39,8 @@ void gdrfab_ep_stats_attach(struct gdrfab_ep *ep);
 void gdrfab_ep_stats_detach(struct gdrfab_ep *ep);
 
 /* fi_open_ops of the endpoint and the domain: 0 with *ops for
- * FI_GDRFAB_STATS_OPS (flags 0), -FI_ENOSYS for any other name. */
+ * FI_GDRFAB_STATS_OPS, -FI_EINVAL (logged) for flags or a NULL ops,
+ * -FI_ENOSYS for any other name. */
 int gdrfab_stats_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			  void **ops);
 
