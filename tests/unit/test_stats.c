@@ -71,9 +71,19 @@ Test(stats, the_peer_table_keeps_a_row_per_fi_addr_and_other_for_the_rest)
 	cr_assert_eq(e.peer_other.fi_addr, FI_ADDR_NOTAVAIL);
 	cr_assert_eq(e.peer_other.tx_msgs, 1);
 	cr_assert_eq(e.peer_other.tx_bytes, 100);
-	/* An address not in the AV never takes a row. */
+	/* An address not in the AV never takes a row: it counts in other,
+	 * and stays there when a peer takes the row it used. */
 	gdrfab_stat_peer_tx(&s, FI_ADDR_NOTAVAIL, 1);
-	cr_assert_eq(s.other.tx_msgs, 2);
+	gdrfab_stats_export(&s, &e);
+	cr_assert_eq(e.peer_count, 2);
+	cr_assert_eq(e.peer_other.tx_msgs, 2);
+	gdrfab_stat_peer_rx(&s, 63, 5);
+	gdrfab_stats_export(&s, &e);
+	cr_assert_eq(e.peer_count, 3);
+	cr_assert_eq(e.peers[2].fi_addr, 63);
+	cr_assert_eq(e.peers[2].tx_msgs, 0, "not the unknown peer's send");
+	cr_assert_eq(e.peers[2].rx_msgs, 1);
+	cr_assert_eq(e.peer_other.tx_msgs, 2);
 	cr_assert_eq(e.tx_eager_msgs, 1000);
 	cr_assert_eq(e.endpoints, 1000 + GDRFAB_STAT_endpoints);
 }

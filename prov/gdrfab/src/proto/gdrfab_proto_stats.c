@@ -12,18 +12,6 @@ static const char *nic_name(const struct gdrfab_proto *proto)
 						: "?";
 }
 
-void gdrfab_pstat_rx_msg(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
-			 const struct gdrfab_pkt_hdr *h)
-{
-	if (h->flags & GDRFAB_PKT_EMU)
-		return;
-	gdrfab_stat_op(&proto->stats,
-		       h->type == GDRFAB_PKT_RNDV ? GDRFAB_STAT_rx_rndv_msgs
-						  : GDRFAB_STAT_rx_eager_msgs,
-		       h->size);
-	gdrfab_stat_peer_rx(&proto->stats, gdrfab_conn_fi_addr(conn), h->size);
-}
-
 void gdrfab_pstat_conn_failed(struct gdrfab_conn *conn, int err)
 {
 	struct gdrfab_proto *proto = conn->proto;

@@ -55,9 +55,27 @@ static inline void gdrfab_pstat_tx_eager(struct gdrfab_proto *proto,
 }
 
 /* A message arrived from conn (before matching): an emulated RMA's is
- * the target's side of RMA, not a message. */
-void gdrfab_pstat_rx_msg(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
-			 const struct gdrfab_pkt_hdr *h);
+ * the target's side of RMA, not a message. Inline, and the peer's
+ * fi_addr read from the connection while the AV's generation still
+ * holds: on every message, a call and the lookup's frame would cost
+ * more than the counting. */
+static inline void gdrfab_pstat_rx_msg(struct gdrfab_proto *proto,
+				       struct gdrfab_conn *conn,
+				       const struct gdrfab_pkt_hdr *h)
+{
+	fi_addr_t src;
+
+	if (h->flags & GDRFAB_PKT_EMU)
+		return;
+	gdrfab_stat_op(&proto->stats,
+		       h->type == GDRFAB_PKT_RNDV ? GDRFAB_STAT_rx_rndv_msgs
+						  : GDRFAB_STAT_rx_eager_msgs,
+		       h->size);
+	src = conn->av_generation == *proto->env.av_generation
+		      ? conn->fi_addr
+		      : gdrfab_conn_fi_addr(conn);
+	gdrfab_stat_peer_rx(&proto->stats, src, h->size);
+}
 
 /* An fi_write or fi_read posted (ret 0): by the NIC or, emu, served by
  * the target's data path. */

@@ -70,10 +70,15 @@ enum gdrfab_stat {
 };
 
 /* A peer's row: key is its fi_addr + 1, 0 while the row is free (so a
- * zeroed table is empty, and FI_ADDR_NOTAVAIL never takes a row). */
+ * zeroed table is empty). FI_ADDR_NOTAVAIL's key is 0 too: it counts in
+ * a free row without taking it, and what a free row holds belongs to
+ * other (gdrfab_stats_export; a peer that takes the row moves it there
+ * first), which keeps the hit one compare. 64 bytes: the row's address
+ * is a shift. */
 struct gdrfab_stat_peer {
 	uint64_t key;
 	uint64_t tx_msgs, tx_bytes, rx_msgs, rx_bytes, errors;
+	uint64_t pad[2];
 };
 
 /* A power of two: a peer's row is its fi_addr's low bits, so that the
@@ -107,6 +112,11 @@ static inline void gdrfab_stat_op(struct gdrfab_stats *s, enum gdrfab_stat id,
 	s->c[id + 1] += n;
 }
 
+/* A free row taken by the peer of key: what it held goes to other. */
+struct gdrfab_stat_peer *gdrfab_stat_peer_take(struct gdrfab_stats *s,
+					       struct gdrfab_stat_peer *p,
+					       uint64_t key);
+
 /* The row of the peer at fi_addr (taken if free), or other. */
 static inline struct gdrfab_stat_peer *gdrfab_stat_peer(struct gdrfab_stats *s,
 							uint64_t fi_addr)
@@ -115,12 +125,10 @@ static inline struct gdrfab_stat_peer *gdrfab_stat_peer(struct gdrfab_stats *s,
 		&s->peers[fi_addr & (GDRFAB_STAT_PEERS - 1)];
 	uint64_t key = fi_addr + 1;
 
-	if (p->key == key && key)
+	if (p->key == key)
 		return p;
-	if (!p->key && key) {
-		p->key = key;
-		return p;
-	}
+	if (!p->key)
+		return gdrfab_stat_peer_take(s, p, key);
 	return &s->other;
 }
 

@@ -83,9 +83,31 @@ static void peer_out(const struct gdrfab_stat_peer *p, uint64_t fi_addr,
 	out->errors = p->errors;
 }
 
+static void peer_fold(struct gdrfab_stat_peer *dst,
+		      const struct gdrfab_stat_peer *src)
+{
+	dst->tx_msgs += src->tx_msgs;
+	dst->tx_bytes += src->tx_bytes;
+	dst->rx_msgs += src->rx_msgs;
+	dst->rx_bytes += src->rx_bytes;
+	dst->errors += src->errors;
+}
+
+struct gdrfab_stat_peer *gdrfab_stat_peer_take(struct gdrfab_stats *s,
+					       struct gdrfab_stat_peer *p,
+					       uint64_t key)
+{
+	peer_fold(&s->other, p);
+	memset(p, 0, sizeof(*p));
+	p->key = key;
+	return p;
+}
+
 void gdrfab_stats_export(const struct gdrfab_stats *s,
 			 struct fi_gdrfab_stats *out)
 {
+	struct gdrfab_stat_peer other = s->other;
+
 	memset(out, 0, sizeof(*out));
 	out->size = sizeof(*out);
 	for (unsigned i = 0; i < GDRFAB_STAT_COUNT; i++)
@@ -97,6 +119,8 @@ void gdrfab_stats_export(const struct gdrfab_stats *s,
 
 		if (p->key)
 			peer_out(p, p->key - 1, &out->peers[out->peer_count++]);
+		else
+			peer_fold(&other, p); /* FI_ADDR_NOTAVAIL's */
 	}
 	for (uint64_t i = 1; i < out->peer_count; i++) {
 		struct fi_gdrfab_peer_stats t = out->peers[i];
@@ -106,7 +130,7 @@ void gdrfab_stats_export(const struct gdrfab_stats *s,
 			out->peers[j] = out->peers[j - 1];
 		out->peers[j] = t;
 	}
-	peer_out(&s->other, FI_ADDR_NOTAVAIL, &out->peer_other);
+	peer_out(&other, FI_ADDR_NOTAVAIL, &out->peer_other);
 }
 
 static void peer_add(struct fi_gdrfab_peer_stats *dst,
