@@ -98,7 +98,7 @@ grep -qx 'gdrfab:' "$cache/fi_info.txt" ||
 say "fi_info -l lists gdrfab: $(grep -A1 -x 'gdrfab:' "$cache/fi_info.txt" | tail -n 1 | xargs)"
 # The tools load (their libraries resolved) and answer a bad command line
 # with their usage (exit 2), where a missing library would exit 127.
-for tool in "gdrfab_pingpong -h" "gdrfab_bw -h" "gdrfab_topo -h" gdrfab_bind; do
+for tool in "gdrfab_pingpong -h" "gdrfab_bw -h" "gdrfab_topo -h" gdrfab_bind gdrfab_stat; do
 	rc=0
 	# shellcheck disable=SC2086 # the tool and its option
 	in_root $tool >"$cache/tool.out" 2>&1 || rc=$?
@@ -107,7 +107,7 @@ for tool in "gdrfab_pingpong -h" "gdrfab_bw -h" "gdrfab_topo -h" gdrfab_bind; do
 		fail "$tool exited $rc without its usage"
 	fi
 done
-say "gdrfab_pingpong, gdrfab_bw, gdrfab_topo and gdrfab_bind run"
+say "gdrfab_pingpong, gdrfab_bw, gdrfab_topo, gdrfab_bind and gdrfab_stat run"
 
 # The dkms tree: the module's sources, its ABI header and dkms.conf with
 # the version filled in, registered with dkms.

@@ -226,6 +226,7 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 	req->silent = c->silent;
 	req->addr = c->dest;
 	req->data = (c->flags & FI_REMOTE_CQ_DATA) ? (uint32_t)c->data : 0;
+	gdrfab_stat_inc(&proto->stats, GDRFAB_STAT_atomic_ops);
 	if (req->conn->nic_atomics && gdrfab_nic_atomic_eligible(&q))
 		ret = gdrfab_atomic_nic_prepare(proto, req, &a);
 	else

@@ -52,6 +52,8 @@ static int domain_close(struct fid *fid)
 			atomic_load(&domain->ref));
 		return -FI_EBUSY;
 	}
+	/* Printed while its registration cache can still be read. */
+	gdrfab_domain_stats_fini(domain);
 	hmem_domain_fini(domain);
 	gdrfab_mr_keys_fini(domain);
 	gdrfab_ah_cache_fini(&domain->ah_cache);
@@ -193,6 +195,8 @@ static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		*ops = &cache_ops;
 		return 0;
 	}
+	if (name && !strcmp(name, FI_GDRFAB_STATS_OPS))
+		return gdrfab_stats_ops_open(fid, name, flags, ops);
 	return gdrfab_nosys_ops_open(fid, name, flags, ops, context);
 }
 
@@ -375,6 +379,7 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		gdrfab_ah_cache_init(&domain->ah_cache, &p);
 	}
 	hmem_domain_init(domain);
+	gdrfab_domain_stats_init(domain);
 	gdrfab_mr_keys_init(domain);
 	nic_atomics_init(domain);
 	gdrfab_obj_init(&domain->fid.fid, FI_CLASS_DOMAIN, context,

@@ -491,6 +491,7 @@ static int ep_close(struct fid *fid)
 {
 	struct gdrfab_ep *ep = ep_of(fid);
 
+	gdrfab_ep_stats_detach(ep); /* while its counters are there */
 	if (ep->proto)
 		gdrfab_proto_destroy(ep->proto); /* and its UD QP */
 	ep->proto = NULL;
@@ -517,7 +518,23 @@ static int ep_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops ep_fi_ops = GDRFAB_FI_OPS(ep_close, ep_bind, ep_control);
+static int ep_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		       void **ops, void *context)
+{
+	if (name && !strcmp(name, FI_GDRFAB_STATS_OPS))
+		return gdrfab_stats_ops_open(fid, name, flags, ops);
+	return gdrfab_nosys_ops_open(fid, name, flags, ops, context);
+}
+
+static struct fi_ops ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = ep_close,
+	.bind = ep_bind,
+	.control = ep_control,
+	.ops_open = ep_ops_open,
+	.tostr = gdrfab_fid_tostr,
+	.ops_set = gdrfab_nosys_ops_set,
+};
 
 static struct fi_ops_ep ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
@@ -629,6 +646,7 @@ int gdrfab_endpoint_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->fid.atomic = &gdrfab_atomic_ops;
 	ep->fid.collective = &gdrfab_nosys_collective_ops;
 	atomic_fetch_add(&domain->ref, 1);
+	gdrfab_ep_stats_attach(ep);
 	*out = &ep->fid;
 	return 0;
 }

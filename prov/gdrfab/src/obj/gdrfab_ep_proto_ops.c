@@ -113,6 +113,10 @@ static void ep_report(struct gdrfab_ep *ep, const struct gdrfab_report *r)
 			    r->tag, r->src);
 		break;
 	case GDRFAB_REPORT_ERROR:
+		/* The one place every error completion passes. */
+		if (ep->proto)
+			gdrfab_stats_count_error(&ep->proto->stats, r->err,
+						 r->prov_errno);
 		complete_error(ep, r->rx, r->context, r->flags, r->len, r->olen,
 			       r->buf, r->data, r->tag, r->err, r->prov_errno);
 		break;

@@ -27,6 +27,7 @@
 #include "gdrfab_lock.h"
 #include "gdrfab_obj_common.h"
 #include "gdrfab_signal.h"
+#include "gdrfab_stats_ops.h"
 
 struct gdrfab_fabric {
 	struct fid_fabric fid;
@@ -65,6 +66,8 @@ struct gdrfab_domain {
 	/* Where its atomics went (struct fi_gdrfab_atomic_stats). */
 	_Atomic uint64_t atomics_nic, atomics_proto, atomics_held;
 	atomic_int ref; /* open AVs, CQs, counters, MRs, EPs */
+	/* Its endpoints' counters (FI_GDRFAB_STATS_OPS). */
+	struct gdrfab_domain_stats stats;
 };
 
 /* A completion queue entry before it is formatted for the application. */
@@ -245,9 +248,10 @@ struct gdrfab_ep {
 	/* A counter counts RMA aimed at this endpoint (FI_RMA_EVENT): its
 	 * peers are asked to say when they did. */
 	bool rma_events;
-	struct gdrfab_proto *proto; /* data path state, made by fi_enable */
-	int hmem_p2p;		    /* FI_OPT_FI_HMEM_P2P */
-	bool cuda_api_permitted;    /* FI_OPT_CUDA_API_PERMITTED */
+	struct gdrfab_proto *proto;	/* data path state, made by fi_enable */
+	int hmem_p2p;			/* FI_OPT_FI_HMEM_P2P */
+	bool cuda_api_permitted;	/* FI_OPT_CUDA_API_PERMITTED */
+	struct gdrfab_list stats_entry; /* domain->stats.eps */
 };
 
 /* A data call before fi_enable: logged, -FI_EOPBADSTATE. */

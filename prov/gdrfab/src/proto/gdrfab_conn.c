@@ -31,6 +31,7 @@
 #include "gdrfab_conn.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 #include "gdrfab_rc.h"
 #include "gdrfab_req.h"
 #include "gdrfab_strerror.h"
@@ -341,6 +342,7 @@ static void set_state(struct gdrfab_conn *conn, enum gdrfab_conn_state state)
 static void established(struct gdrfab_conn *conn)
 {
 	set_state(conn, GDRFAB_CONN_CONNECTED);
+	gdrfab_pstat_inc(conn->proto, GDRFAB_STAT_conn_established);
 	conn->last_rx_ms = gdrfab_tick_ms();
 	gdrfab_conn_kick(conn);
 }
@@ -374,6 +376,7 @@ static struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 		return conn;
 	}
 	conn->state = GDRFAB_CONN_CONNECTING;
+	gdrfab_pstat_inc(proto, GDRFAB_STAT_conn_requested);
 	/* Without an address handle yet, try again at the next tick. */
 	conn->next_resend_ms =
 		gdrfab_tick_ms() +
@@ -556,6 +559,8 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 
 	if (conn->state == GDRFAB_CONN_FAILED)
 		return;
+	if (!conn->quiet_end) /* a peer that left is no failure */
+		gdrfab_pstat_conn_failed(conn, err);
 	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
 	if (conn->quiet_end)
 		; /* conn_release_left said why */
@@ -567,10 +572,7 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 				 "unconfirmed connection from %s dropped: %s",
 				 peer, fi_strerror(err));
 	else
-		GDRFAB_WARN(FI_LOG_EP_DATA,
-			    "connection to %s failed: %s (%s)\n", peer,
-			    fi_strerror(err),
-			    gdrfab_prov_strerror(prov_errno, NULL, 0));
+		gdrfab_conn_fail_log(conn, err, prov_errno);
 	set_state(conn, GDRFAB_CONN_FAILED);
 	gdrfab_addrmap_del(&proto->conn_by_name, &conn->peer);
 	proto->conn_epoch++; /* no cached fi_addr leads to it now */
@@ -607,6 +609,7 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 	 * which it may not notice until it sends. Connecting anew at once
 	 * tells it (our REQ replaces its connection), so that its next
 	 * operation does not fail on the dead QP. */
+	gdrfab_pstat_inc_if(proto, reconnect, GDRFAB_STAT_reconnects);
 	if (reconnect)
 		gdrfab_conn_get(proto, &peer_addr);
 }
@@ -672,6 +675,7 @@ static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		return;
 	learn_service(proto, msg);
 	set_state(conn, GDRFAB_CONN_ACCEPTING);
+	gdrfab_pstat_inc(proto, GDRFAB_STAT_conn_accepted);
 	conn->resend_interval_ms = RESEND_FIRST_MS;
 	conn->next_resend_ms = gdrfab_tick_ms() + conn->resend_interval_ms;
 	conn->deadline_ms = gdrfab_tick_ms() + gdrfab_params.conn_timeout_ms;
@@ -752,6 +756,7 @@ static void handle_req(struct gdrfab_proto *proto,
 		return;
 	}
 	/* The peer has a new QP: its old connection is gone. */
+	gdrfab_pstat_inc(proto, GDRFAB_STAT_reconnects);
 	gdrfab_conn_fail(conn, FI_ECONNRESET, GDRFAB_PERR_PEER_CLOSED);
 	accept_new(proto, msg);
 }
@@ -981,6 +986,7 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 						   RESEND_MAX_MS);
 				conn->next_resend_ms =
 					now + conn->resend_interval_ms;
+				gdrfab_pstat_resend(proto);
 			} else {
 				conn->next_resend_ms = now + 1;
 			}

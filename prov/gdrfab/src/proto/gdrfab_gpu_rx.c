@@ -24,6 +24,7 @@
 #include "gdrfab_conn.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
 #include "gdrfab_stage.h"
@@ -148,6 +149,7 @@ int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 	a->conn->refs++;
 	ret = proto->env.cuda_api_permitted ? cuda_start(proto, st, a)
 					    : gdrfab_loop_start(proto, st, a);
+	gdrfab_pstat_copied(proto, !ret, a->got);
 	if (ret) {
 		st->parent = NULL;
 		gdrfab_req_free(proto, st);

@@ -15,6 +15,7 @@
 #include "gdrfab_mr_desc.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_stage.h"
 
@@ -278,6 +279,7 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		ret = prepare_eager(proto, req, iov, count, flags);
 	else
 		ret = prepare_rndv(proto, req, iov, desc, count, flags);
+	gdrfab_pstat_msg_prepared(proto, req, len, flags, ret);
 	if (ret || !(flags & GDRFAB_PKT_EMU_WRITE))
 		return ret;
 	/* An emulated write ends with the target's FIN, whatever its size:
@@ -350,6 +352,7 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 			flags |= FI_INJECT;
 	}
 	gdrfab_lock_acquire(proto->env.lock);
+	gdrfab_pstat_copied(proto, copy.bounce != NULL, len);
 	ret = gdrfab_req_to_peer(proto, dest, &req);
 	if (ret)
 		goto out;

@@ -15,6 +15,7 @@
 #include "gdrfab_host_cache.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
 #include "gdrfab_stage.h"
@@ -99,6 +100,7 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			continue;
 		if (mr)
 			ibv_mr = remote ? mr->rndv_mr : mr->ibv_mr;
+		gdrfab_pstat_local(proto, mr, iov[i].iov_len);
 		if (!ibv_mr) {
 			/* No usable registration from the application: the
 			 * host cache's, or one for this operation only. */
@@ -436,6 +438,7 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			req->error = gdrfab_wc_to_fi(wc->status);
 			req->prov_errno = wc->status;
 		}
+		gdrfab_wc_error_log(proto, conn, gdrfab_req_op_name(req), wc);
 		if (req->op == GDRFAB_OP_NIC_ATOMIC)
 			nic_atomic_failed(req, wc);
 	}

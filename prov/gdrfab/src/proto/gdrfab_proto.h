@@ -32,6 +32,8 @@
 #include "gdrfab_proto_env.h"
 #include "gdrfab_ratelimit.h"
 #include "gdrfab_signal.h"
+#include "gdrfab_stats.h"
+#include "gdrfab_wire.h"
 
 struct gdrfab_conn;
 struct gdrfab_itx;
@@ -212,6 +214,7 @@ struct gdrfab_proto {
 	unsigned repost_cnt, repost_min;
 	/* Slots of eager sends posted at once (gdrfab_send_inline.c). */
 	struct gdrfab_itx *itx, *itx_free;
+	struct gdrfab_stats stats; /* what it did (gdrfab_proto_stats.h) */
 };
 
 #define GDRFAB_CTRL_RESERVE 64

@@ -16,6 +16,7 @@
 #include "gdrfab_conn.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
 #include "gdrfab_stage.h"
@@ -486,6 +487,7 @@ static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	struct gdrfab_unexp *u = calloc(1, sizeof(*u));
 	bool held = false;
 
+	gdrfab_pstat_inc(proto, GDRFAB_STAT_rx_unexpected_msgs);
 	if (!u) {
 		/* Not even the record: the message cannot wait. */
 		GDRFAB_WARN(
@@ -591,6 +593,7 @@ static void take_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			 const struct gdrfab_pkt_hdr *h, const uint8_t *payload,
 			 struct gdrfab_rxbuf *rxbuf)
 {
+	gdrfab_pstat_rx_msg(proto, conn, h);
 	proto->rxbuf_held = false;
 	if (handle_message(proto, conn, h, payload, rxbuf))
 		return; /* reposted once the message is taken */
@@ -642,8 +645,7 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status != IBV_WC_WR_FLUSH_ERR) {
-			GDRFAB_WARN(FI_LOG_EP_DATA, "receive: %s\n",
-				    ibv_wc_status_str(wc->status));
+			gdrfab_wc_error_log_rx(proto, wc);
 			gdrfab_rxbuf_repost(proto, rxbuf);
 		}
 		return;

@@ -16,6 +16,7 @@
 #include "gdrfab_lock.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
 #include "gdrfab_stage.h"
@@ -142,6 +143,7 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 			flags |= FI_INJECT;
 	}
 	gdrfab_lock_acquire(proto->env.lock);
+	gdrfab_pstat_copied(proto, copy.bounce != NULL, len);
 	ret = gdrfab_req_to_peer(proto, peer_addr, &req);
 	if (ret)
 		goto out;
@@ -193,6 +195,7 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	}
 	gdrfab_req_submit(req);
 out:
+	gdrfab_pstat_rma(proto, ret, op, emu, len);
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(proto->env.lock);
 	free(copy.bounce);

@@ -26,6 +26,7 @@
 #include "gdrfab_lock.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_stage.h"
 #include "gdrfab_verbs_ops.h"
@@ -193,6 +194,7 @@ bool gdrfab_itx_send(struct gdrfab_proto *proto,
 	conn->sq_avail--;
 	conn->wr_outstanding++;
 	proto->cq_credits--;
+	gdrfab_pstat_tx_eager(proto, a->dest, len);
 	gdrfab_lock_release(proto->env.lock);
 	*ret = 0;
 	return true;
@@ -222,6 +224,7 @@ void gdrfab_itx_wc(struct gdrfab_proto *proto, struct gdrfab_itx *itx,
 		gdrfab_txbuf_free(proto, itx->txbuf);
 	itx->next_free = proto->itx_free;
 	proto->itx_free = itx;
+	gdrfab_wc_error_log(proto, conn, "send (eager)", wc);
 	gdrfab_conn_send_wc(conn, wc, err);
 	if (!proto->closing)
 		proto->ops->report(proto->env.ep, &r);

@@ -19,6 +19,7 @@
 #include "gdrfab_hmem.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_stage.h"
 #include "gdrfab_stage_sched.h"
@@ -244,6 +245,7 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 
 	if (ret)
 		return ret;
+	gdrfab_pstat_staged(proto, desc, count, len);
 	/* Staging GPU memory copies it with CUDA: not on an endpoint that
 	 * may not call CUDA (an FI_INJECT rendezvous or RMA from GPU memory
 	 * is the only way here; the option is refused where every GPU

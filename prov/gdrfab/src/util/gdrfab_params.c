@@ -286,6 +286,10 @@ void gdrfab_params_init(void)
 		&gdrfab_prov, "STAGE_CHUNK", FI_PARAM_INT,
 		"Staged GPU transfers (GPU memory the NIC cannot reach) are copied through pinned host memory in pieces of this many bytes, whose copies overlap each other and the network (default: 1048576, 4096 to 67108864)");
 
+	fi_param_define(
+		&gdrfab_prov, "STATS", FI_PARAM_STRING,
+		"Print what each endpoint and domain did (messages eager and by rendezvous, RMA, GPU buffers by GPUDirect or staged, registration cache, connections, errors, per peer) as a table when it closes: 1 to stderr, or a file name in which %h is the host and %p the process id (.%h.%p is appended when %p is absent); gdrfab_stat sums a job's files (default: 0, nothing printed)");
+
 	if (fi_param_get_str(&gdrfab_prov, "DEVICE", &devices) == FI_SUCCESS &&
 	    gdrfab_parse_device_filter(&gdrfab_params, devices))
 		GDRFAB_WARN(
@@ -307,6 +311,7 @@ void gdrfab_params_init(void)
 	read_str("TOPO_FILE", &gdrfab_params.topo_file);
 	read_str("GPU", &gdrfab_params.gpu);
 	read_str("NIC_MAP", &gdrfab_params.nic_map);
+	read_str("STATS", &gdrfab_params.stats);
 	read_size("CQ_SIZE", &gdrfab_params.cq_size, GDRFAB_DEFAULT_CQ_SIZE);
 	read_size("QP_DEPTH", &gdrfab_params.qp_depth, GDRFAB_DEFAULT_QP_DEPTH);
 	read_size("EAGER_MAX", &gdrfab_params.eager_max,
@@ -365,6 +370,8 @@ void gdrfab_params_fini(void)
 	free(gdrfab_params.topo_file);
 	free(gdrfab_params.gpu);
 	free(gdrfab_params.nic_map);
+	free(gdrfab_params.stats);
 	gdrfab_params.topo_file = gdrfab_params.gpu = gdrfab_params.nic_map =
 		NULL;
+	gdrfab_params.stats = NULL;
 }

@@ -90,6 +90,10 @@ struct gdrfab_params {
 	/* FI_GDRFAB_NIC_ATOMICS: auto|off|unsafe_hca (enum
 	 * gdrfab_nic_atomics_mode order): which atomics the NIC executes. */
 	int nic_atomics;
+	/* FI_GDRFAB_STATS: where endpoints and domains print their counters
+	 * when they close: NULL (nowhere), "1" (stderr) or a file name
+	 * pattern (gdrfab_stats_path). */
+	char *stats;
 };
 
 extern struct gdrfab_params gdrfab_params;
