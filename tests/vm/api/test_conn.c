@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -486,7 +487,11 @@ static void spawner(int to_parent, int from_parent)
 	uint8_t server[32];
 	char mode;
 
-	if (read(from_parent, server, 32) != 32)
+	/* Gone with the test process, even one that failed before it
+	 * killed this: its pipe's write end is also held here, so no EOF
+	 * would ever end the loop. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1 || read(from_parent, server, 32) != 32)
 		_exit(2);
 	while (read(from_parent, &mode, 1) == 1) {
 		int status;
@@ -582,9 +587,16 @@ Test(conn, a_server_gives_back_what_clients_that_come_and_go_took,
 		      first.rc_qps, last.rc_qps);
 	cr_assert_leq(last.fds * 10, first.fds * 11, "fds: %d, then %d",
 		      first.fds, last.fds);
+#ifndef __SANITIZE_ADDRESS__
 	cr_assert_leq(last.rss_kib * 10, first.rss_kib * 11,
 		      "RSS: %ld KiB, then %ld KiB", first.rss_kib,
 		      last.rss_kib);
+#else
+	/* AddressSanitizer keeps freed memory in its quarantine (up to
+	 * 256 MiB), so the resident set grows with every free: there its
+	 * LeakSanitizer, at exit, says whether memory was kept. */
+	cr_log_info("RSS not compared under AddressSanitizer");
+#endif
 	/* The spawner holds its own copy of the pipe: no EOF reaches it. */
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
