@@ -6,11 +6,12 @@
 # providers alternating so that both see the same boot. Each run's output,
 # runfabtests' YAML, goes to OUTDIR/PROVIDER.MODE.yaml.
 #   check-fabtests.sh FABTESTS_DIR OUTDIR TIMEOUT [SET [MODES [PROVIDERS
-#                     [GDRFAB_EXCLUDES]]]]
-# GDRFAB_EXCLUDES: a runfabtests exclude file (-f) for gdrfab's runs only.
+#                     [GDRFAB_EXCLUDES [OOB_SET]]]]]
+# GDRFAB_EXCLUDES: a runfabtests exclude file (-f) for gdrfab's runs only;
+# OOB_SET (default SET): the test set of the -b runs.
 set -u
 ft=$1 outdir=$2 limit=$3 set=${4:-quick} modes=${5:-default oob}
-provs=${6:-gdrfab verbs;ofi_rxm} excludes=${7:-}
+provs=${6:-gdrfab verbs;ofi_rxm} excludes=${7:-} oob_set=${8:-${4:-quick}}
 # python3 here may be a pyenv shim, which needs the HOME that vm-run does
 # not pass in; runfabtests only asks python for two errno values.
 export PATH=/usr/bin:$ft/bin:$PATH
@@ -36,8 +37,12 @@ export PATH=$shim:$PATH
 cd "$outdir" || exit 1
 for mode in $modes; do
 	for prov in $provs; do
-		opts=(-vv -t "$set" -T "$limit" -p "$ft/bin")
-		[ "$mode" = oob ] && opts+=(-b)
+		opts=(-vv -T "$limit" -p "$ft/bin")
+		if [ "$mode" = oob ]; then
+			opts+=(-b -t "$oob_set")
+		else
+			opts+=(-t "$set")
+		fi
 		[ "$prov" = gdrfab ] && [ -n "$excludes" ] && opts+=(-f "$excludes")
 		envs=()
 		# rxm sizes its verbs CQs from the universe size; past rxe's

@@ -20,7 +20,9 @@
 # GDRFAB_FABTESTS_TIMEOUT (default 60) is runfabtests' -T, the seconds
 # after which one test's server and client are killed;
 # GDRFAB_FABTESTS_SET (default quick) is its -t, for a shorter look
-# (unit, functional, short); GDRFAB_FABTESTS_MODES (default "default oob")
+# (unit, functional, short; a comma list works too);
+# GDRFAB_FABTESTS_OOB_SET (default: the same) is the -t of the -b runs;
+# GDRFAB_FABTESTS_MODES (default "default oob")
 # and GDRFAB_FABTESTS_PROVIDERS (default "gdrfab verbs;ofi_rxm") run a
 # part again: the runs made replace their earlier results, the others'
 # results from an earlier call stay in the table.
@@ -45,6 +47,10 @@ case $? in
 *) exit 1 ;;
 esac
 limit=${GDRFAB_FABTESTS_TIMEOUT:-60}
+set=${GDRFAB_FABTESTS_SET:-quick}
+oob_set=${GDRFAB_FABTESTS_OOB_SET:-$set}
+title=$set
+[ "$oob_set" = "$set" ] || title="$set (-b: $oob_set)"
 outdir=$builddir/fabtests-results
 modes=${GDRFAB_FABTESTS_MODES:-default oob}
 provs=${GDRFAB_FABTESTS_PROVIDERS:-gdrfab verbs;ofi_rxm}
@@ -63,12 +69,12 @@ export GDRFAB_VM_MEM=${GDRFAB_VM_MEM:-10240}
 # Up to 4 runs of 87 tests, ~10 minutes each under TCG; a hanging test
 # costs $limit seconds.
 "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-3600}" -- \
-	"$srcdir/tests/fabtests/check-fabtests.sh" "$ft" "$outdir" "$limit" "${GDRFAB_FABTESTS_SET:-quick}" "$modes" "$provs" \
-	"$excludes"
+	"$srcdir/tests/fabtests/check-fabtests.sh" "$ft" "$outdir" "$limit" "$set" "$modes" "$provs" \
+	"$excludes" "$oob_set"
 vmrc=$?
 
 tsv=$outdir/tests.tsv
-"$srcdir/tests/fabtests/summarize.sh" "$outdir" "$limit" "${GDRFAB_FABTESTS_SET:-quick}"
+"$srcdir/tests/fabtests/summarize.sh" "$outdir" "$limit" "$title"
 # Runs of this call that printed runfabtests' summary.
 finished=0
 for mode in $modes; do
