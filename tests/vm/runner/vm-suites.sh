@@ -28,9 +28,9 @@ hmem/gdrfab_hmem_tests 1 240 nccl_rdma/*
 # output, megabytes of log lines, goes to a file; the run prints each
 # program's failures and Criterion's closing line.
 vm_logged_suites='
-api/gdrfab_vm_tests    1 240 misuse*/*
-api/gdrfab_vm_tests    1 120 errors/*
-api/gdrfab_vm_tests    1 120 objects/*
+api/gdrfab_vm_tests    2 240 misuse*/*
+api/gdrfab_vm_tests    2 120 errors/*
+api/gdrfab_vm_tests    2 120 objects/*
 wire/gdrfab_wire_tests 1 240 -
 '
 
