@@ -45,9 +45,12 @@ static void open_from(struct test_domain *t, struct test_ep *e,
 	test_ep_open(t, e, FI_AV_TABLE);
 }
 
-/* A server on rxe1 answering at service: sends its name up the pipe, then
- * progresses (answering name queries) until it received one message. */
-static pid_t start_server(const char *service, uint8_t name[32])
+/* A server on rxe1 answering at service: sends its name up the pipe,
+ * then, given a gate (a pipe), waits without a call into libfabric until
+ * the gate's write end is closed; then progresses (answering name
+ * queries) until it received one message. */
+static pid_t start_server(const char *service, uint8_t name[32],
+			  const int gate[2])
 {
 	int up[2];
 	pid_t pid;
@@ -59,18 +62,22 @@ static pid_t start_server(const char *service, uint8_t name[32])
 		struct test_domain t;
 		struct test_ep e;
 		struct fi_cq_tagged_entry c;
-		char buf[16];
+		char buf[16], ch;
 		size_t len = 32;
 		int ret;
-		struct fi_info *info =
-			info_for(NULL, service, FI_SOURCE, "rxe1", &ret);
+		struct fi_info *info;
 
+		if (gate)
+			close(gate[1]);
+		info = info_for(NULL, service, FI_SOURCE, "rxe1", &ret);
 		if (!info)
 			_exit(2);
 		open_from(&t, &e, info);
 		fi_getname(&e.ep->fid, name, &len);
 		if (write(up[1], name, 32) != 32)
 			_exit(3);
+		if (gate && read(gate[0], &ch, 1) != 0)
+			_exit(6);
 		fi_recv(e.ep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC, NULL);
 		for (int i = 0; i < 600000; i++) {
 			if (fi_cq_read(e.cq, &c, 1) == 1)
@@ -80,9 +87,26 @@ static pid_t start_server(const char *service, uint8_t name[32])
 		_exit(5);
 	}
 	close(up[1]);
+	if (gate)
+		close(gate[0]);
 	cr_assert_eq(read(up[0], name, 32), 32, "the server did not start");
 	close(up[0]);
 	return pid;
+}
+
+/* A client on rxe0 of the server at service, found by fi_getinfo with
+ * its host and service: its domain and endpoint, and the server's fi_addr
+ * in *to. Returns the fi_info (the domain's). */
+static struct fi_info *open_client(const char *service, struct test_domain *t,
+				   struct test_ep *e, fi_addr_t *to)
+{
+	int ret;
+	struct fi_info *info = info_for(SERVER_IP, service, 0, "rxe0", &ret);
+
+	cr_assert_not_null(info, "fi_getinfo: %s", fi_strerror(-ret));
+	open_from(t, e, info);
+	cr_assert_eq(fi_av_insert(e->av, info->dest_addr, 1, to, 0, NULL), 1);
+	return info;
 }
 
 static void say_hello(struct test_ep *e, fi_addr_t to)
@@ -160,15 +184,11 @@ Test(names, getinfo_with_host_and_service_gives_the_servers_service_address)
 	struct fi_info *info;
 	fi_addr_t to;
 	pid_t pid;
-	int ret;
 
 	require_vm();
-	pid = start_server("47011", name);
-	info = info_for(SERVER_IP, "47011", 0, "rxe0", &ret);
-	cr_assert_not_null(info, "fi_getinfo: %s", fi_strerror(-ret));
+	pid = start_server("47011", name, NULL);
+	info = open_client("47011", &t, &e, &to);
 	assert_service_address(info->dest_addr, info->dest_addrlen, 47011);
-	open_from(&t, &e, info);
-	cr_assert_eq(fi_av_insert(e.av, info->dest_addr, 1, &to, 0, NULL), 1);
 	say_hello(&e, to);
 	expect_server_done(pid);
 	test_ep_close(&e);
@@ -186,7 +206,7 @@ Test(names, av_insertsvc_and_insertsym_find_it)
 
 	require_vm();
 	setenv("FI_GDRFAB_CONN_TIMEOUT_MS", "3000", 1);
-	pid = start_server("47020", name);
+	pid = start_server("47020", name, NULL);
 	test_domain_open(&t, "rxe0");
 	test_ep_open(&t, &e, FI_AV_TABLE);
 	cr_assert_eq(fi_av_insertsvc(e.av, SERVER_IP, "47020", &svc, 0, NULL),
@@ -298,13 +318,12 @@ Test(names, a_second_endpoint_on_a_taken_service_still_enables)
 	uint8_t name[32];
 	struct test_domain t1, t2;
 	struct test_ep e1, e2;
-	struct fi_info *info;
 	fi_addr_t to;
 	pid_t pid;
 	int ret;
 
 	require_vm();
-	pid = start_server("47013", name);
+	pid = start_server("47013", name, NULL);
 	open_from(&t1, &e1, info_for(NULL, "47013", FI_SOURCE, "rxe1", &ret));
 	open_from(&t2, &e2, info_for(NULL, "47013", FI_SOURCE, "rxe1", &ret));
 	test_ep_close(&e2);
@@ -312,21 +331,11 @@ Test(names, a_second_endpoint_on_a_taken_service_still_enables)
 	test_ep_close(&e1);
 	test_domain_close(&t1);
 	/* The server, first on the port, still answers. */
-	info = info_for(SERVER_IP, "47013", 0, "rxe0", &ret);
-	cr_assert_not_null(info, "fi_getinfo: %s", fi_strerror(-ret));
-	{
-		struct test_domain t;
-		struct test_ep e;
-
-		open_from(&t, &e, info);
-		cr_assert_eq(
-			fi_av_insert(e.av, info->dest_addr, 1, &to, 0, NULL),
-			1);
-		say_hello(&e, to);
-		expect_server_done(pid);
-		test_ep_close(&e);
-		test_domain_close(&t);
-	}
+	open_client("47013", &t1, &e1, &to);
+	say_hello(&e1, to);
+	expect_server_done(pid);
+	test_ep_close(&e1);
+	test_domain_close(&t1);
 }
 
 /* fabtests' servers with -E open their endpoint, then block on a TCP
@@ -336,53 +345,18 @@ Test(names, a_second_endpoint_on_a_taken_service_still_enables)
  * CQ, and arrives once it does. */
 Test(names, answered_while_the_server_never_progresses)
 {
-	uint8_t name[32], got[32];
-	int up[2], gate[2], status;
+	uint8_t name[32];
+	int gate[2], status;
 	struct test_domain t;
 	struct test_ep e;
-	struct fi_info *info;
 	fi_addr_t to;
 	pid_t pid;
-	int ret;
 
 	require_vm();
-	cr_assert_eq(pipe(up), 0);
 	cr_assert_eq(pipe(gate), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (!pid) {
-		struct fi_cq_tagged_entry c;
-		char buf[16];
-		size_t len = 32;
-		char ch;
-
-		close(gate[1]);
-		info = info_for(NULL, "47014", FI_SOURCE, "rxe1", &ret);
-		if (!info)
-			_exit(2);
-		open_from(&t, &e, info);
-		fi_getname(&e.ep->fid, got, &len);
-		if (write(up[1], got, 32) != 32)
-			_exit(3);
-		/* No fi_cq_read, no call into libfabric: blocked here. */
-		if (read(gate[0], &ch, 1) != 0)
-			_exit(4);
-		fi_recv(e.ep, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC, NULL);
-		for (int i = 0; i < 600000; i++) {
-			if (fi_cq_read(e.cq, &c, 1) == 1)
-				_exit(strcmp(buf, "hello") ? 5 : 0);
-			usleep(100);
-		}
-		_exit(6);
-	}
-	close(up[1]);
-	close(gate[0]);
-	cr_assert_eq(read(up[0], name, 32), 32, "the server did not start");
-	close(up[0]);
-	info = info_for(SERVER_IP, "47014", 0, "rxe0", &ret);
-	cr_assert_not_null(info, "fi_getinfo: %s", fi_strerror(-ret));
-	open_from(&t, &e, info);
-	cr_assert_eq(fi_av_insert(e.av, info->dest_addr, 1, &to, 0, NULL), 1);
+	/* No fi_cq_read, no call into libfabric: blocked at the gate. */
+	pid = start_server("47014", name, gate);
+	open_client("47014", &t, &e, &to);
 	cr_assert_eq(fi_send(e.ep, "hello", 6, NULL, to, NULL), 0);
 	/* The client asks and connects meanwhile; the server sleeps. */
 	for (int i = 0; i < 100; i++) {

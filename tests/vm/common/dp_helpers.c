@@ -168,6 +168,30 @@ void dp_expect(struct fid_cq *cq, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 		     fi_cq_strerror(cq, err.prov_errno, NULL, NULL, 0));
 }
 
+void dp_read_one(struct fid_cq *cq, void *e, struct fid_cq *other)
+{
+	struct fi_cq_tagged_entry none;
+	time_t end = time(NULL) + 60;
+
+	for (;;) {
+		ssize_t n = fi_cq_read(cq, e, 1);
+
+		if (n == 1)
+			return;
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err = {0};
+
+			fi_cq_readerr(cq, &err, 0);
+			cr_assert_fail("error completion: %s",
+				       fi_strerror(err.err));
+		}
+		cr_assert_eq(n, -FI_EAGAIN);
+		if (other)
+			fi_cq_read(other, &none, 0);
+		cr_assert_lt(time(NULL), end, "no completion in 60 s");
+	}
+}
+
 void dp_expect_none(struct fid_cq *cq, struct dp_ep *eps, int n, int ms)
 {
 	struct fi_cq_tagged_entry e;

@@ -61,6 +61,10 @@ int dp_wait(struct fid_cq *cq, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 /* Like dp_wait, asserting success. */
 void dp_expect(struct fid_cq *cq, struct fi_cq_tagged_entry *e, fi_addr_t *src,
 	       struct dp_ep *eps, int n);
+/* Reads one entry, of cq's format, into e; reads none from other (if
+ * not NULL) meanwhile, to progress it. An error entry, or none in 60 s,
+ * fails the test. */
+void dp_read_one(struct fid_cq *cq, void *e, struct fid_cq *other);
 /* Asserts that no entry arrives within ms while progressing. */
 void dp_expect_none(struct fid_cq *cq, struct dp_ep *eps, int n, int ms);
 

@@ -85,13 +85,18 @@ static int to_bytes(const char *call, const char *what,
 	return 0;
 }
 
+/* One side as the application gives it. */
+struct iocs {
+	const struct fi_ioc *ioc;
+	void **desc;
+	size_t cnt;
+};
+
 struct call {
 	int kind;
 	enum fi_op op;
 	enum fi_datatype datatype;
-	const struct fi_ioc *src, *cmp, *res;
-	void **src_desc, **cmp_desc, **res_desc;
-	size_t src_cnt, cmp_cnt, res_cnt;
+	struct iocs src, cmp, res;
 	fi_addr_t dest;
 	uint64_t addr, key, data, flags;
 	void *context;
@@ -128,18 +133,18 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 		GDRFAB_WARN(FI_LOG_EP_DATA, "%s before fi_enable\n", call);
 		return -FI_EOPBADSTATE;
 	}
-	if (c->src_cnt > GDRFAB_MAX_IOV || (c->src_cnt && !c->src)) {
+	if (c->src.cnt > GDRFAB_MAX_IOV || (c->src.cnt && !c->src.ioc)) {
 		GDRFAB_WARN(FI_LOG_EP_DATA, "%s: %zu iovecs (at most %d)\n",
-			    call, c->src_cnt, GDRFAB_MAX_IOV);
+			    call, c->src.cnt, GDRFAB_MAX_IOV);
 		return -FI_EINVAL;
 	}
-	for (size_t i = 0; i < c->src_cnt; i++) {
-		if (c->src[i].count > SIZE_MAX / size - count) {
+	for (size_t i = 0; i < c->src.cnt; i++) {
+		if (c->src.ioc[i].count > SIZE_MAX / size - count) {
 			GDRFAB_WARN(FI_LOG_EP_DATA, "%s: counts overflow\n",
 				    call);
 			return -FI_EINVAL;
 		}
-		count += c->src[i].count;
+		count += c->src.ioc[i].count;
 	}
 	max = gdrfab_atomic_max_count(proto, c->kind, c->op, c->datatype);
 	if (!count || count > max) {
@@ -148,14 +153,14 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 			    max, fi_tostr(&c->datatype, FI_TYPE_ATOMIC_TYPE));
 		return count ? -FI_EMSGSIZE : -FI_EINVAL;
 	}
-	ret = to_bytes(call, "operand", c->src, c->src_cnt, size, count, &src,
-		       nops > 0);
+	ret = to_bytes(call, "operand", c->src.ioc, c->src.cnt, size, count,
+		       &src, nops > 0);
 	if (!ret && nops == 2)
-		ret = to_bytes(call, "compare", c->cmp, c->cmp_cnt, size, count,
-			       &cmp, true);
+		ret = to_bytes(call, "compare", c->cmp.ioc, c->cmp.cnt, size,
+			       count, &cmp, true);
 	if (!ret && c->kind != GDRFAB_ATOMIC_WRITE)
-		ret = to_bytes(call, "result", c->res, c->res_cnt, size, count,
-			       &res, true);
+		ret = to_bytes(call, "result", c->res.ioc, c->res.cnt, size,
+			       count, &res, true);
 	if (ret)
 		return ret;
 	if (c->addr + (count * size - 1) < c->addr) {
@@ -173,25 +178,25 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 		return -FI_EINVAL;
 	}
 	if (nops)
-		ret = gdrfab_mr_check_descs(ep->domain, src.iov, c->src_desc,
+		ret = gdrfab_mr_check_descs(ep->domain, src.iov, c->src.desc,
 					    src.cnt);
 	if (!ret && nops == 2)
-		ret = gdrfab_mr_check_descs(ep->domain, cmp.iov, c->cmp_desc,
+		ret = gdrfab_mr_check_descs(ep->domain, cmp.iov, c->cmp.desc,
 					    cmp.cnt);
 	if (!ret && res.cnt)
-		ret = gdrfab_mr_check_descs(ep->domain, res.iov, c->res_desc,
+		ret = gdrfab_mr_check_descs(ep->domain, res.iov, c->res.desc,
 					    res.cnt);
 	if (ret)
 		return ret;
 	a.count = count;
 	a.src = src.iov;
-	a.src_desc = c->src_desc;
+	a.src_desc = c->src.desc;
 	a.src_cnt = src.cnt;
 	a.cmp = cmp.iov;
-	a.cmp_desc = c->cmp_desc;
+	a.cmp_desc = c->cmp.desc;
 	a.cmp_cnt = cmp.cnt;
 	a.res = res.iov;
-	a.res_desc = c->res_desc;
+	a.res_desc = c->res.desc;
 	a.res_cnt = res.cnt;
 	/* Operands in GPU memory are copied to host memory now, before the
 	 * endpoint's lock: the copy is synchronous (the call may return
@@ -246,6 +251,20 @@ out_unlocked:
 
 /* ---- the calls: each plain form is its v form with one operand ---- */
 
+/* The rest of a call whose sides, flags and context are in c already:
+ * its target and operation; then the atomic. */
+static ssize_t atomic_at(struct fid_ep *ep, struct call *c, fi_addr_t dest,
+			 uint64_t addr, uint64_t key, enum fi_datatype datatype,
+			 enum fi_op op)
+{
+	c->dest = dest;
+	c->addr = addr;
+	c->key = key;
+	c->datatype = datatype;
+	c->op = op;
+	return do_atomic(ep_of(ep), c);
+}
+
 static ssize_t atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 			     void **desc, size_t count, fi_addr_t dest,
 			     uint64_t addr, uint64_t key,
@@ -253,18 +272,11 @@ static ssize_t atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 			     void *context)
 {
 	struct call c = {.kind = GDRFAB_ATOMIC_WRITE,
-			 .op = op,
-			 .datatype = datatype,
-			 .src = iov,
-			 .src_cnt = count,
-			 .src_desc = desc,
-			 .dest = dest,
-			 .addr = addr,
-			 .key = key,
+			 .src = {iov, desc, count},
 			 .flags = ep_of(ep)->tx_op_flags,
 			 .context = context};
 
-	return do_atomic(ep_of(ep), &c);
+	return atomic_at(ep, &c, dest, addr, key, datatype, op);
 }
 
 static ssize_t atomic_write(struct fid_ep *ep, const void *buf, size_t count,
@@ -278,9 +290,10 @@ static ssize_t atomic_write(struct fid_ep *ep, const void *buf, size_t count,
 			     context);
 }
 
-/* fi_msg_atomic: one remote segment, whose count must be the operands'. */
-static int from_msg(const struct fi_msg_atomic *msg, uint64_t flags,
-		    struct call *c)
+/* fi_msg_atomic: one remote segment, whose count must be the operands'.
+ * The other sides, if any, are in c already. */
+static ssize_t atomic_msg(struct fid_ep *ep, const struct fi_msg_atomic *msg,
+			  uint64_t flags, struct call *c)
 {
 	size_t count = 0;
 
@@ -306,28 +319,21 @@ static int from_msg(const struct fi_msg_atomic *msg, uint64_t flags,
 			count, msg->rma_iov[0].count);
 		return -FI_EINVAL;
 	}
-	c->op = msg->op;
-	c->datatype = msg->datatype;
-	c->src = msg->msg_iov;
-	c->src_desc = msg->desc;
-	c->src_cnt = msg->iov_count;
-	c->dest = msg->addr;
-	c->addr = msg->rma_iov[0].addr;
-	c->key = msg->rma_iov[0].key;
+	c->src = (struct iocs){msg->msg_iov, msg->desc, msg->iov_count};
 	c->data = msg->data;
+	/* FI_INJECT: the operands are copied at the call anyway. */
 	c->flags = flags;
 	c->context = msg->context;
-	/* FI_INJECT: the operands are copied at the call anyway. */
-	return 0;
+	return atomic_at(ep, c, msg->addr, msg->rma_iov[0].addr,
+			 msg->rma_iov[0].key, msg->datatype, msg->op);
 }
 
 static ssize_t atomic_writemsg(struct fid_ep *ep,
 			       const struct fi_msg_atomic *msg, uint64_t flags)
 {
 	struct call c = {.kind = GDRFAB_ATOMIC_WRITE};
-	int ret = from_msg(msg, flags, &c);
 
-	return ret ? ret : do_atomic(ep_of(ep), &c);
+	return atomic_msg(ep, msg, flags, &c);
 }
 
 static ssize_t atomic_inject(struct fid_ep *ep, const void *buf, size_t count,
@@ -336,13 +342,7 @@ static ssize_t atomic_inject(struct fid_ep *ep, const void *buf, size_t count,
 {
 	struct fi_ioc ioc = {.addr = (void *)buf, .count = count};
 	struct call c = {.kind = GDRFAB_ATOMIC_WRITE,
-			 .op = op,
-			 .datatype = datatype,
-			 .src = &ioc,
-			 .src_cnt = 1,
-			 .dest = dest,
-			 .addr = addr,
-			 .key = key,
+			 .src = {&ioc, NULL, 1},
 			 .flags = FI_INJECT,
 			 .silent = true};
 
@@ -354,7 +354,7 @@ static ssize_t atomic_inject(struct fid_ep *ep, const void *buf, size_t count,
 			count);
 		return -FI_EMSGSIZE;
 	}
-	return do_atomic(ep_of(ep), &c);
+	return atomic_at(ep, &c, dest, addr, key, datatype, op);
 }
 
 static ssize_t atomic_readwritev(struct fid_ep *ep, const struct fi_ioc *iov,
@@ -366,21 +366,12 @@ static ssize_t atomic_readwritev(struct fid_ep *ep, const struct fi_ioc *iov,
 				 void *context)
 {
 	struct call c = {.kind = GDRFAB_ATOMIC_FETCH,
-			 .op = op,
-			 .datatype = datatype,
-			 .src = iov,
-			 .src_cnt = count,
-			 .src_desc = desc,
-			 .res = resultv,
-			 .res_cnt = result_count,
-			 .res_desc = result_desc,
-			 .dest = dest,
-			 .addr = addr,
-			 .key = key,
+			 .src = {iov, desc, count},
+			 .res = {resultv, result_desc, result_count},
 			 .flags = ep_of(ep)->tx_op_flags,
 			 .context = context};
 
-	return do_atomic(ep_of(ep), &c);
+	return atomic_at(ep, &c, dest, addr, key, datatype, op);
 }
 
 static ssize_t atomic_readwrite(struct fid_ep *ep, const void *buf,
@@ -403,12 +394,9 @@ static ssize_t atomic_readwritemsg(struct fid_ep *ep,
 				   size_t result_count, uint64_t flags)
 {
 	struct call c = {.kind = GDRFAB_ATOMIC_FETCH,
-			 .res = resultv,
-			 .res_cnt = result_count,
-			 .res_desc = result_desc};
-	int ret = from_msg(msg, flags, &c);
+			 .res = {resultv, result_desc, result_count}};
 
-	return ret ? ret : do_atomic(ep_of(ep), &c);
+	return atomic_msg(ep, msg, flags, &c);
 }
 
 static ssize_t atomic_compwritev(
@@ -419,24 +407,13 @@ static ssize_t atomic_compwritev(
 	enum fi_datatype datatype, enum fi_op op, void *context)
 {
 	struct call c = {.kind = GDRFAB_ATOMIC_COMPARE,
-			 .op = op,
-			 .datatype = datatype,
-			 .src = iov,
-			 .src_cnt = count,
-			 .src_desc = desc,
-			 .cmp = comparev,
-			 .cmp_cnt = compare_count,
-			 .cmp_desc = compare_desc,
-			 .res = resultv,
-			 .res_cnt = result_count,
-			 .res_desc = result_desc,
-			 .dest = dest,
-			 .addr = addr,
-			 .key = key,
+			 .src = {iov, desc, count},
+			 .cmp = {comparev, compare_desc, compare_count},
+			 .res = {resultv, result_desc, result_count},
 			 .flags = ep_of(ep)->tx_op_flags,
 			 .context = context};
 
-	return do_atomic(ep_of(ep), &c);
+	return atomic_at(ep, &c, dest, addr, key, datatype, op);
 }
 
 static ssize_t
@@ -462,15 +439,10 @@ static ssize_t atomic_compwritemsg(struct fid_ep *ep,
 				   size_t result_count, uint64_t flags)
 {
 	struct call c = {.kind = GDRFAB_ATOMIC_COMPARE,
-			 .cmp = comparev,
-			 .cmp_cnt = compare_count,
-			 .cmp_desc = compare_desc,
-			 .res = resultv,
-			 .res_cnt = result_count,
-			 .res_desc = result_desc};
-	int ret = from_msg(msg, flags, &c);
+			 .cmp = {comparev, compare_desc, compare_count},
+			 .res = {resultv, result_desc, result_count}};
 
-	return ret ? ret : do_atomic(ep_of(ep), &c);
+	return atomic_msg(ep, msg, flags, &c);
 }
 
 /* ---- the valid queries ---- */

@@ -56,50 +56,45 @@ static void complete_tx(struct gdrfab_ep *ep, const struct gdrfab_report *r)
 	}
 }
 
-static void complete_rx(struct gdrfab_ep *ep, void *context, uint64_t flags,
-			size_t len, void *buf, uint64_t data, uint64_t tag,
-			fi_addr_t src)
+static void complete_rx(struct gdrfab_ep *ep, const struct gdrfab_report *r)
 {
 	struct fi_cq_tagged_entry e = {
-		.op_context = context,
-		.flags = flags,
-		.len = len,
-		.buf = buf,
-		.data = data,
-		.tag = tag,
+		.op_context = r->context,
+		.flags = r->flags & ~(uint64_t)FI_COMPLETION,
+		.len = r->len,
+		.buf = r->buf,
+		.data = r->data,
+		.tag = r->tag,
 	};
 
-	if (!(flags & FI_REMOTE_WRITE))
+	if (!(r->flags & FI_REMOTE_WRITE))
 		count(ep->cntrs[GDRFAB_CNTR_RECV], false);
 	/* Remote CQ data always makes an entry; receives follow the
 	 * selective-completion rules (the flags carry FI_COMPLETION). */
-	if (ep->rx_cq && ((flags & FI_REMOTE_CQ_DATA) ||
-			  wants_entry(ep->rx_cq_flags, flags))) {
-		e.flags &= ~(uint64_t)FI_COMPLETION;
-		gdrfab_cq_write(ep->rx_cq, &e, src);
-	}
+	if (ep->rx_cq && ((r->flags & FI_REMOTE_CQ_DATA) ||
+			  wants_entry(ep->rx_cq_flags, r->flags)))
+		gdrfab_cq_write(ep->rx_cq, &e, r->src);
 }
 
-static void complete_error(struct gdrfab_ep *ep, bool rx, void *context,
-			   uint64_t flags, size_t len, size_t olen, void *buf,
-			   uint64_t data, uint64_t tag, int err, int prov_errno)
+static void complete_error(struct gdrfab_ep *ep, const struct gdrfab_report *r)
 {
-	struct gdrfab_cq *cq = rx ? ep->rx_cq : ep->tx_cq;
+	struct gdrfab_cq *cq = r->rx ? ep->rx_cq : ep->tx_cq;
 	struct fi_cq_err_entry e;
 
-	count(rx ? ep->cntrs[GDRFAB_CNTR_RECV] : tx_cntr(ep, flags), true);
+	count(r->rx ? ep->cntrs[GDRFAB_CNTR_RECV] : tx_cntr(ep, r->flags),
+	      true);
 	if (!cq)
 		return;
 	memset(&e, 0, sizeof(e));
-	e.op_context = context;
-	e.flags = flags & ~(uint64_t)FI_COMPLETION;
-	e.len = len;
-	e.buf = buf;
-	e.data = data;
-	e.tag = tag;
-	e.olen = olen;
-	e.err = err;
-	e.prov_errno = prov_errno;
+	e.op_context = r->context;
+	e.flags = r->flags & ~(uint64_t)FI_COMPLETION;
+	e.len = r->len;
+	e.buf = r->buf;
+	e.data = r->data;
+	e.tag = r->tag;
+	e.olen = r->olen;
+	e.err = r->err;
+	e.prov_errno = r->prov_errno;
 	gdrfab_cq_write_error(cq, &e);
 }
 
@@ -108,17 +103,13 @@ static void ep_report(struct gdrfab_ep *ep, const struct gdrfab_report *r)
 	switch (r->kind) {
 	case GDRFAB_REPORT_NONE: break;
 	case GDRFAB_REPORT_TX: complete_tx(ep, r); break;
-	case GDRFAB_REPORT_RX:
-		complete_rx(ep, r->context, r->flags, r->len, r->buf, r->data,
-			    r->tag, r->src);
-		break;
+	case GDRFAB_REPORT_RX: complete_rx(ep, r); break;
 	case GDRFAB_REPORT_ERROR:
 		/* The one place every error completion passes. */
 		if (ep->proto)
 			gdrfab_stats_count_error(&ep->proto->stats, r->err,
 						 r->prov_errno);
-		complete_error(ep, r->rx, r->context, r->flags, r->len, r->olen,
-			       r->buf, r->data, r->tag, r->err, r->prov_errno);
+		complete_error(ep, r);
 		break;
 	}
 }

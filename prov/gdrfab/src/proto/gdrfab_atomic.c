@@ -146,27 +146,35 @@ size_t gdrfab_atomic_operands(enum gdrfab_atomic_kind kind, enum fi_op op)
 		}                                                              \
 	}
 
-#define FLOAT_CALC(name, T)                                                    \
+#define FLOAT_CALC(name, T, W)                                                 \
 	static bool calc_##name(enum fi_op op, T old, T src, T cmp, T *out)    \
 	{                                                                      \
 		switch (op) {                                                  \
-			COMMON_OPS(T, T)                                       \
+			COMMON_OPS(T, W)                                       \
 		default: return false; /* FI_ATOMIC_READ */                    \
 		}                                                              \
 	}
 
-/* Wider unsigned types for products: uint16_t * uint16_t would be done
- * in (overflowing) int. */
-INT_CALC(i8, int8_t, uint32_t)
-INT_CALC(u8, uint8_t, uint32_t)
-INT_CALC(i16, int16_t, uint32_t)
-INT_CALC(u16, uint16_t, uint32_t)
-INT_CALC(i32, int32_t, uint64_t)
-INT_CALC(u32, uint32_t, uint64_t)
-INT_CALC(i64, int64_t, uint64_t)
-INT_CALC(u64, uint64_t, uint64_t)
-FLOAT_CALC(flt, float)
-FLOAT_CALC(dbl, double)
+/*
+ * The datatypes served, one line each: the fi_datatype, a short name, the
+ * C type T, the type W its arithmetic is done in (wider unsigned types for
+ * integers: uint16_t * uint16_t would be done in (overflowing) int), the
+ * bits B it is swapped as, and its CALC macro.
+ */
+#define ATOMIC_TYPES(X)                                                        \
+	X(FI_INT8, i8, int8_t, uint32_t, uint8_t, INT_CALC)                    \
+	X(FI_UINT8, u8, uint8_t, uint32_t, uint8_t, INT_CALC)                  \
+	X(FI_INT16, i16, int16_t, uint32_t, uint16_t, INT_CALC)                \
+	X(FI_UINT16, u16, uint16_t, uint32_t, uint16_t, INT_CALC)              \
+	X(FI_INT32, i32, int32_t, uint64_t, uint32_t, INT_CALC)                \
+	X(FI_UINT32, u32, uint32_t, uint64_t, uint32_t, INT_CALC)              \
+	X(FI_INT64, i64, int64_t, uint64_t, uint64_t, INT_CALC)                \
+	X(FI_UINT64, u64, uint64_t, uint64_t, uint64_t, INT_CALC)              \
+	X(FI_FLOAT, flt, float, float, uint32_t, FLOAT_CALC)                   \
+	X(FI_DOUBLE, dbl, double, double, uint64_t, FLOAT_CALC)
+
+#define DEFINE_CALC(dt, name, T, W, B, CALC) CALC(name, T, W)
+ATOMIC_TYPES(DEFINE_CALC)
 
 /* One element: a compare-and-swap loop on the bits (type B) of a T. */
 #define APPLY(name, T, B)                                                      \
@@ -199,34 +207,21 @@ FLOAT_CALC(dbl, double)
 		}                                                              \
 	}
 
-APPLY(i8, int8_t, uint8_t)
-APPLY(u8, uint8_t, uint8_t)
-APPLY(i16, int16_t, uint16_t)
-APPLY(u16, uint16_t, uint16_t)
-APPLY(i32, int32_t, uint32_t)
-APPLY(u32, uint32_t, uint32_t)
-APPLY(i64, int64_t, uint64_t)
-APPLY(u64, uint64_t, uint64_t)
-APPLY(flt, float, uint32_t)
-APPLY(dbl, double, uint64_t)
+#define DEFINE_APPLY(dt, name, T, W, B, CALC) APPLY(name, T, B)
+ATOMIC_TYPES(DEFINE_APPLY)
 
 void gdrfab_atomic_apply(enum fi_op op, enum fi_datatype datatype, void *dst,
 			 const void *src, const void *cmp, void *old,
 			 size_t count)
 {
+#define APPLY_CASE(dt, name, T, W, B, CALC)                                    \
+	case dt: apply_##name(op, dst, src, cmp, old, count); break;
+
 	switch (datatype) {
-	case FI_INT8: apply_i8(op, dst, src, cmp, old, count); break;
-	case FI_UINT8: apply_u8(op, dst, src, cmp, old, count); break;
-	case FI_INT16: apply_i16(op, dst, src, cmp, old, count); break;
-	case FI_UINT16: apply_u16(op, dst, src, cmp, old, count); break;
-	case FI_INT32: apply_i32(op, dst, src, cmp, old, count); break;
-	case FI_UINT32: apply_u32(op, dst, src, cmp, old, count); break;
-	case FI_INT64: apply_i64(op, dst, src, cmp, old, count); break;
-	case FI_UINT64: apply_u64(op, dst, src, cmp, old, count); break;
-	case FI_FLOAT: apply_flt(op, dst, src, cmp, old, count); break;
-	case FI_DOUBLE: apply_dbl(op, dst, src, cmp, old, count); break;
+		ATOMIC_TYPES(APPLY_CASE)
 	default: break;
 	}
+#undef APPLY_CASE
 }
 
 /* ---- atomics by message ---- */

@@ -291,6 +291,57 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return 0;
 }
 
+int gdrfab_tx_begin(struct gdrfab_proto *proto, bool copy_in,
+		    const struct iovec **iov, void ***desc, size_t *count,
+		    uint64_t *flags, struct gdrfab_inject_copy *copy,
+		    size_t len, fi_addr_t peer, struct gdrfab_req **req)
+{
+	int ret;
+
+	if (copy_in) {
+		ret = gdrfab_copy_in_unlocked(proto, iov, desc, count, copy);
+		if (ret)
+			return ret;
+		if (copy->bounce)
+			*flags |= FI_INJECT;
+	}
+	gdrfab_lock_acquire(proto->env.lock);
+	gdrfab_pstat_copied(proto, copy->bounce != NULL, len);
+	ret = gdrfab_req_to_peer(proto, peer, req);
+	if (ret) {
+		gdrfab_req_drain(proto);
+		gdrfab_lock_release(proto->env.lock);
+		free(copy->bounce);
+		copy->bounce = NULL;
+	}
+	return ret;
+}
+
+/* gdrfab_check_iov, then the buffers' descriptors: every path of a send
+ * or a receive, inline ones too, reads the buffers. */
+static int check_bufs(struct gdrfab_proto *proto, const struct iovec *iov,
+		      void **desc, size_t count, const char *call)
+{
+	int ret = gdrfab_check_iov(proto, iov, count, call);
+
+	return ret ? ret
+		   : proto->ops->mr_check_descs(proto->env.domain, iov, desc,
+						count);
+}
+
+/* What a send's or a receive's request reports to the application: its
+ * context, its completion flags (FI_SEND or FI_RECV, with FI_TAGGED or
+ * FI_MSG) and the call's flags. */
+static void req_for_app(struct gdrfab_req *req, enum gdrfab_op op,
+			void *context, uint64_t cq_flags, bool tagged,
+			uint64_t flags)
+{
+	req->op = op;
+	req->context = context;
+	req->cq_flags = cq_flags | (tagged ? FI_TAGGED : FI_MSG);
+	req->op_flags = flags;
+}
+
 ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 			  void **desc, size_t count, fi_addr_t dest,
 			  uint64_t tag, uint64_t data, uint64_t flags,
@@ -302,11 +353,8 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 		((flags & FI_REMOTE_CQ_DATA) ? GDRFAB_PKT_CQ_DATA : 0);
 	size_t len;
 	struct gdrfab_inject_copy copy = {.bounce = NULL};
-	int ret = gdrfab_check_iov(proto, iov, count, "send");
+	int ret = check_bufs(proto, iov, desc, count, "send");
 
-	if (!ret) /* every path, inline ones too, reads the buffers */
-		ret = proto->ops->mr_check_descs(proto->env.domain, iov, desc,
-						 count);
 	if (ret)
 		return ret;
 	len = gdrfab_iov_len(iov, count);
@@ -343,23 +391,13 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 	 * gather (a buffer without its descriptor, or too few SGEs), so that
 	 * no CUDA copy waits under the endpoint's lock. The copy is then sent
 	 * as an inject's is, from a bounce buffer. */
-	if (gdrfab_send_copies(proto, desc, count, len, flags, silent)) {
-		ret = gdrfab_copy_in_unlocked(proto, &iov, &desc, &count,
-					      &copy);
-		if (ret)
-			return ret;
-		if (copy.bounce)
-			flags |= FI_INJECT;
-	}
-	gdrfab_lock_acquire(proto->env.lock);
-	gdrfab_pstat_copied(proto, copy.bounce != NULL, len);
-	ret = gdrfab_req_to_peer(proto, dest, &req);
+	ret = gdrfab_tx_begin(
+		proto,
+		gdrfab_send_copies(proto, desc, count, len, flags, silent),
+		&iov, &desc, &count, &flags, &copy, len, dest, &req);
 	if (ret)
-		goto out;
-	req->op = GDRFAB_OP_SEND;
-	req->context = context;
-	req->cq_flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
-	req->op_flags = flags;
+		return ret;
+	req_for_app(req, GDRFAB_OP_SEND, context, FI_SEND, tagged, flags);
 	req->silent = silent;
 	req->addr = dest;
 	req->tag = tag;
@@ -369,7 +407,6 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 		gdrfab_req_free(proto, req);
 	else
 		gdrfab_req_submit(req);
-out:
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(proto->env.lock);
 	free(copy.bounce);
@@ -383,11 +420,8 @@ ssize_t gdrfab_proto_recv(struct gdrfab_proto *proto, const struct iovec *iov,
 {
 	struct gdrfab_addr peer;
 	struct gdrfab_req *req;
-	int ret = gdrfab_check_iov(proto, iov, count, "recv");
+	int ret = check_bufs(proto, iov, desc, count, "recv");
 
-	if (!ret) /* every path, inline ones too, reads the buffers */
-		ret = proto->ops->mr_check_descs(proto->env.domain, iov, desc,
-						 count);
 	if (ret)
 		return ret;
 	if ((flags & FI_MULTI_RECV) && (tagged || count != 1)) {
@@ -413,10 +447,7 @@ ssize_t gdrfab_proto_recv(struct gdrfab_proto *proto, const struct iovec *iov,
 		gdrfab_lock_release(proto->env.lock);
 		return -FI_EAGAIN;
 	}
-	req->op = GDRFAB_OP_RECV;
-	req->context = context;
-	req->cq_flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
-	req->op_flags = flags;
+	req_for_app(req, GDRFAB_OP_RECV, context, FI_RECV, tagged, flags);
 	req->addr = src;
 	req->tag = tag;
 	req->ignore = ignore;

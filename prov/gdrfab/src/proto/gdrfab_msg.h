@@ -95,6 +95,18 @@ ssize_t gdrfab_proto_recv(struct gdrfab_proto *proto, const struct iovec *iov,
 			  void *context, bool tagged);
 /* The application's RMA (fi_ops_rma), op GDRFAB_OP_READ or _WRITE. */
 
+struct gdrfab_inject_copy;
+/* The start of a send or a write, once checked: GPU bytes that would be
+ * copied with CUDA (copy_in) are copied now, before the endpoint's lock,
+ * into copy->bounce (the call then goes as an inject, FI_INJECT in
+ * *flags); then the lock is taken, the len bytes counted as copied or
+ * not and *req made for the peer. On success the lock is held; on
+ * failure it is not, and nothing is left to free. */
+int gdrfab_tx_begin(struct gdrfab_proto *proto, bool copy_in,
+		    const struct iovec **iov, void ***desc, size_t *count,
+		    uint64_t *flags, struct gdrfab_inject_copy *copy,
+		    size_t len, fi_addr_t peer, struct gdrfab_req **req);
+
 /* Writes a rendezvous header (with a new cookie) into req->ctrl from
  * req->tag, data, len and rseg; the request then waits for a FIN. */
 void gdrfab_rndv_header(struct gdrfab_proto *proto, struct gdrfab_req *req,

@@ -96,7 +96,7 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 {
 	struct gdrfab_req *req;
 	size_t len;
-	bool emu, inject;
+	bool emu, inject, copy_in;
 	struct gdrfab_inject_copy copy = {.bounce = NULL};
 	int ret =
 		gdrfab_check_iov(proto, iov, count,
@@ -132,21 +132,14 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	 * reusable on return), and an emulated write's that goes as an eager
 	 * message the NIC does not gather (gdrfab_send_copies). The copy is
 	 * then sent as an inject's is. */
-	if (op == GDRFAB_OP_WRITE &&
-	    (emu ? gdrfab_send_copies(proto, desc, count, len, flags, silent)
-		 : inject)) {
-		ret = gdrfab_copy_in_unlocked(proto, &iov, &desc, &count,
-					      &copy);
-		if (ret)
-			return ret;
-		if (copy.bounce)
-			flags |= FI_INJECT;
-	}
-	gdrfab_lock_acquire(proto->env.lock);
-	gdrfab_pstat_copied(proto, copy.bounce != NULL, len);
-	ret = gdrfab_req_to_peer(proto, peer_addr, &req);
+	copy_in = op == GDRFAB_OP_WRITE &&
+		  (emu ? gdrfab_send_copies(proto, desc, count, len, flags,
+					    silent)
+		       : inject);
+	ret = gdrfab_tx_begin(proto, copy_in, &iov, &desc, &count, &flags,
+			      &copy, len, peer_addr, &req);
 	if (ret)
-		goto out;
+		return ret;
 	req->op = op;
 	req->context = context;
 	req->cq_flags = FI_RMA | (op == GDRFAB_OP_READ ? FI_READ : FI_WRITE);
