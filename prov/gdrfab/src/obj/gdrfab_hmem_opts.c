@@ -8,11 +8,11 @@
 #include <stdbool.h>
 
 #include "gdrfab.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_hmem_reg.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
-#include "gdrfab_stage.h"
 
 #ifndef FI_OPT_CUDA_API_PERMITTED
 #define FI_OPT_CUDA_API_PERMITTED 10

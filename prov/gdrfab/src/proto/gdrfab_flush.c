@@ -15,10 +15,10 @@
 #include <arpa/inet.h>
 
 #include "gdrfab.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
-#include "gdrfab_stage.h"
 
 int gdrfab_flush_start(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       int device, uint64_t addr, uint32_t rkey)

@@ -26,10 +26,10 @@
 
 #include "gdrfab.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
-#include "gdrfab_stage.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 

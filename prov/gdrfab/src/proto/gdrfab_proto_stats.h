@@ -14,10 +14,10 @@
 #include <stddef.h>
 
 #include "gdrfab_conn.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_mr_desc.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
-#include "gdrfab_stage.h"
 #include "gdrfab_stats.h"
 
 static inline void gdrfab_pstat_inc(struct gdrfab_proto *proto,

@@ -3,7 +3,7 @@
  * GPU buffers in the data path. Bytes the CPU must touch (eager payloads,
  * injects) are copied with CUDA, never with memcpy; GPU memory the NIC
  * does not reach (the staged path, or P2P disabled on the endpoint) goes
- * through pinned host buffers (gdrfab_stage_pipe.c); and data the NIC wrote
+ * through pinned host buffers (gdrfab_req_stage.c); and data the NIC wrote
  * into GPU memory is flushed, where the GPU needs it, before the
  * completion that reports it.
  */
@@ -14,10 +14,10 @@
 #include <rdma/fi_endpoint.h>
 
 #include "gdrfab.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
-#include "gdrfab_stage.h"
 
 /* The GPU device of a buffer: from its descriptor, or, for a buffer
  * passed without one (injects, receives), from CUDA once the application
