@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Staging GPU memory through host memory: the copies between an
- * application's buffers and a host buffer pinned for CUDA and registered
- * with the NIC, for GPU memory the NIC cannot reach.
+ * Copies into and out of GPU memory for the protocol, behind one header:
+ * staging through host memory (the copies between an application's
+ * buffers and a host buffer pinned for CUDA and registered with the NIC,
+ * for GPU memory the NIC cannot reach), and the loopback engine (copies
+ * and flush READs by the NIC, below).
  *
  * A stage job (struct gdrfab_stage_job, embedded in whatever moves the
  * bytes: the protocol's request) holds one transfer's host buffer, the
@@ -34,6 +36,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "gdrfab_addr.h"
 #include "gdrfab_list.h"
 
 /* Copies of one staged transfer in flight at once. */
@@ -145,6 +148,82 @@ enum gdrfab_stage_state gdrfab_stage_job_settle(struct gdrfab_stage_job *job);
  * end), its own registration released. keep as for progress. */
 void gdrfab_stage_job_close(struct gdrfab_stage_pool *pool,
 			    struct gdrfab_stage_job *job, bool keep);
+
+/* ---- the loopback engine (gdrfab_loop_copy.c) ----
+ * Bytes moved into GPU memory the NIC reaches without a CUDA call: RDMA
+ * WRITEs over a QP of the endpoint connected to itself, in the loopback
+ * PD, then a 1-byte READ of the last byte written; and the flush READ of
+ * GPU memory the NIC wrote (1 byte, over a second such QP in the domain's
+ * PD). A job (struct gdrfab_loop_job, embedded in its owner's request) is
+ * posted, or queued in order until its QP has room; gdrfab_loop_engine_poll
+ * and gdrfab_loop_engine_post_waiting end jobs, which the owner then takes
+ * with gdrfab_loop_engine_next_done. */
+struct gdrfab_loop; /* an endpoint's engine: its CQ, QPs and queues */
+
+struct gdrfab_loop_port {
+	const struct gdrfab_addr *addr; /* the port's name */
+	uint8_t num;
+	int gid_index;
+};
+
+/* A piece of a copy: len bytes from src (lkey) to dst (rkey, in the
+ * loopback PD). */
+struct gdrfab_loop_piece {
+	const void *src;
+	uint32_t len, lkey;
+	uint64_t dst;
+	uint32_t rkey;
+};
+
+struct gdrfab_loop_job {
+	struct gdrfab_list entry; /* a queue or the done list */
+	bool flush;		  /* a flush READ, else a copy */
+	size_t count;
+	struct gdrfab_loop_piece piece[GDRFAB_STAGE_MAX_IOV];
+	int wr_posted; /* the copy's work requests on the QP */
+	uint64_t flush_addr;
+	uint32_t flush_rkey;
+	/* Once done: err (FI_E*, positive) when it could not be posted,
+	 * else status, its work completion's. */
+	int err;
+	enum ibv_wc_status status;
+};
+
+/* Makes the copy QP (idempotent; the receive bounce buffers rx_mem are
+ * registered in loop_pd as the WRITEs' source). 0 or -FI_E* (logged). */
+int gdrfab_loop_engine_open_copy(struct gdrfab_loop **lp,
+				 struct ibv_context *ctx,
+				 const struct gdrfab_loop_port *port,
+				 struct ibv_pd *loop_pd, void *rx_mem,
+				 size_t rx_len);
+/* Makes the flush QP in pd (idempotent). 0 or -FI_E* (logged). */
+int gdrfab_loop_engine_open_flush(struct gdrfab_loop **lp,
+				  struct ibv_context *ctx,
+				  const struct gdrfab_loop_port *port,
+				  struct ibv_pd *pd);
+/* Frees the engine; its jobs are left to their owners, unlinked. */
+void gdrfab_loop_engine_close(struct gdrfab_loop **lp);
+bool gdrfab_loop_engine_can_copy(const struct gdrfab_loop *l);
+/* The lkey of the receive bounce buffers in the loopback PD. */
+uint32_t gdrfab_loop_engine_rx_lkey(const struct gdrfab_loop *l);
+/* Posts the copy of the job's count (>= 1) pieces, or queues it; a post
+ * that fails ends the job at once (err FI_EIO, logged). */
+void gdrfab_loop_engine_copy(struct gdrfab_loop *l,
+			     struct gdrfab_loop_job *job);
+/* Posts the job's flush READ of 1 byte at addr (rkey in the domain's PD),
+ * or queues it: 0, or -FI_EIO (logged; nothing posted, the job not
+ * listed). */
+int gdrfab_loop_engine_flush(struct gdrfab_loop *l, struct gdrfab_loop_job *job,
+			     uint64_t addr, uint32_t rkey);
+/* Ends the jobs whose work completions arrived (never waiting). */
+void gdrfab_loop_engine_poll(struct gdrfab_loop *l);
+/* Posts queued jobs as far as the QPs have room; a flush READ that fails
+ * to post ends its job (err FI_EIO). */
+void gdrfab_loop_engine_post_waiting(struct gdrfab_loop *l);
+/* The next job that ended, in order, or NULL. */
+struct gdrfab_loop_job *gdrfab_loop_engine_next_done(struct gdrfab_loop *l);
+/* Takes a job its owner frees off whatever list still holds it. */
+void gdrfab_loop_job_cancel(struct gdrfab_loop_job *job);
 
 /* The next copy of a staged transfer whose host buffer holds the iovec's
  * bytes back to back: it starts at host offset off, which is byte *ioff

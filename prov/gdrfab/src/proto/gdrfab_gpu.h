@@ -3,8 +3,9 @@
  * GPU memory in the protocol: GPU buffers (gdrfab_stage.c), a request's
  * staging through host buffers (gdrfab_req_stage.c, over the pipeline of
  * hmem/gdrfab_stage.h), the flush step (gdrfab_flush.c), eager data
- * moved into GPU memory asynchronously (gdrfab_gpu_rx.c) and the
- * loopback engine that does it without CUDA (gdrfab_loop_copy.c). These
+ * moved into GPU memory asynchronously (gdrfab_gpu_rx.c) and the steps
+ * that do it without CUDA over hmem's loopback engine (gdrfab_req_loop.c).
+ * These
  * end their asynchronous steps with gdrfab_req_resume and name nothing
  * above them.
  */
@@ -135,7 +136,7 @@ void gdrfab_flush_done(struct gdrfab_proto *proto, struct gdrfab_req *req,
  * With CUDA permitted, the staging pipeline's asynchronous copies (their
  * events polled by progress; gdrfab.ko's CPU mapping for small ones);
  * without (FI_OPT_CUDA_API_PERMITTED=false), an RDMA WRITE over the
- * endpoint's loopback QP (gdrfab_loop_copy.c). */
+ * endpoint's loopback QP (gdrfab_req_loop.c). */
 struct gdrfab_gpu_rx_args {
 	struct gdrfab_req *recv;
 	struct gdrfab_conn *conn;
@@ -166,20 +167,16 @@ int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 void gdrfab_flush_writedata(struct gdrfab_proto *proto,
 			    struct gdrfab_conn *conn, const struct ibv_wc *wc);
 
-/* The loopback engine (gdrfab_loop_copy.c): eager bytes RDMA-written into
- * GPU memory over a QP of the endpoint connected to itself, in a
- * protection domain of its own (no peer's QP can use its keys), then one
- * byte read back (a PCIe read flushes the writes before it). */
+/* The endpoint's loopback engine (hmem/gdrfab_stage.h) and its steps
+ * (gdrfab_req_loop.c): eager bytes RDMA-written into GPU memory over a
+ * QP of the endpoint connected to itself, in a protection domain of its
+ * own (no peer's QP can use its keys), then one byte read back (a PCIe
+ * read flushes the writes before it); and the flush READs. */
 /* Makes the endpoint's loopback QP (idempotent). 0 or -FI_E*. */
 int gdrfab_loop_open(struct gdrfab_proto *proto);
 /* Makes the endpoint's flush QP (idempotent; at fi_enable, never on the
  * data path). 0 or -FI_E* (logged). */
 int gdrfab_loop_flush_open(struct gdrfab_proto *proto);
-/* Posts req's flush READ of 1 byte at addr (rkey in the domain's PD), or
- * queues it until the flush QP has room; gdrfab_flush_done follows from
- * progress. 0, or -FI_EIO (logged; nothing posted). */
-int gdrfab_loop_flush(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		      uint64_t addr, uint32_t rkey);
 void gdrfab_loop_close(struct gdrfab_proto *proto);
 /* Whether a buffer's descriptor is GPU memory the NIC reaches. */
 bool gdrfab_loop_gpu_desc(struct gdrfab_proto *proto, const void *desc);
@@ -187,7 +184,8 @@ bool gdrfab_loop_gpu_desc(struct gdrfab_proto *proto, const void *desc);
  * the caller frees it). */
 int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 		      const struct gdrfab_gpu_rx_args *a);
-/* Completes loopback steps whose work completions arrived. */
+/* Goes on with the requests whose loopback copies or flush READs ended
+ * (gdrfab_req_resume, gdrfab_flush_done). */
 void gdrfab_loop_progress(struct gdrfab_proto *proto);
 /* Frees what a loopback step holds (from gdrfab_req_free). */
 void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);

@@ -241,15 +241,15 @@ struct gdrfab_req {
 	};
 
 	/* ---- the flush step (gdrfab_flush.c) ----
-	 * A 1-byte READ of flush_addr on the endpoint's flush QP, posted
-	 * before the completion that reports data the NIC wrote into GPU
-	 * memory; flush_err (FI_E*, positive) once it ended
-	 * (GDRFAB_FLUSH_STEP_*). */
+	 * A 1-byte READ on the endpoint's flush QP, posted before the
+	 * completion that reports data the NIC wrote into GPU memory;
+	 * flush_err (FI_E*, positive) once it ended (GDRFAB_FLUSH_STEP_*).
+	 * loop_job: the loopback engine's job (hmem/gdrfab_stage.h) of that
+	 * READ, or of a GPU_RX step's copy (gdrfab_req_loop.c). */
 	struct {
 		uint8_t flush_state;
 		int flush_err;
-		uint32_t flush_rkey;
-		uint64_t flush_addr;
+		struct gdrfab_loop_job loop_job;
 	};
 
 	/* ---- GPU memory staged through host memory ---- */
