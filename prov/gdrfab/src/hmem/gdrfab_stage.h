@@ -86,6 +86,10 @@ struct gdrfab_stage_job {
 	struct gdrfab_list moved_entry;	 /* pool->moved */
 };
 
+/* The GPU device of a buffer: from its descriptor, or for one given
+ * without, CUDA's answer (when cuda); -1 for host memory. */
+int gdrfab_stage_buf_device(const void *buf, const void *desc, bool cuda);
+
 void gdrfab_stage_pool_init(struct gdrfab_stage_pool *pool, struct ibv_pd *pd);
 /* Frees the buffers (endpoint close: waits for the copies of those whose
  * job closed before them). */

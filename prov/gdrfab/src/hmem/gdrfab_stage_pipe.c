@@ -151,16 +151,15 @@ static bool buf_poll(struct gdrfab_stage_buf *b, size_t *done)
 	return ok;
 }
 
-/* The GPU device of an application buffer, or -1 for host memory. */
-static int iov_device(const struct gdrfab_stage_job *job, size_t i, bool cuda)
+int gdrfab_stage_buf_device(const void *buf, const void *desc, bool cuda)
 {
 	struct gdrfab_cuda_ptr p;
-	void *desc = job->desc[i];
 
 	if (desc)
 		return gdrfab_mr_device(desc);
-	/* Without CUDA calls, no descriptor means host memory. */
-	if (!cuda || gdrfab_cuda_classify(job->iov[i].iov_base, &p) ||
+	/* Without CUDA calls, no descriptor means host memory (FI_MR_HMEM:
+	 * GPU memory comes with its descriptor). */
+	if (!cuda || gdrfab_cuda_classify(buf, &p) ||
 	    p.kind != GDRFAB_MEM_CUDA_DEVICE)
 		return -1;
 	return p.device;
@@ -189,7 +188,8 @@ static void pump(struct gdrfab_stage_job *job, bool cuda)
 		i = job->idx;
 		ioff = job->ioff - n;
 		app = (uint8_t *)job->iov[i].iov_base + ioff;
-		dev = iov_device(job, i, cuda);
+		dev = gdrfab_stage_buf_device(job->iov[i].iov_base,
+					      job->desc[i], cuda);
 		b->op[slot].event = NULL;
 		b->op_len[slot] = n;
 		if (dev < 0) {

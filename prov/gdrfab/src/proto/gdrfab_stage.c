@@ -18,23 +18,17 @@
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 
 /* The GPU device of a buffer: from its descriptor, or, for a buffer
  * passed without one (injects, receives), from CUDA once the application
  * has registered GPU memory. -1 for host memory. */
 int gdrfab_buf_device(struct gdrfab_proto *proto, const void *buf, void *desc)
 {
-	struct gdrfab_cuda_ptr p;
-
-	if (desc)
-		return gdrfab_mr_device(desc);
-	/* Without CUDA calls, a buffer without a descriptor is host memory
-	 * (FI_MR_HMEM: GPU memory comes with its descriptor). */
-	if (!proto->env.cuda_api_permitted ||
-	    !atomic_load(&proto->env.hmem->cuda_used) ||
-	    gdrfab_cuda_classify(buf, &p) || p.kind != GDRFAB_MEM_CUDA_DEVICE)
-		return -1;
-	return p.device;
+	return gdrfab_stage_buf_device(
+		buf, desc,
+		!desc && proto->env.cuda_api_permitted &&
+			atomic_load(&proto->env.hmem->cuda_used));
 }
 
 /* A copy the CPU must make with CUDA not permitted. Even gdrfab.ko's
