@@ -15,7 +15,8 @@
  *   events progress polls (hmem/gdrfab_stage_pipe.c; small pieces go through
  *   gdrfab.ko's CPU mapping where it is loaded, as before);
  * - CUDA not permitted (FI_OPT_CUDA_API_PERMITTED=false): an RDMA WRITE
- *   over the endpoint's loopback QP (gdrfab_loop_copy.c).
+ *   over the endpoint's loopback QP (gdrfab_req_loop.c, over hmem's
+ *   loopback engine).
  */
 #include <arpa/inet.h>
 #include <string.h>

@@ -11,7 +11,7 @@
  * (gdrfab_proto.c). Each unit has its own header: the request and its end
  * (gdrfab_req.h), connections (gdrfab_conn.h), messages (gdrfab_msg.h),
  * RMA (gdrfab_rma.h), atomics (gdrfab_atomic.h), GPU memory
- * (gdrfab_stage.h). The messages on the wire are in gdrfab_wire.h.
+ * (gdrfab_gpu.h). The messages on the wire are in gdrfab_wire.h.
  */
 #ifndef GDRFAB_PROTO_H
 #define GDRFAB_PROTO_H
