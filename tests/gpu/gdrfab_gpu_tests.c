@@ -22,7 +22,7 @@
 #include "gdrfab_hmem.h"
 #include "gdrfab_mr_cache.h"
 #include "gdrfab_params.h"
-#include "gdrfab_stage_sched.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_topo.h"
 
 static int failures, checks;

@@ -3,7 +3,7 @@
  * one iovec entry, never past what is ready. */
 #include <criterion/criterion.h>
 
-#include "gdrfab_stage_sched.h"
+#include "gdrfab_stage.h"
 
 /* Cuts [0, limit) and checks every piece; returns the piece count. */
 static size_t cut(const struct iovec *iov, size_t count, size_t limit,

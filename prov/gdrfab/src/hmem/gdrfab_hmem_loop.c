@@ -3,7 +3,7 @@
  * The domain's loopback protection domain and the GPU registrations in it.
  * An endpoint that may not call CUDA (FI_OPT_CUDA_API_PERMITTED=false)
  * moves eager bytes from host bounce memory into GPU memory with an RDMA
- * WRITE over a QP connected to itself (proto/gdrfab_loop_copy.c). That
+ * WRITE over a QP connected to itself (gdrfab_loop_copy.c). That
  * WRITE needs a remote key for the GPU buffer; made in the domain's own PD,
  * a peer guessing it could write there too. In a PD no peer's QP belongs
  * to, the key opens nothing to the network.

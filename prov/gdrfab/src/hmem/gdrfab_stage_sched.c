@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Cutting a staged transfer into copies (see gdrfab_stage_sched.h). */
-#include "gdrfab_stage_sched.h"
+#include "gdrfab_stage.h"
 
 size_t gdrfab_stage_next_piece(const struct iovec *iov, size_t count,
 			       size_t *idx, size_t *ioff, size_t off,

@@ -8,11 +8,11 @@
 #include <stdbool.h>
 
 #include "gdrfab.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_hmem_reg.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_proto.h"
-#include "gdrfab_stage.h"
 
 #ifndef FI_OPT_CUDA_API_PERMITTED
 #define FI_OPT_CUDA_API_PERMITTED 10
@@ -68,7 +68,7 @@ static int set_p2p(struct gdrfab_ep *ep, int mode)
 /* Whether the endpoint's data path may run without calling CUDA. It can
  * where the NIC reaches GPU memory (dma-buf or peermem): sends gather GPU
  * buffers by their registration, eager data lands in GPU memory by a
- * loopback RDMA WRITE (gdrfab_loop_copy.c), flushes are READs. Where GPU
+ * loopback RDMA WRITE (hmem/gdrfab_loop_copy.c), flushes are READs. Where GPU
  * memory is staged through host buffers, every GPU transfer is a CUDA
  * copy: refused. */
 static int set_cuda_permitted(struct gdrfab_ep *ep, bool permitted)

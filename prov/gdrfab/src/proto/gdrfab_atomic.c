@@ -24,10 +24,10 @@
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
-#include "gdrfab_stage.h"
 
 /* ATOMIC_RESP: keeps the fetched bytes in the request until its last
  * steps (0, or -FI_EIO when they cannot be kept). */
@@ -648,7 +648,7 @@ void gdrfab_atomic_release_run(struct gdrfab_proto *proto)
  * the request out of it, and the receive buffer goes back to the SRQ at
  * once). Host result buffers are written at once. GPU ones go through a
  * staging buffer drained by the pipeline's asynchronous copies, whose
- * events progress polls (gdrfab_stage_pipe.c): the request is parked, and
+ * events progress polls (hmem/gdrfab_stage_pipe.c): the request is parked, and
  * its finishing comes back here when they end. Nothing waits for a copy.
  * Without CUDA permitted there is no way into GPU memory here: the
  * pipeline refuses it (logged) and the atomic ends in an error.
@@ -688,9 +688,9 @@ int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
 		return 0;
 	if (req->staged) {
 		/* Back from the copies (or their first pass). */
-		if (!gdrfab_stage_drain(proto, req, req->stage_len))
+		if (!gdrfab_stage_drain(proto, req, req->stage.len))
 			return -FI_EINPROGRESS;
-		return req->stage_err ? -req->stage_err : 0;
+		return req->stage.err ? -req->stage.err : 0;
 	}
 	len = gdrfab_iov_len(req->iov, req->iov_count);
 	src = held(req);
@@ -708,10 +708,10 @@ int gdrfab_atomic_result_step(struct gdrfab_proto *proto,
 				 req->iov_count, 0, false);
 	if (ret)
 		return ret;
-	memcpy(req->stage, src, len);
+	memcpy(req->stage.host, src, len);
 	if (!gdrfab_stage_drain(proto, req, len))
 		return -FI_EINPROGRESS;
-	return req->stage_err ? -req->stage_err : 0;
+	return req->stage.err ? -req->stage.err : 0;
 }
 
 void gdrfab_atomic_add_steps(struct gdrfab_req *req)

@@ -572,7 +572,8 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 				 "unconfirmed connection from %s dropped: %s",
 				 peer, fi_strerror(err));
 	else
-		gdrfab_conn_fail_log(conn, err, prov_errno);
+		gdrfab_conn_fail_log(conn, gdrfab_conn_fi_addr(conn), err,
+				     prov_errno);
 	set_state(conn, GDRFAB_CONN_FAILED);
 	gdrfab_addrmap_del(&proto->conn_by_name, &conn->peer);
 	proto->conn_epoch++; /* no cached fi_addr leads to it now */

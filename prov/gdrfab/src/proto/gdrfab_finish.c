@@ -36,11 +36,11 @@
 
 #include "gdrfab.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_host_cache.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
-#include "gdrfab_stage.h"
 
 void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
@@ -55,7 +55,7 @@ void gdrfab_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	 * holds back the NIC atomics after it. */
 	if (req->atomic_counted)
 		gdrfab_conn_atomic_answered(req);
-	if (req->staged || req->gpu_iov_count)
+	if (req->staged || req->stage.count)
 		gdrfab_stage_free(proto, req);
 	if (req->op == GDRFAB_OP_GPU_RX)
 		gdrfab_loop_req_free(proto, req);

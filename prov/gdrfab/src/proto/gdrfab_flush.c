@@ -5,8 +5,8 @@
  * GPU before the completion that reports it (GPUDirect RDMA guide,
  * "Synchronization and Memory Ordering"; hmem/gdrfab_hmem_flush.c picks
  * the method). The READ method is asynchronous: its 1-byte READ is posted
- * on the endpoint's flush QP (proto/gdrfab_loop_copy.c, made at
- * fi_enable), the caller returns, and progress calls the request's own
+ * on the endpoint's flush QP (the loopback engine, hmem/gdrfab_stage.h,
+ * made at fi_enable), the caller returns, and progress calls the request's own
  * finishing function again when the READ's work completion arrives; that
  * call finds the flush done and goes on. Nothing waits, under a lock or
  * not. The CUDA method, cuFlushGPUDirectRDMAWrites, is synchronous by its
@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 
 #include "gdrfab.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
@@ -41,8 +42,11 @@ int gdrfab_flush_start(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	/* Off every list (a connection failing meanwhile must not finish
 	 * it a second time): the flush queue may hold it. */
 	gdrfab_list_remove(&req->entry);
-	ret = gdrfab_loop_flush(proto, req, addr, rkey);
-	return ret ? ret : -FI_EINPROGRESS;
+	ret = gdrfab_loop_engine_flush(proto->loop, &req->loop_job, addr, rkey);
+	if (ret)
+		return ret;
+	req->flush_state = GDRFAB_FLUSH_STEP_POSTED;
+	return -FI_EINPROGRESS;
 }
 
 int gdrfab_flush_step(struct gdrfab_proto *proto, struct gdrfab_req *req,

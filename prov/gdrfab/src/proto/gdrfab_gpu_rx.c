@@ -12,22 +12,23 @@
  * - CUDA permitted: the bytes are copied into one of the staging
  *   pipeline's pinned buffers (the bounce buffer goes back to the SRQ at
  *   once) and drained into the GPU by its asynchronous copies, whose
- *   events progress polls (gdrfab_stage_pipe.c; small pieces go through
+ *   events progress polls (hmem/gdrfab_stage_pipe.c; small pieces go through
  *   gdrfab.ko's CPU mapping where it is loaded, as before);
  * - CUDA not permitted (FI_OPT_CUDA_API_PERMITTED=false): an RDMA WRITE
- *   over the endpoint's loopback QP (gdrfab_loop_copy.c).
+ *   over the endpoint's loopback QP (gdrfab_req_loop.c, over hmem's
+ *   loopback engine).
  */
 #include <arpa/inet.h>
 #include <string.h>
 
 #include "gdrfab.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
-#include "gdrfab_stage.h"
 #include "gdrfab_strerror.h"
 
 /* A step's bytes are there (err 0) or not (FI_E*): completes it (the
@@ -127,10 +128,10 @@ static int cuda_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 	ret = gdrfab_stage_setup(proto, st, iov, desc, n, 0, false);
 	if (ret)
 		return ret;
-	memcpy(st->stage, a->src, a->got);
+	memcpy(st->stage.host, a->src, a->got);
 	st->fully_posted = true; /* nothing for the NIC: drained when done */
 	if (gdrfab_stage_drain(proto, st, a->got))
-		gdrfab_gpu_rx_done(proto, st, st->stage_err, 0);
+		gdrfab_gpu_rx_done(proto, st, st->stage.err, 0);
 	return 0;
 }
 

@@ -11,13 +11,13 @@
 #include <rdma/fi_tagged.h>
 
 #include "gdrfab.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_lock.h"
 #include "gdrfab_mr_desc.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
-#include "gdrfab_stage.h"
 
 /* The checks of gdrfab_check_iov again, saying which failed (out of
  * line: the check every data call makes then saves no registers for the

@@ -11,6 +11,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_host_cache.h"
 #include "gdrfab_params.h"
@@ -18,7 +19,6 @@
 #include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
-#include "gdrfab_stage.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 
@@ -213,10 +213,10 @@ static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	uint32_t total;
 	bool repeat;
 
-	if (req->stage_err) {
+	if (req->stage.err) {
 		/* Its data never reached host memory: fail it here, in its
 		 * turn, so that it finishes in one place. */
-		req->error = req->stage_err;
+		req->error = req->stage.err;
 		req->fully_posted = true;
 		return true;
 	}
@@ -283,10 +283,10 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	bool is_read = req->op != GDRFAB_OP_WRITE;
 
-	if (req->stage_err && !is_read) {
+	if (req->stage.err && !is_read) {
 		/* A staged write whose copy failed: nothing more goes. */
 		if (!req->error)
-			req->error = req->stage_err;
+			req->error = req->stage.err;
 		req->fully_posted = true;
 		return true;
 	}
@@ -300,9 +300,9 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		 * staged read in pieces of the copy chunk, a few at a time,
 		 * each copied on into the GPU when it lands. */
 		if (gdrfab_stage_blocks(req)) {
-			if (req->posted >= req->stage_done)
+			if (req->posted >= req->stage.done)
 				return false;
-			cap = req->stage_done - req->posted;
+			cap = req->stage.done - req->posted;
 		}
 		if (is_read && req->staged) {
 			if (req->stage_wr_head - req->stage_wr_tail >=

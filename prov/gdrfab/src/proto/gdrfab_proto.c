@@ -14,6 +14,7 @@
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
@@ -203,8 +204,7 @@ int gdrfab_proto_create(const struct gdrfab_proto_env *env,
 	gdrfab_list_init(&proto->free_reqs);
 	gdrfab_list_init(&proto->live);
 	gdrfab_list_init(&proto->finished);
-	gdrfab_list_init(&proto->staging);
-	gdrfab_list_init(&proto->stage_kicked);
+	gdrfab_stage_pool_init(&proto->stage_pool, proto->pd);
 	proto->stage_can_post = gdrfab_conn_kick;
 	gdrfab_list_init(&proto->atomic_backlog);
 	gdrfab_list_init(&proto->atomic_ready);
@@ -281,7 +281,7 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 		req->conn = NULL;
 		gdrfab_req_free(proto, req);
 	}
-	gdrfab_stage_pool_fini(proto);
+	gdrfab_stage_pool_fini(&proto->stage_pool);
 	free_conns(&proto->conns);
 	free_conns(&proto->dead);
 	gdrfab_addrmap_fini(&proto->conn_by_name);
@@ -364,7 +364,7 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 	}
 	/* Staging and the loopback QP are idle on most endpoints: tested
 	 * here, so that an empty poll calls neither. */
-	if (proto->stage_zombies || !gdrfab_list_empty(&proto->staging)) {
+	if (gdrfab_stage_pool_busy(&proto->stage_pool)) {
 		gdrfab_stage_progress(proto);
 		gdrfab_req_drain(proto);
 	}

@@ -11,7 +11,7 @@
  * (gdrfab_proto.c). Each unit has its own header: the request and its end
  * (gdrfab_req.h), connections (gdrfab_conn.h), messages (gdrfab_msg.h),
  * RMA (gdrfab_rma.h), atomics (gdrfab_atomic.h), GPU memory
- * (gdrfab_stage.h). The messages on the wire are in gdrfab_wire.h.
+ * (gdrfab_gpu.h). The messages on the wire are in gdrfab_wire.h.
  */
 #ifndef GDRFAB_PROTO_H
 #define GDRFAB_PROTO_H
@@ -32,6 +32,7 @@
 #include "gdrfab_proto_env.h"
 #include "gdrfab_ratelimit.h"
 #include "gdrfab_signal.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_stats.h"
 #include "gdrfab_wire.h"
 
@@ -42,7 +43,6 @@ struct gdrfab_mr_desc;
 struct gdrfab_report;
 struct gdrfab_req;
 struct gdrfab_rxbuf;
-struct gdrfab_stage_buf;
 struct gdrfab_txbuf;
 
 struct gdrfab_proto_ops {
@@ -176,12 +176,9 @@ struct gdrfab_proto {
 	size_t req_clear_len; /* what allocation clears: up to step_fn */
 	struct ibv_mr *req_mr;
 	struct gdrfab_list free_reqs, live;
-	/* Staging buffers kept for reuse (stage_cached bytes), those whose
-	 * request ended before their copies (freed once done), and the
-	 * requests whose copies are in flight. */
-	struct gdrfab_stage_buf *stage_free, *stage_zombies;
-	size_t stage_cached;
-	struct gdrfab_list staging, stage_kicked;
+	/* The staging buffers, kept for reuse, and the copies of staged
+	 * requests in flight (hmem/gdrfab_stage.h). */
+	struct gdrfab_stage_pool stage_pool;
 	/* What staging calls when more of a request's staged bytes may go
 	 * (filled, or a further piece copied): its connection posts what it
 	 * can (gdrfab_conn_kick, set at create, so that staging names

@@ -12,16 +12,6 @@ static const char *nic_name(const struct gdrfab_proto *proto)
 						: "?";
 }
 
-void gdrfab_pstat_conn_failed(struct gdrfab_conn *conn, int err)
-{
-	struct gdrfab_proto *proto = conn->proto;
-
-	if (proto->closing || err == FI_ECANCELED)
-		return;
-	gdrfab_stat_inc(&proto->stats, GDRFAB_STAT_conn_failed);
-	gdrfab_stat_peer_error(&proto->stats, gdrfab_conn_fi_addr(conn));
-}
-
 const char *gdrfab_req_op_name(const struct gdrfab_req *req)
 {
 	switch (req->op) {
@@ -41,18 +31,16 @@ const char *gdrfab_req_op_name(const struct gdrfab_req *req)
 }
 
 void gdrfab_wc_error_report(struct gdrfab_proto *proto,
-			    struct gdrfab_conn *conn, const char *op,
-			    const struct ibv_wc *wc)
+			    struct gdrfab_conn *conn, fi_addr_t fi_addr,
+			    const char *op, const struct ibv_wc *wc)
 {
 	const char *nic = nic_name(proto);
 	char peer[128] = "unknown peer";
-	unsigned long long fi_addr = (unsigned long long)FI_ADDR_NOTAVAIL;
 
 	if (wc->status == IBV_WC_SUCCESS)
 		return;
 	if (conn) {
 		gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
-		fi_addr = gdrfab_conn_fi_addr(conn);
 		gdrfab_stat_peer_error(&proto->stats, fi_addr);
 	}
 	/* A flushed work request is the echo of the failure that moved its
@@ -74,7 +62,8 @@ void gdrfab_wc_error_report(struct gdrfab_proto *proto,
 		wc->qp_num);
 }
 
-void gdrfab_conn_fail_log(struct gdrfab_conn *conn, int err, int prov_errno)
+void gdrfab_conn_fail_log(struct gdrfab_conn *conn, fi_addr_t fi_addr, int err,
+			  int prov_errno)
 {
 	struct gdrfab_proto *proto = conn->proto;
 	char peer[128];
@@ -83,13 +72,6 @@ void gdrfab_conn_fail_log(struct gdrfab_conn *conn, int err, int prov_errno)
 	GDRFAB_WARN(
 		FI_LOG_EP_DATA,
 		"%s:%u: connection to peer fi_addr %lld %s failed: %s (%s); the operations queued on it fail with it\n",
-		nic_name(proto), proto->env.port_num,
-		(long long)gdrfab_conn_fi_addr(conn), peer, fi_strerror(err),
-		gdrfab_prov_strerror(prov_errno, NULL, 0));
-}
-
-void gdrfab_wc_error_log_rx(struct gdrfab_proto *proto, const struct ibv_wc *wc)
-{
-	gdrfab_wc_error_report(proto, gdrfab_conn_by_qpn(proto, wc->qp_num),
-			       "receive", wc);
+		nic_name(proto), proto->env.port_num, (long long)fi_addr, peer,
+		fi_strerror(err), gdrfab_prov_strerror(prov_errno, NULL, 0));
 }

@@ -14,10 +14,10 @@
 #include <stddef.h>
 
 #include "gdrfab_conn.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_mr_desc.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
-#include "gdrfab_stage.h"
 #include "gdrfab_stats.h"
 
 static inline void gdrfab_pstat_inc(struct gdrfab_proto *proto,
@@ -133,30 +133,49 @@ static inline void gdrfab_pstat_resend(struct gdrfab_proto *proto)
 
 /* A connection failed with err (FI_E*, positive): counted, and for its
  * peer, unless the endpoint is closing it. */
-void gdrfab_pstat_conn_failed(struct gdrfab_conn *conn, int err);
+static inline void gdrfab_pstat_conn_failed(struct gdrfab_conn *conn, int err)
+{
+	struct gdrfab_proto *proto = conn->proto;
+
+	if (proto->closing || err == FI_ECANCELED)
+		return;
+	gdrfab_stat_inc(&proto->stats, GDRFAB_STAT_conn_failed);
+	gdrfab_stat_peer_error(&proto->stats, gdrfab_conn_fi_addr(conn));
+}
 
 /* A failed work completion of an operation of op's kind on conn (NULL
  * when its QP is no longer known): logged as NCCL logs one, naming the
  * NIC, the peer (fi_addr and address), the operation, the verbs status
  * and vendor_err, and counted for the peer. Nothing for a success; a
  * flushed work request (its connection failed first, and said so) is
- * logged at FI_LOG_INFO. */
+ * logged at FI_LOG_INFO. The connection's fi_addr is looked up by the
+ * inline callers, so that this file calls nothing of the connections
+ * (which call it): it stays out of the core's circle. */
 void gdrfab_wc_error_report(struct gdrfab_proto *proto,
-			    struct gdrfab_conn *conn, const char *op,
-			    const struct ibv_wc *wc);
+			    struct gdrfab_conn *conn, fi_addr_t fi_addr,
+			    const char *op, const struct ibv_wc *wc);
 static inline void gdrfab_wc_error_log(struct gdrfab_proto *proto,
 				       struct gdrfab_conn *conn, const char *op,
 				       const struct ibv_wc *wc)
 {
 	if (wc->status != IBV_WC_SUCCESS)
-		gdrfab_wc_error_report(proto, conn, op, wc);
+		gdrfab_wc_error_report(proto, conn,
+				       conn ? gdrfab_conn_fi_addr(conn)
+					    : FI_ADDR_NOTAVAIL,
+				       op, wc);
 }
-/* The line of a connection that failed with err (FI_E*, positive) and
- * prov_errno: the NIC, the peer, why; its operations fail with it. */
-void gdrfab_conn_fail_log(struct gdrfab_conn *conn, int err, int prov_errno);
+/* The line of a connection (its fi_addr) that failed with err (FI_E*,
+ * positive) and prov_errno: the NIC, the peer, why; its operations fail
+ * with it. */
+void gdrfab_conn_fail_log(struct gdrfab_conn *conn, fi_addr_t fi_addr, int err,
+			  int prov_errno);
 /* The same for a receive (its connection found by its QP number). */
-void gdrfab_wc_error_log_rx(struct gdrfab_proto *proto,
-			    const struct ibv_wc *wc);
+static inline void gdrfab_wc_error_log_rx(struct gdrfab_proto *proto,
+					  const struct ibv_wc *wc)
+{
+	gdrfab_wc_error_log(proto, gdrfab_conn_by_qpn(proto, wc->qp_num),
+			    "receive", wc);
+}
 /* What a request is, for that line. */
 const char *gdrfab_req_op_name(const struct gdrfab_req *req);
 

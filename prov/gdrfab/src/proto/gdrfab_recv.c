@@ -14,12 +14,12 @@
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
-#include "gdrfab_stage.h"
 #include "gdrfab_strerror.h"
 #include "gdrfab_verbs_ops.h"
 
@@ -409,7 +409,7 @@ static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
 	if (rd->staged && !gdrfab_stage_drain(proto, rd, rd->recv_len))
 		return;
 	if (rd->staged) {
-		err = -rd->stage_err;
+		err = -rd->stage.err;
 	} else if (!(rd->op_flags & FI_TRANSMIT_COMPLETE)) {
 		err = gdrfab_flush_step(proto, rd, rd->iov, rd->desc,
 					rd->iov_count, rd->recv_len);
@@ -417,8 +417,8 @@ static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
 			return;
 	}
 	src = gdrfab_conn_fi_addr(rd->conn);
-	if (rd->gpu_iov_count)
-		buf = rd->gpu_iov[0].iov_base;
+	if (rd->stage.count)
+		buf = rd->stage.iov[0].iov_base;
 	if (rd->emu_target)
 		/* An emulated fi_write: FIN with its status, no receive. */
 		gdrfab_emu_target_done(proto, rd->conn, rd->msg_id,

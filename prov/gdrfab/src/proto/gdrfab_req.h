@@ -20,10 +20,10 @@
 
 #include "gdrfab_list.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_stage.h"
 #include "gdrfab_wire.h"
 
 struct gdrfab_conn;
-struct gdrfab_stage_buf;
 struct gdrfab_reg;
 
 /* ---- what a work request id points at ---- */
@@ -71,9 +71,9 @@ enum gdrfab_op {
 
 #define GDRFAB_MAX_IOV GDRFAB_IOV_LIMIT
 
-/* Copies of one staged transfer in flight at once (pieces of
- * FI_GDRFAB_STAGE_CHUNK bytes). */
-#define GDRFAB_STAGE_OPS 16
+/* A staged request's buffers are its stage job's. */
+_Static_assert(GDRFAB_MAX_IOV <= GDRFAB_STAGE_MAX_IOV,
+	       "a request's iovec fits its stage job");
 
 /* What an ended request (or a peer's RMA aimed at this endpoint) tells
  * the application: one CQ entry and counter update, written only when the
@@ -241,48 +241,30 @@ struct gdrfab_req {
 	};
 
 	/* ---- the flush step (gdrfab_flush.c) ----
-	 * A 1-byte READ of flush_addr on the endpoint's flush QP, posted
-	 * before the completion that reports data the NIC wrote into GPU
-	 * memory; flush_err (FI_E*, positive) once it ended
-	 * (GDRFAB_FLUSH_STEP_*). */
+	 * A 1-byte READ on the endpoint's flush QP, posted before the
+	 * completion that reports data the NIC wrote into GPU memory;
+	 * flush_err (FI_E*, positive) once it ended (GDRFAB_FLUSH_STEP_*).
+	 * loop_job: the loopback engine's job (hmem/gdrfab_stage.h) of that
+	 * READ, or of a GPU_RX step's copy (gdrfab_req_loop.c). */
 	struct {
 		uint8_t flush_state;
 		int flush_err;
-		uint32_t flush_rkey;
-		uint64_t flush_addr;
+		struct gdrfab_loop_job loop_job;
 	};
 
 	/* ---- GPU memory staged through host memory ---- */
 	struct {
-		/* The host buffer, and the application's buffers it is
-		 * copied from or into. stage_mr gives the lkey (and, when
-		 * the peer accesses it, the rkey of stage_rmr, this
-		 * request's own registration). */
+		/* staged: the local side is the stage job's host buffer,
+		 * copied from or into the application's buffers by the
+		 * pipeline (hmem/gdrfab_stage.h, gdrfab_req_stage.c). */
 		bool staged;
-		uint8_t *stage;
-		struct gdrfab_stage_buf *stage_buf;
-		struct ibv_mr *stage_mr, *stage_rmr;
-		struct iovec gpu_iov[GDRFAB_MAX_IOV];
-		void *gpu_desc[GDRFAB_MAX_IOV];
-		size_t gpu_iov_count;
-		/* The pipeline (gdrfab_stage_pipe.c): bytes to copy, copies
-		 * issued, done (a prefix: a stream runs them in order), and
-		 * ready to copy (all of them when filling; what the NIC
-		 * wrote when draining); the gpu_iov cursor of the next
-		 * copy. */
-		uint8_t stage_state;
-		bool stage_listed, stage_kick;
-		int stage_err; /* FI_E* (positive) once a copy failed */
-		size_t stage_len, stage_issued, stage_done, stage_ready;
-		size_t stage_idx, stage_ioff;
+		struct gdrfab_stage_job stage;
 		/* A staged RDMA READ's work requests in flight (they end
 		 * in order): each piece copies into the GPU as soon as its
 		 * bytes landed. */
 		uint32_t stage_wr_len[GDRFAB_STAGE_OPS];
 		unsigned stage_wr_head, stage_wr_tail;
 		size_t stage_landed;
-		struct gdrfab_list stage_entry;	     /* proto->staging */
-		struct gdrfab_list stage_kick_entry; /* proto->stage_kicked */
 	};
 
 	/* The last steps it holds: a bit per enum gdrfab_req_step, and

@@ -12,6 +12,7 @@
 #include <rdma/fi_rma.h>
 
 #include "gdrfab.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_lock.h"
 #include "gdrfab_msg.h"
@@ -19,7 +20,6 @@
 #include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
-#include "gdrfab_stage.h"
 
 static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 const struct iovec *iov, size_t count)
@@ -75,9 +75,9 @@ int gdrfab_emu_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 				 IBV_ACCESS_REMOTE_WRITE, false);
 	if (ret)
 		return ret;
-	req->rseg[0].addr = (uintptr_t)req->stage;
+	req->rseg[0].addr = (uintptr_t)req->stage.host;
 	req->rseg[0].len = req->len;
-	req->rseg[0].rkey = req->stage_mr ? req->stage_mr->rkey : 0;
+	req->rseg[0].rkey = req->stage.mr ? req->stage.mr->rkey : 0;
 	req->rseg[0].reserved = 0;
 	req->rseg_count = 1;
 	req->data = handle << 32;

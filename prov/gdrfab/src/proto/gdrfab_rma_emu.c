@@ -24,11 +24,11 @@
 
 #include "gdrfab.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
-#include "gdrfab_stage.h"
 
 static struct gdrfab_req *target_req(struct gdrfab_proto *proto)
 {

@@ -23,12 +23,12 @@
 
 #include "gdrfab.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_lock.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
-#include "gdrfab_stage.h"
 #include "gdrfab_verbs_ops.h"
 
 int gdrfab_itx_init(struct gdrfab_proto *proto, size_t count)

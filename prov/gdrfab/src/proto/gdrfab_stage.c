@@ -3,7 +3,7 @@
  * GPU buffers in the data path. Bytes the CPU must touch (eager payloads,
  * injects) are copied with CUDA, never with memcpy; GPU memory the NIC
  * does not reach (the staged path, or P2P disabled on the endpoint) goes
- * through pinned host buffers (gdrfab_stage_pipe.c); and data the NIC wrote
+ * through pinned host buffers (gdrfab_req_stage.c); and data the NIC wrote
  * into GPU memory is flushed, where the GPU needs it, before the
  * completion that reports it.
  */
@@ -14,6 +14,7 @@
 #include <rdma/fi_endpoint.h>
 
 #include "gdrfab.h"
+#include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
@@ -24,17 +25,10 @@
  * has registered GPU memory. -1 for host memory. */
 int gdrfab_buf_device(struct gdrfab_proto *proto, const void *buf, void *desc)
 {
-	struct gdrfab_cuda_ptr p;
-
-	if (desc)
-		return gdrfab_mr_device(desc);
-	/* Without CUDA calls, a buffer without a descriptor is host memory
-	 * (FI_MR_HMEM: GPU memory comes with its descriptor). */
-	if (!proto->env.cuda_api_permitted ||
-	    !atomic_load(&proto->env.hmem->cuda_used) ||
-	    gdrfab_cuda_classify(buf, &p) || p.kind != GDRFAB_MEM_CUDA_DEVICE)
-		return -1;
-	return p.device;
+	return gdrfab_stage_buf_device(
+		buf, desc,
+		!desc && proto->env.cuda_api_permitted &&
+			atomic_load(&proto->env.hmem->cuda_used));
 }
 
 /* A copy the CPU must make with CUDA not permitted. Even gdrfab.ko's

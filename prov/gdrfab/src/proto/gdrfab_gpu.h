@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * GPU memory in the protocol: GPU buffers and staging through host
- * buffers (gdrfab_stage.c, gdrfab_stage_pipe.c, the copy scheduler in
- * hmem/gdrfab_stage_sched.h), the flush step (gdrfab_flush.c), eager data
- * moved into GPU memory asynchronously (gdrfab_gpu_rx.c) and the
- * loopback engine that does it without CUDA (gdrfab_loop_copy.c). These
+ * GPU memory in the protocol: GPU buffers (gdrfab_stage.c), a request's
+ * staging through host buffers (gdrfab_req_stage.c, over the pipeline of
+ * hmem/gdrfab_stage.h), the flush step (gdrfab_flush.c), eager data
+ * moved into GPU memory asynchronously (gdrfab_gpu_rx.c) and the steps
+ * that do it without CUDA over hmem's loopback engine (gdrfab_req_loop.c).
+ * These
  * end their asynchronous steps with gdrfab_req_resume and name nothing
  * above them.
  */
-#ifndef GDRFAB_STAGE_H
-#define GDRFAB_STAGE_H
+#ifndef GDRFAB_GPU_H
+#define GDRFAB_GPU_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,33 +21,10 @@
 #include "gdrfab_cuda.h"
 #include "gdrfab_mr_desc.h"
 #include "gdrfab_req.h"
+#include "gdrfab_stage.h"
 
 struct gdrfab_conn;
 struct gdrfab_rxbuf;
-
-/* A host buffer for staged GPU transfers: pinned for CUDA and registered
- * with the NIC (local access only: a peer's access goes through a
- * registration of the request's own), kept by the endpoint for reuse.
- * The copies into or out of it in flight live here, not in the request,
- * so that a request freed before its copies end leaves them to progress
- * (proto->stage_zombies) instead of waiting. */
-struct gdrfab_stage_buf {
-	struct gdrfab_stage_buf *next; /* stage_free or stage_zombies */
-	uint8_t *mem;
-	size_t cap;
-	struct ibv_mr *mr;
-	bool pinned;
-	struct gdrfab_cuda_op op[GDRFAB_STAGE_OPS];
-	size_t op_len[GDRFAB_STAGE_OPS];
-	unsigned head, tail; /* ops issued, ops done */
-};
-
-enum gdrfab_stage_state {
-	GDRFAB_STAGE_IDLE,     /* nothing in flight (or nothing staged) */
-	GDRFAB_STAGE_FILLING,  /* device -> staging buffer */
-	GDRFAB_STAGE_DRAINING, /* staging buffer -> device */
-	GDRFAB_STAGE_DRAINED,  /* done: the data is in the application's */
-};
 
 /* ---- GPU buffers (gdrfab_stage.c) ---- */
 /* The GPU device of a buffer (its descriptor, or CUDA's answer for one
@@ -97,8 +75,8 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       int access, bool fill);
 /* Starts copying the first len staged bytes into the application's
  * buffers: true when they are there already (or the copy failed: see
- * req->stage_err); false while copies run, after which progress goes on
- * with the request (gdrfab_req_resume), with stage_state DRAINED. */
+ * req->stage.err); false while copies run, after which progress goes on
+ * with the request (gdrfab_req_resume), with its stage job DRAINED. */
 bool gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			size_t len);
 /* A last step (GDRFAB_STEP_STAGE_OUT): an fi_read into staged GPU memory
@@ -112,13 +90,11 @@ void gdrfab_stage_landed(struct gdrfab_proto *proto, struct gdrfab_req *req);
  * (more of) its data. */
 static inline bool gdrfab_stage_blocks(const struct gdrfab_req *req)
 {
-	return req->stage_state == GDRFAB_STAGE_FILLING && !req->stage_err;
+	return gdrfab_stage_job_filling(&req->stage);
 }
 /* Completes staging copies (never waiting): from progress. */
 void gdrfab_stage_progress(struct gdrfab_proto *proto);
 void gdrfab_stage_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
-/* Frees the staging buffers (endpoint close: waits for their copies). */
-void gdrfab_stage_pool_fini(struct gdrfab_proto *proto);
 
 /* ---- the flush step (gdrfab_flush.c) ----
  * Data the NIC wrote into GPU memory is made visible to the GPU before the
@@ -160,7 +136,7 @@ void gdrfab_flush_done(struct gdrfab_proto *proto, struct gdrfab_req *req,
  * With CUDA permitted, the staging pipeline's asynchronous copies (their
  * events polled by progress; gdrfab.ko's CPU mapping for small ones);
  * without (FI_OPT_CUDA_API_PERMITTED=false), an RDMA WRITE over the
- * endpoint's loopback QP (gdrfab_loop_copy.c). */
+ * endpoint's loopback QP (gdrfab_req_loop.c). */
 struct gdrfab_gpu_rx_args {
 	struct gdrfab_req *recv;
 	struct gdrfab_conn *conn;
@@ -191,20 +167,16 @@ int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 void gdrfab_flush_writedata(struct gdrfab_proto *proto,
 			    struct gdrfab_conn *conn, const struct ibv_wc *wc);
 
-/* The loopback engine (gdrfab_loop_copy.c): eager bytes RDMA-written into
- * GPU memory over a QP of the endpoint connected to itself, in a
- * protection domain of its own (no peer's QP can use its keys), then one
- * byte read back (a PCIe read flushes the writes before it). */
+/* The endpoint's loopback engine (hmem/gdrfab_stage.h) and its steps
+ * (gdrfab_req_loop.c): eager bytes RDMA-written into GPU memory over a
+ * QP of the endpoint connected to itself, in a protection domain of its
+ * own (no peer's QP can use its keys), then one byte read back (a PCIe
+ * read flushes the writes before it); and the flush READs. */
 /* Makes the endpoint's loopback QP (idempotent). 0 or -FI_E*. */
 int gdrfab_loop_open(struct gdrfab_proto *proto);
 /* Makes the endpoint's flush QP (idempotent; at fi_enable, never on the
  * data path). 0 or -FI_E* (logged). */
 int gdrfab_loop_flush_open(struct gdrfab_proto *proto);
-/* Posts req's flush READ of 1 byte at addr (rkey in the domain's PD), or
- * queues it until the flush QP has room; gdrfab_flush_done follows from
- * progress. 0, or -FI_EIO (logged; nothing posted). */
-int gdrfab_loop_flush(struct gdrfab_proto *proto, struct gdrfab_req *req,
-		      uint64_t addr, uint32_t rkey);
 void gdrfab_loop_close(struct gdrfab_proto *proto);
 /* Whether a buffer's descriptor is GPU memory the NIC reaches. */
 bool gdrfab_loop_gpu_desc(struct gdrfab_proto *proto, const void *desc);
@@ -212,9 +184,10 @@ bool gdrfab_loop_gpu_desc(struct gdrfab_proto *proto, const void *desc);
  * the caller frees it). */
 int gdrfab_loop_start(struct gdrfab_proto *proto, struct gdrfab_req *st,
 		      const struct gdrfab_gpu_rx_args *a);
-/* Completes loopback steps whose work completions arrived. */
+/* Goes on with the requests whose loopback copies or flush READs ended
+ * (gdrfab_req_resume, gdrfab_flush_done). */
 void gdrfab_loop_progress(struct gdrfab_proto *proto);
 /* Frees what a loopback step holds (from gdrfab_req_free). */
 void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req);
 
-#endif /* GDRFAB_STAGE_H */
+#endif /* GDRFAB_GPU_H */
