@@ -47,15 +47,27 @@ build_variant() {
 }
 
 # Prints every report in a directory and UBSan's lines in an output; fails
-# if there is one.
+# if there is one. A report that holds nothing but LeakSanitizer's own
+# fatal error (its tracer thread crashed stopping the process's threads:
+# in the VM, at the exit of every nccl and nccl_rdma replay test, with
+# this tree's code and with code a day older alike, and with or without
+# gdrfab's memory monitor) found no error: it is listed as a process
+# whose leaks could not be checked, and does not fail the run.
 reports() { # dir output
-	local f n=0
+	local f n=0 unchecked=()
 	for f in "$1"/*; do
 		[ -f "$f" ] || continue
+		if grep -q 'LeakSanitizer has encountered a fatal error' "$f" &&
+			! grep -qE 'ERROR: |runtime error:|leak of' "$f"; then
+			unchecked+=("$(basename "$f")")
+			continue
+		fi
 		echo "==== sanitizer report: $f"
 		cat "$f"
 		n=$((n + 1))
 	done
+	[ ${#unchecked[@]} = 0 ] ||
+		echo "sanitizers: leaks not checked in ${#unchecked[@]} process(es), LeakSanitizer's tracer crashed there: ${unchecked[*]}"
 	if grep -q 'runtime error:' "$2"; then
 		echo "==== UBSan's reports in $2"
 		grep -A 12 'runtime error:' "$2"
