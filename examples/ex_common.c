@@ -246,7 +246,8 @@ static int open_fabric(struct ex_ctx *c)
 	const char *failed;
 	int ret;
 
-	hints->caps = FI_TAGGED | FI_RMA | FI_MSG | (c->o.cuda ? FI_HMEM : 0);
+	hints->caps = FI_TAGGED | FI_RMA | FI_MSG | (c->o.cuda ? FI_HMEM : 0) |
+		      (c->o.atomics ? FI_ATOMIC : 0);
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->mode = FI_CONTEXT;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |

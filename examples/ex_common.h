@@ -39,6 +39,7 @@ struct ex_opts {
 	bool cuda;    /* -D cuda: the buffer is GPU memory (FI_HMEM_CUDA) */
 	bool no_desc; /* -N: data calls pass no descriptor (host memory):
 		       * the provider registers the buffer itself */
+	bool atomics; /* ask for FI_ATOMIC too (tests/vm/flap/flap_ops.c) */
 };
 
 struct ex_ctx {

@@ -1,0 +1,13 @@
+#!/bin/bash
+# The link that goes down and comes back (tests/vm/flap/flap-in-vm.sh):
+# boots the soft-RoCE VM once and runs it there: by default CI's short
+# run (gdrfab alone, three operations, one outage past the RC retry
+# budget, about a minute); GDRFAB_FLAP_ALL=1 the whole matrix, gdrfab
+# beside verbs;ofi_rxm, every operation, both sides, an outage within the
+# budget and one past it (about 12 minutes under TCG); the other
+# GDRFAB_FLAP_* variables that script reads choose a part. Exit 77
+# (automake's "skipped") when no VM can run here.
+set -u
+. "$(dirname "$0")/../runner/vm-prelude.sh" "link flaps"
+exec "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1800}" -- \
+	"$srcdir/tests/vm/flap/flap-in-vm.sh"
