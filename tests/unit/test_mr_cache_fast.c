@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The registration cache's lock-free hit (each thread's last hit): it
+ * The registration cache's lock-free hit (each thread's recent hits): it
  * must never hand out an entry that was dropped, recycled for another
  * buffer, or registered for another allocation at the same address.
  * A counting backend stands in for the NIC, buffer IDs for CUDA.
@@ -172,9 +172,10 @@ Test(mr_cache_fast, eviction_turns_the_last_hit_away_and_spares_hot_ones)
 		m[i] = gpu(0x400000000 + i * 0x1000000, 65536, 40 + i);
 	gdrfab_reg_put(&cache, get(m[0].base, 1, &m[0]));
 	gdrfab_reg_put(&cache, get(m[1].base, 1, &m[1]));
-	gdrfab_reg_put(&cache, get(m[0].base, 1, &m[0])); /* locked hit */
-	gdrfab_reg_put(&cache, get(m[0].base, 1, &m[0])); /* fast hit */
-	cr_assert_eq(atomic_load(&cache.fast_hits), 1);
+	/* Both remembered by this thread: hits without the lock. */
+	gdrfab_reg_put(&cache, get(m[0].base, 1, &m[0]));
+	gdrfab_reg_put(&cache, get(m[0].base, 1, &m[0]));
+	cr_assert_eq(atomic_load(&cache.fast_hits), 2);
 	/* m[1] is the least recently used: the third evicts it. */
 	gdrfab_reg_put(&cache, get(m[2].base, 1, &m[2]));
 	cr_assert_eq(atomic_load(&deregs), 1);
@@ -185,6 +186,33 @@ Test(mr_cache_fast, eviction_turns_the_last_hit_away_and_spares_hot_ones)
 	cr_assert_eq(atomic_load(&regs), 4, "a miss after the purge");
 	cr_assert(atomic_load(&r->cached));
 	gdrfab_reg_put(&cache, r);
+	gdrfab_mr_cache_fini(&cache);
+	cr_assert_eq(atomic_load(&deregs), atomic_load(&regs));
+}
+
+/* A thread alternating between up to eight buffers hits each without the
+ * lock; a ninth takes the slot of the one remembered longest, which is
+ * then found under the lock again (and remembered anew). */
+Test(mr_cache_fast, eight_buffers_in_turn_are_hit_without_the_lock)
+{
+	struct gdrfab_cuda_ptr m[9];
+
+	open_cache(16);
+	for (int i = 0; i < 9; i++)
+		m[i] = gpu(0x600000000 + i * 0x1000000, 65536, 200 + i);
+	for (int i = 0; i < 8; i++)
+		gdrfab_reg_put(&cache, get(m[i].base, 64, &m[i]));
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 8; i++)
+			gdrfab_reg_put(&cache, get(m[i].base + 128, 64, &m[i]));
+	cr_assert_eq(atomic_load(&cache.fast_hits), 24);
+	cr_assert_eq(cache.hits, 0, "none found under the lock");
+	gdrfab_reg_put(&cache, get(m[8].base, 64, &m[8])); /* replaces m[0] */
+	gdrfab_reg_put(&cache, get(m[0].base, 64, &m[0]));
+	cr_assert_eq(cache.hits, 1, "m[0] found under the lock");
+	gdrfab_reg_put(&cache, get(m[0].base, 64, &m[0]));
+	cr_assert_eq(atomic_load(&cache.fast_hits), 25, "then remembered");
+	cr_assert_eq(atomic_load(&regs), 9);
 	gdrfab_mr_cache_fini(&cache);
 	cr_assert_eq(atomic_load(&deregs), atomic_load(&regs));
 }

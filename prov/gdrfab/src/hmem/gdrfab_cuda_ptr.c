@@ -33,13 +33,52 @@ struct known_alloc {
 static pthread_mutex_t ids_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct known_alloc *ids;
 static size_t ids_cap, ids_used;
-/* Each thread's last hit, which needs no lock: an entry never changes
- * while its ID lives, and a table started afresh bumps the generation. */
+/* Each thread's recent allocations (the last eight it met), which need
+ * no lock: an entry never changes while its ID lives, and a table started
+ * afresh bumps the generation. A thread alternating between a few
+ * buffers finds each here; the IDs stand apart, in one cache line,
+ * because they are what a lookup scans. */
+#define RECENT_ALLOCS 8
 static _Atomic unsigned ids_generation;
 static _Thread_local struct {
-	unsigned generation;
-	struct gdrfab_cuda_ptr cls;
-} last_hit;
+	uint64_t id[RECENT_ALLOCS];
+	unsigned generation[RECENT_ALLOCS];
+	struct gdrfab_cuda_ptr cls[RECENT_ALLOCS];
+	unsigned next; /* the slot a new allocation takes, round robin */
+	unsigned last; /* the slot last found: looked at first */
+} recent;
+
+static bool within(const struct gdrfab_cuda_ptr *cls, const void *ptr)
+{
+	return cls->size && (uintptr_t)ptr >= cls->base &&
+	       (uintptr_t)ptr - cls->base < cls->size;
+}
+
+/* Remembers cls among the calling thread's recent allocations. */
+static void remember(const struct gdrfab_cuda_ptr *cls, unsigned generation)
+{
+	unsigned i;
+
+	for (i = 0; i < RECENT_ALLOCS; i++)
+		if (recent.id[i] == cls->buffer_id)
+			break;
+	if (i == RECENT_ALLOCS) {
+		i = recent.next;
+		recent.next = (i + 1) % RECENT_ALLOCS;
+	}
+	recent.id[i] = cls->buffer_id;
+	recent.generation[i] = generation;
+	recent.cls[i] = *cls;
+	recent.last = i;
+}
+
+/* Slot i of the recent allocations holds ptr of allocation id. */
+static inline bool recent_holds(const __typeof__(recent) *rc, unsigned i,
+				uint64_t id, unsigned gen, const void *ptr)
+{
+	return rc->id[i] == id && rc->generation[i] == gen &&
+	       within(&rc->cls[i], ptr);
+}
 
 void gdrfab_cuda_ptr_fini(void)
 {
@@ -145,16 +184,11 @@ static int classify_fully(const void *ptr, struct gdrfab_cuda_ptr *out)
 	return 0;
 }
 
-static bool within(const struct gdrfab_cuda_ptr *cls, const void *ptr)
-{
-	return cls->size && (uintptr_t)ptr >= cls->base &&
-	       (uintptr_t)ptr - cls->base < cls->size;
-}
-
-/* A known allocation that is not the thread's last (its entry, under
- * the lock), or a first meeting: out of line, so that the thread's last
- * hit neither saves registers for it nor fills classify_fully's arrays
- * (the compiler hoisted their set-up into every call). */
+/* A known allocation that is not among the thread's recent ones (its
+ * entry, under the lock), or a first meeting: out of line, so that the
+ * thread's recent hits neither save registers for it nor fill
+ * classify_fully's arrays (the compiler hoisted their set-up into every
+ * call). */
 static __attribute__((noinline)) int classify_slow(const void *ptr, uint64_t id,
 						   struct gdrfab_cuda_ptr *out)
 {
@@ -166,8 +200,7 @@ static __attribute__((noinline)) int classify_slow(const void *ptr, uint64_t id,
 		e = ids_find(id);
 		if (e && within(&e->cls, ptr)) {
 			*out = e->cls;
-			last_hit.cls = e->cls;
-			last_hit.generation = atomic_load(&ids_generation);
+			remember(&e->cls, atomic_load(&ids_generation));
 			pthread_mutex_unlock(&ids_lock);
 			return 0;
 		}
@@ -201,15 +234,24 @@ int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
 	if (id) {
 		/* Reached once: in a shared library each thread-local
 		 * access may be a __tls_get_addr call. */
-		__typeof__(last_hit) *lh = &last_hit;
+		__typeof__(recent) *rc = &recent;
+		unsigned gen = atomic_load_explicit(&ids_generation,
+						    memory_order_relaxed);
 
-		if (lh->cls.buffer_id == id &&
-		    lh->generation ==
-			    atomic_load_explicit(&ids_generation,
-						 memory_order_relaxed) &&
-		    within(&lh->cls, ptr)) {
-			*out = lh->cls;
+		unsigned i = rc->last;
+
+		/* The slot found last time first: one buffer used again
+		 * and again pays no scan. */
+		if (recent_holds(rc, i, id, gen, ptr)) {
+			*out = rc->cls[i];
 			return 0;
+		}
+		for (i = 0; i < RECENT_ALLOCS; i++) {
+			if (recent_holds(rc, i, id, gen, ptr)) {
+				rc->last = i;
+				*out = rc->cls[i];
+				return 0;
+			}
 		}
 	}
 	return classify_slow(ptr, id, out);

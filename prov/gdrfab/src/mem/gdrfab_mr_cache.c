@@ -7,8 +7,8 @@
  * A cached registration holds one reference of its own besides its users'.
  * Whoever drops the last one destroys it: a user's put needs no lock (the
  * count is atomic, and only unlinking under the lock drops the cache's).
- * Each thread's last GPU hit is found again without the lock (see
- * fast_hit and gdrfab_mr_cache.h).
+ * Each thread's recent GPU hits (the last eight registrations it hit) are
+ * found again without the lock (see fast_hit and gdrfab_mr_cache.h).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -19,19 +19,28 @@
 /* Serials start at 1: a thread that never hit has 0. */
 static _Atomic uint64_t next_serial = 1;
 
-/* The calling thread's last GPU hit: which cache (its address and serial,
- * since another cache may live at that address later), the entry, and
- * what it was looked up as. r is only read through a successful
- * reference (refs was not 0), then checked against this copy. */
-static _Thread_local struct {
+/* The calling thread's recent GPU hits, so that a thread alternating
+ * between a few buffers (a halo exchange, double buffering) finds each
+ * without the lock: per slot which cache (its address and serial, since
+ * another cache may live at that address later), the entry, and what it
+ * was looked up as. r is only read through a successful reference (refs
+ * was not 0), then checked against this copy. The buffer IDs stand
+ * apart, in one cache line, because they are what a lookup scans. */
+#define RECENT_HITS 8
+struct recent_hit {
 	const struct gdrfab_mr_cache *cache;
 	uint64_t serial;
 	struct gdrfab_reg *r;
 	uintptr_t start;
 	size_t len;
-	uint64_t buffer_id;
 	int access;
-} last_hit;
+};
+static _Thread_local struct {
+	uint64_t buffer_id[RECENT_HITS];
+	struct recent_hit hit[RECENT_HITS];
+	unsigned next; /* the slot a new hit takes, round robin */
+	unsigned last; /* the slot last found: looked at first */
+} recent;
 
 void gdrfab_mr_cache_init(struct gdrfab_mr_cache *cache,
 			  const struct gdrfab_reg_backend *backend,
@@ -59,7 +68,7 @@ static bool unlink_entry(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 	return atomic_fetch_sub(&r->refs, 1) == 1;
 }
 
-/* r's memory goes to the spare list, not to free(): a thread's last hit
+/* r's memory goes to the spare list, not to free(): a thread's recent hit
  * may still point at it (its refs, 0 from now on, turns that away). */
 static void recycle(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 {
@@ -123,7 +132,7 @@ static struct gdrfab_reg *evict_locked(struct gdrfab_mr_cache *cache,
 		    cache->size + extra <= cache->max_size)
 			break;
 		/* An entry held by the cache alone may gain a user without
-		 * the lock (a thread's last hit), but unlink_entry's count
+		 * the lock (a thread's recent hit), but unlink_entry's count
 		 * tells: the loser of that race destroys it. */
 		if (atomic_load(&r->refs) > 1)
 			continue;
@@ -222,7 +231,7 @@ static int make_reg(struct gdrfab_mr_cache *cache, uintptr_t start, size_t len,
 
 	if (!r)
 		return -FI_ENOMEM;
-	/* Field by field, refs (0) untouched: a thread's last hit may be
+	/* Field by field, refs (0) untouched: a thread's recent hit may be
 	 * reading it. */
 	r->mr = NULL;
 	r->watch = NULL;
@@ -262,45 +271,94 @@ static int make_reg(struct gdrfab_mr_cache *cache, uintptr_t start, size_t len,
 	return 0;
 }
 
-/* Remembers r as the calling thread's last hit in cache. */
+/* Remembers r among the calling thread's recent hits in cache: in its own
+ * slot if it has one, else in the next slot round robin. */
 static void remember(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 {
-	last_hit.cache = cache;
-	last_hit.serial = cache->serial;
-	last_hit.r = r;
-	last_hit.start = r->start;
-	last_hit.len = r->len;
-	last_hit.buffer_id = r->mem.buffer_id;
-	last_hit.access = r->access;
+	unsigned i;
+
+	for (i = 0; i < RECENT_HITS; i++)
+		if (recent.hit[i].r == r && recent.hit[i].cache == cache)
+			break;
+	if (i == RECENT_HITS) {
+		i = recent.next;
+		recent.next = (i + 1) % RECENT_HITS;
+	}
+	recent.buffer_id[i] = r->mem.buffer_id;
+	recent.hit[i] = (struct recent_hit){
+		.cache = cache,
+		.serial = cache->serial,
+		.r = r,
+		.start = r->start,
+		.len = r->len,
+		.access = r->access,
+	};
+	recent.last = i;
 }
 
-/* The calling thread's last hit, if it holds [a, a + len) of the same
- * allocation with this access and is still cached: referenced for the
- * caller. No lock: the reference is taken only while refs is not 0 (an
- * entry being destroyed or recycled has 0), and what it refers to is
- * checked after, since the entry may have been recycled meanwhile.
+/* Slot i of the recent hits holds [a, a + len) of allocation id in cache
+ * with this access. */
+static inline bool slot_holds(const __typeof__(recent) *rh, unsigned i,
+			      const struct gdrfab_mr_cache *cache, uintptr_t a,
+			      size_t len, int access, uint64_t id)
+{
+	const struct recent_hit *h = &rh->hit[i];
+
+	return rh->buffer_id[i] == id && h->cache == cache &&
+	       h->serial == cache->serial && h->access == access &&
+	       a >= h->start && a + len <= h->start + h->len;
+}
+
+/* The slot of the calling thread's recent hits that holds [a, a + len) of
+ * allocation id in cache with this access, or NULL. */
+static inline const struct recent_hit *
+recent_slot(const struct gdrfab_mr_cache *cache, uintptr_t a, size_t len,
+	    int access, uint64_t id)
+{
+	__typeof__(recent) *rh = &recent;
+	unsigned i = rh->last;
+
+	/* The slot found last time first: one buffer used again and again
+	 * pays no scan. */
+	if (slot_holds(rh, i, cache, a, len, access, id))
+		return &rh->hit[i];
+	for (i = 0; i < RECENT_HITS; i++) {
+		if (slot_holds(rh, i, cache, a, len, access, id)) {
+			rh->last = i;
+			return &rh->hit[i];
+		}
+	}
+	return NULL;
+}
+
+/* One of the calling thread's recent hits, if it holds [a, a + len) of
+ * the same allocation with this access and is still cached: referenced
+ * for the caller. No lock: the reference is taken only while refs is not
+ * 0 (an entry being destroyed or recycled has 0), and what it refers to
+ * is checked after, since the entry may have been recycled meanwhile.
  *
  * This is the whole of a GPU hit, so it is written for its instructions:
- * the thread-local record is reached once (in a shared library each
- * access may be a __tls_get_addr call) and read into locals before the
- * compare-exchange, after which the compiler would load it again; the
- * two locked instructions (this one and gdrfab_reg_put's) are all that
- * is left of the reference. */
+ * the thread-local table is reached once (in a shared library each
+ * access may be a __tls_get_addr call) and the slot read into locals
+ * before the compare-exchange, after which the compiler would load it
+ * again; the two locked instructions (this one and gdrfab_reg_put's) are
+ * all that is left of the reference. */
 static inline struct gdrfab_reg *fast_hit(struct gdrfab_mr_cache *cache,
 					  uintptr_t a, size_t len, int access,
 					  const struct gdrfab_cuda_ptr *mem)
 {
-	__typeof__(last_hit) *lh = &last_hit;
-	struct gdrfab_reg *r = lh->r;
-	uintptr_t start = lh->start;
-	size_t rlen = lh->len;
 	uint64_t id = mem->buffer_id;
+	const struct recent_hit *h = recent_slot(cache, a, len, access, id);
+	struct gdrfab_reg *r;
+	uintptr_t start;
+	size_t rlen;
 	unsigned refs;
 
-	if (lh->cache != cache || lh->serial != cache->serial ||
-	    lh->buffer_id != id || lh->access != access || a < start ||
-	    a + len > start + rlen)
+	if (!h)
 		return NULL;
+	r = h->r;
+	start = h->start;
+	rlen = h->len;
 	refs = atomic_load_explicit(&r->refs, memory_order_relaxed);
 	do {
 		if (!refs)
@@ -350,7 +408,7 @@ static struct gdrfab_reg *insert_locked(struct gdrfab_mr_cache *cache,
 	return victims;
 }
 
-/* Everything but the thread's last hit: out of line, so that the hit
+/* Everything but the thread's recent hits: out of line, so that the hit
  * saves no registers for it. */
 static __attribute__((noinline)) int
 reg_get_slow(struct gdrfab_mr_cache *cache, const void *addr, size_t len,

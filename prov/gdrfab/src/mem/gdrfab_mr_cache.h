@@ -84,12 +84,12 @@ struct gdrfab_mr_cache {
 	 * the next application call (chained through lru.next). */
 	struct gdrfab_reg *deferred;
 	/* Destroyed entries, reused by the next registration, freed at fini
-	 * (threads' last hits may still point at them); closed: fini ran,
+	 * (threads' recent hits may still point at them); closed: fini ran,
 	 * so a late last put frees. */
 	struct gdrfab_reg *spares;
 	_Atomic bool closed;
 	/* Names this cache among all that ever lived at its address, for
-	 * the threads' last hits. */
+	 * the threads' recent hits. */
 	uint64_t serial;
 	/* Host memory is cached (a monitor watches it), and how. */
 	bool host;
