@@ -653,7 +653,8 @@ static void bench(void)
 }
 
 /* One staged transfer of n bytes as the provider's pipeline drives it:
- * pieces of FI_GDRFAB_STAGE_CHUNK through a bounce buffer pinned with
+ * pieces of FI_GDRFAB_STAGE_CHUNK growing to four of them
+ * (gdrfab_stage_piece_grid) through a bounce buffer pinned with
  * gdrfab_cuda_host_register, GDRFAB_STAGE_OPS of them in flight on
  * gdrfab's stream, completed by polling their events. */
 #define STAGE_OPS 16 /* GDRFAB_STAGE_OPS */
@@ -671,7 +672,8 @@ static int staged_transfer(uint8_t *bounce, CUdeviceptr dev, size_t n,
 		while (head - tail < STAGE_OPS &&
 		       (len = gdrfab_stage_next_piece(
 				&iov, 1, &idx, &ioff, issued, n,
-				gdrfab_params.stage_chunk))) {
+				gdrfab_stage_piece_grid(
+					issued, gdrfab_params.stage_chunk)))) {
 			uint8_t *app = (uint8_t *)dev + issued;
 
 			err = gdrfab_cuda_copy_start(
@@ -722,7 +724,7 @@ static void bench_staged(void)
 	       "ratio");
 	for (size_t n = 64 << 10; n <= max; n *= 4) {
 		int reps = n >= (16 << 20) ? 10 : n >= (1 << 20) ? 50 : 500;
-		double v[4][ROUNDS], m[4];
+		double v[6][ROUNDS], m[6];
 
 		for (int k = 0; k < ROUNDS; k++) {
 			for (int dir = 0; dir < 2; dir++) {
@@ -744,12 +746,28 @@ static void bench_staged(void)
 					p_cuStreamSynchronize(st);
 				}
 				v[dir * 2 + 1][k] = n * reps / (now_us() - t0);
+				/* One copy into the bounce buffer itself:
+				 * what the kind of host memory costs, apart
+				 * from the pieces. */
+				t0 = now_us();
+				for (int i = 0; i < reps; i++) {
+					if (to_host)
+						p_cuMemcpyDtoHAsync_v2(
+							bounce, dev, n, st);
+					else
+						p_cuMemcpyHtoDAsync_v2(
+							dev, bounce, n, st);
+					p_cuStreamSynchronize(st);
+				}
+				v[4 + dir][k] = n * reps / (now_us() - t0);
 			}
 		}
-		for (int j = 0; j < 4; j++)
+		for (int j = 0; j < 6; j++)
 			m[j] = median(v[j], ROUNDS);
 		printf("BENCH %10zu %9.1f MB/s %7.1f MB/s %5.2fx %7.1f MB/s %7.1f MB/s %5.2fx\n",
 		       n, m[0], m[1], m[0] / m[1], m[2], m[3], m[2] / m[3]);
+		printf("BENCH %10s one copy into the registered bounce buffer: D->H %.1f MB/s (%.2fx pinned), H->D %.1f MB/s (%.2fx)\n",
+		       "", m[4], m[4] / m[1], m[5], m[5] / m[3]);
 	}
 	CHECK(ok, "every staged copy in the benchmark succeeded");
 	gdrfab_cuda_host_unregister(bounce);
@@ -782,6 +800,14 @@ int main(void)
 	test_topology();
 	bench();
 	bench_staged();
+	/* The pieces' own cost: the same with 4 MiB chunks (growing to 16). */
+	{
+		size_t chunk = gdrfab_params.stage_chunk;
+
+		gdrfab_params.stage_chunk = 4 << 20;
+		bench_staged();
+		gdrfab_params.stage_chunk = chunk;
+	}
 	printf("gpu: %d passed, %d failed\n", checks - failures, failures);
 	return failures ? 1 : 0;
 }

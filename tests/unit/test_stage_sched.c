@@ -93,3 +93,49 @@ Test(stage_sched, stops_at_what_is_ready)
 					     4096),
 		     0);
 }
+
+/* The grid grows from one chunk to GDRFAB_STAGE_GROW once as many bytes
+ * went before, and divides every offset it is asked at. */
+Test(stage_sched, pieces_grow_to_four_chunks_on_the_chunk_grid)
+{
+	const size_t c = 1 << 20;
+	size_t off = 0, sizes[16], n = 0;
+
+	cr_assert_eq(gdrfab_stage_piece_grid(0, c), c);
+	cr_assert_eq(gdrfab_stage_piece_grid(c, c), c);
+	cr_assert_eq(gdrfab_stage_piece_grid(2 * c, c), 2 * c);
+	cr_assert_eq(gdrfab_stage_piece_grid(4 * c, c), 4 * c);
+	cr_assert_eq(gdrfab_stage_piece_grid(64 * c, c), 4 * c);
+	/* 20 chunks, one iovec entry: 1, 1, 2, 4, 4, 4, 4 chunks. */
+	{
+		struct iovec iov = {.iov_base = NULL, .iov_len = 20 * c};
+		size_t idx = 0, ioff = 0, len;
+
+		while ((len = gdrfab_stage_next_piece(
+				&iov, 1, &idx, &ioff, off, 20 * c,
+				gdrfab_stage_piece_grid(off, c)))) {
+			cr_assert_eq(off % c, 0, "on the chunk grid");
+			sizes[n++] = len / c;
+			off += len;
+		}
+	}
+	cr_assert_eq(off, 20 * c);
+	cr_assert_eq(n, 7);
+	cr_assert_arr_eq(sizes, ((size_t[]){1, 1, 2, 4, 4, 4, 4}),
+			 7 * sizeof(size_t));
+	/* What landed so far bounds a piece; the next starts off the grid
+	 * and ends on it. */
+	{
+		struct iovec iov = {.iov_base = NULL, .iov_len = 20 * c};
+		size_t idx = 0, ioff = 4 * c;
+
+		cr_assert_eq(gdrfab_stage_next_piece(
+				     &iov, 1, &idx, &ioff, 4 * c, 5 * c + 10,
+				     gdrfab_stage_piece_grid(4 * c, c)),
+			     c + 10);
+		cr_assert_eq(gdrfab_stage_next_piece(
+				     &iov, 1, &idx, &ioff, 5 * c + 10, 20 * c,
+				     gdrfab_stage_piece_grid(5 * c + 10, c)),
+			     3 * c - 10);
+	}
+}

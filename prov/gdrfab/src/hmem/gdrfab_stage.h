@@ -240,4 +240,15 @@ size_t gdrfab_stage_next_piece(const struct iovec *iov, size_t count,
 			       size_t *idx, size_t *ioff, size_t off,
 			       size_t limit, size_t chunk);
 
+/* The grid a transfer's piece starting at host offset off is cut on: one
+ * chunk for its first two chunks, so that its first bytes move (and reach
+ * the wire) soon, then doubling up to GDRFAB_STAGE_GROW chunks once as
+ * many bytes went before. A copy costs the engine a few microseconds of
+ * its own: on an H200, 1 MiB pieces moved 0.88-0.94x of one copy's
+ * throughput at 4 MiB and more, 4 MiB pieces 0.97-1.00x. Every grid
+ * divides the offsets it starts at, so pieces still end on the chunk
+ * grid. Pure arithmetic, like gdrfab_stage_next_piece. */
+#define GDRFAB_STAGE_GROW 4
+size_t gdrfab_stage_piece_grid(size_t off, size_t chunk);
+
 #endif /* GDRFAB_STAGE_H */

@@ -3,7 +3,8 @@
  * The staged path's pipeline (gdrfab_stage.h): GPU memory the NIC cannot
  * reach moves through host buffers pinned for CUDA and registered with the
  * NIC, kept per endpoint for reuse. Copies are cut into pieces of
- * FI_GDRFAB_STAGE_CHUNK bytes, enqueued asynchronously on gdrfab's own
+ * FI_GDRFAB_STAGE_CHUNK bytes, growing to four chunks once a transfer is
+ * under way (gdrfab_stage_piece_grid), enqueued asynchronously on gdrfab's own
  * streams (GDRFAB_STAGE_OPS at once per job) and completed through their
  * CUDA events, which progress polls: nothing waits for a copy. What a job's
  * bytes are for (a send, a write posted piece by piece as its copies end,
@@ -175,7 +176,9 @@ static void pump(struct gdrfab_stage_job *job, bool cuda)
 		size_t i, ioff;
 		size_t n = gdrfab_stage_next_piece(
 			job->iov, job->count, &job->idx, &job->ioff,
-			job->issued, job->ready, gdrfab_params.stage_chunk);
+			job->issued, job->ready,
+			gdrfab_stage_piece_grid(job->issued,
+						gdrfab_params.stage_chunk));
 		unsigned slot = b->head % GDRFAB_STAGE_OPS;
 		uint8_t *host = b->mem + job->issued;
 		uint8_t *app;

@@ -24,3 +24,12 @@ size_t gdrfab_stage_next_piece(const struct iovec *iov, size_t count,
 	*ioff += n;
 	return n;
 }
+
+size_t gdrfab_stage_piece_grid(size_t off, size_t chunk)
+{
+	size_t grid = chunk;
+
+	while (grid < GDRFAB_STAGE_GROW * chunk && off >= 2 * grid)
+		grid *= 2;
+	return grid;
+}
