@@ -12,13 +12,13 @@ vm_suites='
 api/gdrfab_vm_tests    2 300 -
 wire/gdrfab_wire_tests 1 120 -
 hmem/gdrfab_hmem_tests 2 240 hmem/*
-hmem/gdrfab_hmem_tests 1 300 hmem_pipe/*
-hmem/gdrfab_hmem_tests 1 240 hmem_copy/*
-hmem/gdrfab_hmem_tests 1 240 hmem_async/*
-hmem/gdrfab_hmem_tests 1 240 hmem_nocuda/*
-hmem/gdrfab_hmem_tests 1 240 nccl/*
-hmem/gdrfab_hmem_tests 1 240 nccl_gdr/*
-hmem/gdrfab_hmem_tests 1 240 nccl_rdma/*
+hmem/gdrfab_hmem_tests 2 300 hmem_pipe/*
+hmem/gdrfab_hmem_tests 2 240 hmem_copy/*
+hmem/gdrfab_hmem_tests 2 240 hmem_async/*
+hmem/gdrfab_hmem_tests 2 240 hmem_nocuda/*
+hmem/gdrfab_hmem_tests 2 240 nccl/*
+hmem/gdrfab_hmem_tests 2 240 nccl_gdr/*
+hmem/gdrfab_hmem_tests 2 240 nccl_rdma/*
 '
 
 # The suites that meet API misuse and hostile peers, run a second time
