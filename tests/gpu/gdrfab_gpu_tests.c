@@ -697,6 +697,23 @@ static int staged_transfer(uint8_t *bounce, CUdeviceptr dev, size_t n,
 	return err;
 }
 
+/* MB/s of reps single copies of n bytes between dev and host on st,
+ * each waited for with cuStreamSynchronize. */
+static double one_copy_rate(uint8_t *host, CUdeviceptr dev, size_t n, int reps,
+			    bool to_host, CUstream st)
+{
+	double t0 = now_us();
+
+	for (int i = 0; i < reps; i++) {
+		if (to_host)
+			p_cuMemcpyDtoHAsync_v2(host, dev, n, st);
+		else
+			p_cuMemcpyHtoDAsync_v2(dev, host, n, st);
+		p_cuStreamSynchronize(st);
+	}
+	return n * reps / (now_us() - t0);
+}
+
 /* Staged D->H and H->D throughput against one pinned cuMemcpy*Async into
  * cuMemAllocHost memory on a non-blocking stream of its own (the kind
  * gdrfab uses), waited for with cuStreamSynchronize: the copy engine's
@@ -735,31 +752,13 @@ static void bench_staged(void)
 					ok &= !staged_transfer(bounce, dev, n,
 							       to_host);
 				v[dir * 2][k] = n * reps / (now_us() - t0);
-				t0 = now_us();
-				for (int i = 0; i < reps; i++) {
-					if (to_host)
-						p_cuMemcpyDtoHAsync_v2(
-							pinned, dev, n, st);
-					else
-						p_cuMemcpyHtoDAsync_v2(
-							dev, pinned, n, st);
-					p_cuStreamSynchronize(st);
-				}
-				v[dir * 2 + 1][k] = n * reps / (now_us() - t0);
+				v[dir * 2 + 1][k] = one_copy_rate(
+					pinned, dev, n, reps, to_host, st);
 				/* One copy into the bounce buffer itself:
 				 * what the kind of host memory costs, apart
 				 * from the pieces. */
-				t0 = now_us();
-				for (int i = 0; i < reps; i++) {
-					if (to_host)
-						p_cuMemcpyDtoHAsync_v2(
-							bounce, dev, n, st);
-					else
-						p_cuMemcpyHtoDAsync_v2(
-							dev, bounce, n, st);
-					p_cuStreamSynchronize(st);
-				}
-				v[4 + dir][k] = n * reps / (now_us() - t0);
+				v[4 + dir][k] = one_copy_rate(
+					bounce, dev, n, reps, to_host, st);
 			}
 		}
 		for (int j = 0; j < 6; j++)
