@@ -11,6 +11,7 @@
 #include "gdrfab.h"
 #include "gdrfab_cuda.h"
 #include "gdrfab_cuda_sym.h"
+#include "gdrfab_recent.h"
 
 #define GDRFAB_GPU_PAGE (64ULL * 1024)
 
@@ -44,8 +45,7 @@ static _Thread_local struct {
 	uint64_t id[RECENT_ALLOCS];
 	unsigned generation[RECENT_ALLOCS];
 	struct gdrfab_cuda_ptr cls[RECENT_ALLOCS];
-	unsigned next; /* the slot a new allocation takes, round robin */
-	unsigned last; /* the slot last found: looked at first */
+	struct gdrfab_recent_slots slots;
 } recent;
 
 static bool within(const struct gdrfab_cuda_ptr *cls, const void *ptr)
@@ -62,14 +62,10 @@ static void remember(const struct gdrfab_cuda_ptr *cls, unsigned generation)
 	for (i = 0; i < RECENT_ALLOCS; i++)
 		if (recent.id[i] == cls->buffer_id)
 			break;
-	if (i == RECENT_ALLOCS) {
-		i = recent.next;
-		recent.next = (i + 1) % RECENT_ALLOCS;
-	}
+	i = gdrfab_recent_take(&recent.slots, i, RECENT_ALLOCS);
 	recent.id[i] = cls->buffer_id;
 	recent.generation[i] = generation;
 	recent.cls[i] = *cls;
-	recent.last = i;
 }
 
 /* Slot i of the recent allocations holds ptr of allocation id. */
@@ -238,7 +234,7 @@ int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
 		unsigned gen = atomic_load_explicit(&ids_generation,
 						    memory_order_relaxed);
 
-		unsigned i = rc->last;
+		unsigned i = rc->slots.last;
 
 		/* The slot found last time first: one buffer used again
 		 * and again pays no scan. */
@@ -248,7 +244,7 @@ int gdrfab_cuda_classify(const void *ptr, struct gdrfab_cuda_ptr *out)
 		}
 		for (i = 0; i < RECENT_ALLOCS; i++) {
 			if (recent_holds(rc, i, id, gen, ptr)) {
-				rc->last = i;
+				rc->slots.last = i;
 				*out = rc->cls[i];
 				return 0;
 			}

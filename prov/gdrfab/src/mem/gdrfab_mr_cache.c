@@ -15,6 +15,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_mr_cache.h"
+#include "gdrfab_recent.h"
 
 /* Serials start at 1: a thread that never hit has 0. */
 static _Atomic uint64_t next_serial = 1;
@@ -38,8 +39,7 @@ struct recent_hit {
 static _Thread_local struct {
 	uint64_t buffer_id[RECENT_HITS];
 	struct recent_hit hit[RECENT_HITS];
-	unsigned next; /* the slot a new hit takes, round robin */
-	unsigned last; /* the slot last found: looked at first */
+	struct gdrfab_recent_slots slots;
 } recent;
 
 void gdrfab_mr_cache_init(struct gdrfab_mr_cache *cache,
@@ -280,10 +280,7 @@ static void remember(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 	for (i = 0; i < RECENT_HITS; i++)
 		if (recent.hit[i].r == r && recent.hit[i].cache == cache)
 			break;
-	if (i == RECENT_HITS) {
-		i = recent.next;
-		recent.next = (i + 1) % RECENT_HITS;
-	}
+	i = gdrfab_recent_take(&recent.slots, i, RECENT_HITS);
 	recent.buffer_id[i] = r->mem.buffer_id;
 	recent.hit[i] = (struct recent_hit){
 		.cache = cache,
@@ -293,7 +290,6 @@ static void remember(struct gdrfab_mr_cache *cache, struct gdrfab_reg *r)
 		.len = r->len,
 		.access = r->access,
 	};
-	recent.last = i;
 }
 
 /* Slot i of the recent hits holds [a, a + len) of allocation id in cache
@@ -316,7 +312,7 @@ recent_slot(const struct gdrfab_mr_cache *cache, uintptr_t a, size_t len,
 	    int access, uint64_t id)
 {
 	__typeof__(recent) *rh = &recent;
-	unsigned i = rh->last;
+	unsigned i = rh->slots.last;
 
 	/* The slot found last time first: one buffer used again and again
 	 * pays no scan. */
@@ -324,7 +320,7 @@ recent_slot(const struct gdrfab_mr_cache *cache, uintptr_t a, size_t len,
 		return &rh->hit[i];
 	for (i = 0; i < RECENT_HITS; i++) {
 		if (slot_holds(rh, i, cache, a, len, access, id)) {
-			rh->last = i;
+			rh->slots.last = i;
 			return &rh->hit[i];
 		}
 	}
