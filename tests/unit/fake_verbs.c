@@ -193,13 +193,39 @@ static int f_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
+/* Port events raised by the test and not yet read (fake_verbs.h). */
+static enum ibv_event_type port_events[8];
+static int port_events_cnt;
+
+void fake_verbs_port_event(enum ibv_event_type type)
+{
+	pthread_mutex_lock(&lock);
+	if (port_events_cnt <
+	    (int)(sizeof(port_events) / sizeof(port_events[0])))
+		port_events[port_events_cnt++] = type;
+	pthread_mutex_unlock(&lock);
+}
+
 static int f_get_async_event(struct ibv_context *ctx,
 			     struct ibv_async_event *ev)
 {
+	int ret = -1;
+
 	(void)ctx;
-	(void)ev;
-	errno = EAGAIN; /* the fake raises none */
-	return -1;
+	pthread_mutex_lock(&lock);
+	if (port_events_cnt) {
+		memset(ev, 0, sizeof(*ev));
+		ev->event_type = port_events[0];
+		ev->element.port_num = 1;
+		port_events_cnt--;
+		memmove(port_events, port_events + 1,
+			sizeof(port_events[0]) * (size_t)port_events_cnt);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&lock);
+	if (ret)
+		errno = EAGAIN;
+	return ret;
 }
 
 static void f_ack_async_event(struct ibv_async_event *ev)

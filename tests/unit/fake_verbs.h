@@ -46,6 +46,11 @@ int fake_verbs_waiting(enum ibv_wr_opcode op);
  * Returns how many it ended. */
 int fake_verbs_fail(enum ibv_wr_opcode op, enum ibv_wc_status status, bool cut);
 
+/* Raises an asynchronous event of the device's port (IBV_EVENT_PORT_ERR,
+ * IBV_EVENT_PORT_ACTIVE), read by the next poll of its events. Nothing
+ * else changes: the wire keeps what it holds, as rxe may after an outage. */
+void fake_verbs_port_event(enum ibv_event_type type);
+
 /* Objects alive now, for leak checks. */
 struct fake_verbs_counts {
 	int ctx, pd, cq, qp, rc_qp, srq, mr, ah;

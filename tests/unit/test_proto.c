@@ -19,6 +19,7 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_strerror.h"
 #include "proto_fixture.h"
 
 #define A 0
@@ -375,6 +376,58 @@ Test(proto, a_send_the_nic_gives_up_on_fails_once_and_the_pair_reconnects,
 	cr_assert_eq(f.s[A].n_ok, 1);
 	cr_assert_eq(f.s[A].ok[0].op_context, ctx(3));
 	pf_close(&f);
+}
+
+/* Issue 33: once earlier processes have used it, rxe can keep work
+ * requests posted across a port outage for ever, without a completion.
+ * Sends held on the wire stand for them. Silence alone is never judged (a
+ * live peer may be slow to post receives); after a port event, work
+ * older than it that does not move for the retry budget fails, every
+ * operation once and for that reason, and the pair connects again. */
+Test(proto, work_stuck_across_a_port_outage_fails_and_the_pair_reconnects,
+     .timeout = 10)
+{
+	int saved = gdrfab_params.peer_timeout_ms;
+	char out[2][64], in[64];
+
+	gdrfab_params.peer_timeout_ms = 50;
+	pf_open(&f);
+	connect_both();
+	fake_verbs_hold(IBV_WR_SEND, true);
+	for (int i = 0; i < 2; i++) {
+		pf_fill(out[i], sizeof(out[i]), 40 + (unsigned)i);
+		cr_assert_eq(fi_tsend(f.s[A].ep, out[i], sizeof(out[i]), NULL,
+				      f.s[A].peer, 0x68 + (unsigned)i,
+				      ctx(1 + i)),
+			     0);
+	}
+	pf_drive(&f, 200); /* four retry budgets, no port event */
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND), 2);
+	cr_assert_eq(f.s[A].n_ok + f.s[A].n_err, 0, "silence is not judged");
+	fake_verbs_port_event(IBV_EVENT_PORT_ERR);
+	fake_verbs_port_event(IBV_EVENT_PORT_ACTIVE);
+	cr_assert(pf_drive_until(&f, A, 2, 2000), "both sends end");
+	cr_assert_eq(f.s[A].n_ok, 0);
+	cr_assert_eq(f.s[A].n_err, 2, "two errors, got %d", f.s[A].n_err);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(f.s[A].err[i].op_context, ctx(1 + i));
+		cr_assert_eq(f.s[A].err[i].err, FI_EIO);
+		cr_assert_eq(f.s[A].err[i].prov_errno, GDRFAB_PERR_LINK_STALLED,
+			     "send %d: prov_errno %d", i,
+			     f.s[A].err[i].prov_errno);
+	}
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND), 0, "flushed");
+	fake_verbs_hold(IBV_WR_SEND, false);
+	cr_assert_eq(f.s[B].n_ok + f.s[B].n_err, 0, "B saw nothing");
+	/* The next send connects again and arrives. */
+	post_pair(in, out[0], sizeof(in), 0x69, 4, 5);
+	cr_assert(pf_drive_until(&f, B, 1, 3000), "delivered after the error");
+	cr_assert(pf_drive_until(&f, A, 3, 3000));
+	cr_assert_eq(f.s[B].ok[0].op_context, ctx(4));
+	cr_assert(pf_check(in, sizeof(in), 40));
+	cr_assert_eq(f.s[A].n_ok, 1);
+	pf_close(&f);
+	gdrfab_params.peer_timeout_ms = saved;
 }
 
 /* Opens the pair with a send queue of 8 slots, connected; returns the

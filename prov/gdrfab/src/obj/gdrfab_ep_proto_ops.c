@@ -158,6 +158,7 @@ void gdrfab_ep_proto_env(struct gdrfab_ep *ep, struct gdrfab_proto_env *env)
 		.atomics_nic = &d->atomics_nic,
 		.atomics_proto = &d->atomics_proto,
 		.atomics_held = &d->atomics_held,
+		.port_events = &d->port_events,
 		.name = ep->name,
 		.ud_qp = ep->ud_qp,
 		.ud_cq = ep->ud_cq,

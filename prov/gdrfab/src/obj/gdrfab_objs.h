@@ -66,6 +66,9 @@ struct gdrfab_domain {
 	/* Where its atomics went (struct fi_gdrfab_atomic_stats). */
 	_Atomic uint64_t atomics_nic, atomics_proto, atomics_held;
 	atomic_int ref; /* open AVs, CQs, counters, MRs, EPs */
+	/* Its ports went down or came back this many times (read by
+	 * whichever endpoint polls the device's events). */
+	_Atomic unsigned port_events;
 	/* Its endpoints' counters (FI_GDRFAB_STATS_OPS). */
 	struct gdrfab_domain_stats stats;
 };

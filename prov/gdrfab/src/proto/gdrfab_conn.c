@@ -343,7 +343,7 @@ static void established(struct gdrfab_conn *conn)
 {
 	set_state(conn, GDRFAB_CONN_CONNECTED);
 	gdrfab_pstat_inc(conn->proto, GDRFAB_STAT_conn_established);
-	conn->last_rx_ms = gdrfab_tick_ms();
+	conn->last_rx_ms = conn->tx_done_ms = gdrfab_tick_ms();
 	gdrfab_conn_kick(conn);
 }
 
@@ -370,7 +370,7 @@ static struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 			return NULL;
 		}
 		conn->state = GDRFAB_CONN_CONNECTED;
-		conn->last_rx_ms = gdrfab_tick_ms();
+		conn->last_rx_ms = conn->tx_done_ms = gdrfab_tick_ms();
 		conn->peer_rma_events = proto->env.rma_events;
 		peer_nic_atomics(conn, proto->env.nic_atomic_flag);
 		return conn;
@@ -575,6 +575,8 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 		gdrfab_conn_fail_log(conn, gdrfab_conn_fi_addr(conn), err,
 				     prov_errno);
 	set_state(conn, GDRFAB_CONN_FAILED);
+	conn->fail_err = err;
+	conn->fail_prov_errno = prov_errno;
 	gdrfab_addrmap_del(&proto->conn_by_name, &conn->peer);
 	proto->conn_epoch++; /* no cached fi_addr leads to it now */
 	gdrfab_list_remove(&conn->entry);
@@ -945,6 +947,51 @@ static void async_errors(struct gdrfab_proto *proto)
 	}
 }
 
+/* A port of the device went down or came back since the last look
+ * (counted by whichever endpoint read the event): note when. */
+static void port_changes(struct gdrfab_proto *proto, long long now)
+{
+	unsigned seen = atomic_load(proto->env.port_events);
+
+	if (seen == proto->port_events_seen)
+		return;
+	proto->port_events_seen = seen;
+	proto->port_event_ms = now;
+}
+
+/* Whether the connection's work requests crossed a port outage and have
+ * not moved for the RC retry budget since. A NIC must complete every
+ * work request, in error at the latest when its retries run out, and
+ * rxe does so within a second of its netdev going down; but once earlier
+ * processes have used it, rxe can keep work requests posted across the
+ * outage for ever with no completion at all (issue 33). Only work older
+ * than a port change is judged: a live peer slow to post receives (RNR,
+ * retried for ever) on a link that stayed up is never cut off. */
+static bool tx_stalled(const struct gdrfab_conn *conn, long long now)
+{
+	const struct gdrfab_proto *proto = conn->proto;
+
+	return conn->wr_outstanding &&
+	       conn->tx_done_ms < proto->port_event_ms &&
+	       now - proto->port_event_ms > gdrfab_params.peer_timeout_ms;
+}
+
+static void tx_watch(struct gdrfab_conn *conn, long long now)
+{
+	if (!conn->wr_outstanding) {
+		conn->tx_done_ms = now; /* nothing in flight to judge */
+		return;
+	}
+	if (!tx_stalled(conn, now))
+		return;
+	GDRFAB_WARN(
+		FI_LOG_EP_DATA,
+		"QP %u to QP %u: %d work requests posted before the port went down or came back, %lld ms ago, and none completed since: failing the connection\n",
+		conn->qp->qp_num, conn->remote_qpn, conn->wr_outstanding,
+		now - conn->proto->port_event_ms);
+	gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_LINK_STALLED);
+}
+
 /* Resends, timeouts and keepalives; at most once a tick of
  * gdrfab_tick_ms. */
 void gdrfab_conn_timers(struct gdrfab_proto *proto)
@@ -952,8 +999,9 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 	long long now = gdrfab_tick_ms();
 	struct gdrfab_list *it, *tmp;
 
-	gdrfab_async_poll(proto->ctx);
+	gdrfab_async_poll(proto->ctx, proto->env.port_events);
 	async_errors(proto);
+	port_changes(proto, now);
 	if (proto->env.av)
 		proto->ops->av_progress(proto->env.av);
 	gdrfab_ud_check(proto);
@@ -1000,6 +1048,9 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 			conn_release_left(conn);
 			continue;
 		}
+		if (conn->state != GDRFAB_CONN_CONNECTED)
+			continue;
+		tx_watch(conn, now);
 		if (conn->state != GDRFAB_CONN_CONNECTED)
 			continue;
 		/* Waiting for its FIN: make sure it still lives. */

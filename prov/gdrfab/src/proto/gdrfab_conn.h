@@ -84,11 +84,18 @@ struct gdrfab_conn {
 	fi_addr_t fi_addr;
 	uint64_t av_generation;
 	long long last_rx_ms, last_keepalive_ms;
+	/* When a work request of ours last completed, or (kept by the
+	 * timers) when none was in flight: work older than a port outage
+	 * that never completes is failed (gdrfab_conn_timers). */
+	long long tx_done_ms;
 	/* When the peer said its endpoint closes (GDRFAB_CM_BYE), else 0:
 	 * released a little later, once what it sent before has come in
 	 * on the RC queue pair (the BYE came by UD and may overtake it). */
 	long long peer_left_ms;
-	bool quiet_end;		  /* its end is logged by whoever ends it */
+	bool quiet_end; /* its end is logged by whoever ends it */
+	/* Why it failed (FI_E*, prov_errno), for the operations whose work
+	 * requests come back flushed after that; 0 before. */
+	int fail_err, fail_prov_errno;
 	struct gdrfab_list entry; /* proto->conns or proto->dead */
 };
 

@@ -401,8 +401,8 @@ void gdrfab_conn_send_wc(struct gdrfab_conn *conn, const struct ibv_wc *wc,
 	conn->sq_avail++;
 	conn->wr_outstanding--;
 	proto->cq_credits++;
-	if (wc->status == IBV_WC_SUCCESS)
-		conn->last_rx_ms = proto->now_ms; /* acked: alive */
+	if (wc->status == IBV_WC_SUCCESS) /* acked: alive, and moving */
+		conn->last_rx_ms = conn->tx_done_ms = proto->now_ms;
 	else if (wc->status != IBV_WC_WR_FLUSH_ERR)
 		gdrfab_conn_fail(conn, err, wc->status);
 	else if (conn->state != GDRFAB_CONN_FAILED)
@@ -410,6 +410,18 @@ void gdrfab_conn_send_wc(struct gdrfab_conn *conn, const struct ibv_wc *wc,
 		 * to error on its own (say, as the responder of an access its
 		 * NIC refused). */
 		gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_QP_ERROR);
+}
+
+void gdrfab_conn_wc_error(const struct gdrfab_conn *conn,
+			  enum ibv_wc_status status, int *err, int *prov_errno)
+{
+	if (status == IBV_WC_WR_FLUSH_ERR && conn->fail_err) {
+		*err = conn->fail_err;
+		*prov_errno = conn->fail_prov_errno;
+		return;
+	}
+	*err = gdrfab_wc_to_fi(status);
+	*prov_errno = (int)status;
 }
 
 /* Logs why the NIC failed a NIC atomic (gdrfab_atomic_nic.c). */
@@ -434,10 +446,9 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	struct gdrfab_conn *conn = req->conn;
 
 	if (wc->status != IBV_WC_SUCCESS) {
-		if (!req->error) {
-			req->error = gdrfab_wc_to_fi(wc->status);
-			req->prov_errno = wc->status;
-		}
+		if (!req->error)
+			gdrfab_conn_wc_error(conn, wc->status, &req->error,
+					     &req->prov_errno);
 		gdrfab_wc_error_log(proto, conn, gdrfab_req_op_name(req), wc);
 		if (req->op == GDRFAB_OP_NIC_ATOMIC)
 			nic_atomic_failed(req, wc);

@@ -146,6 +146,11 @@ struct gdrfab_proto {
 	int half_open;
 	/* Asynchronous events noted on this endpoint's QPs. */
 	_Atomic unsigned async_events;
+	/* The device's port changes seen so far (env.port_events), and when
+	 * the last was seen: work in flight across it is watched
+	 * (gdrfab_conn_timers). */
+	unsigned port_events_seen;
+	long long port_event_ms;
 	/* Connections by peer name, and their RC QP numbers. */
 	struct gdrfab_addrmap conn_by_name;
 	/* Connections by fi_addr, so that a send skips the AV copy and

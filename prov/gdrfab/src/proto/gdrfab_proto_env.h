@@ -61,6 +61,9 @@ struct gdrfab_proto_env {
 	uint16_t nic_atomic_flag;
 	/* Where its atomics went (struct fi_gdrfab_atomic_stats). */
 	_Atomic uint64_t *atomics_nic, *atomics_proto, *atomics_held;
+	/* The device's port outages and returns, counted by whichever of its
+	 * endpoints reads the event (gdrfab_async_poll). */
+	_Atomic unsigned *port_events;
 
 	/* ---- the endpoint ---- */
 	struct gdrfab_addr name;

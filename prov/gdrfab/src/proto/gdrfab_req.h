@@ -355,6 +355,12 @@ void gdrfab_conn_send_wc(struct gdrfab_conn *conn, const struct ibv_wc *wc,
 			 int err);
 void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			const struct ibv_wc *wc);
+/* The error (FI_E*, prov_errno) of an operation whose work request
+ * completed with status, not IBV_WC_SUCCESS, on conn: a flushed one
+ * fails for the reason its connection failed, where one is known (the
+ * flush is only how the NIC returns it); others as the NIC says. */
+void gdrfab_conn_wc_error(const struct gdrfab_conn *conn,
+			  enum ibv_wc_status status, int *err, int *prov_errno);
 /* Copies the local iovec and finds (or registers, for a NULL desc) the
  * lkeys; with IBV_ACCESS_REMOTE_READ in access also the rkeys, into rseg. */
 int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,

@@ -207,8 +207,10 @@ void gdrfab_itx_wc(struct gdrfab_proto *proto, struct gdrfab_itx *itx,
 		   const struct ibv_wc *wc)
 {
 	struct gdrfab_conn *conn = itx->conn;
-	int err =
-		wc->status == IBV_WC_SUCCESS ? 0 : gdrfab_wc_to_fi(wc->status);
+	int err = 0, prov_errno = 0;
+
+	if (wc->status != IBV_WC_SUCCESS)
+		gdrfab_conn_wc_error(conn, wc->status, &err, &prov_errno);
 	/* A TX report, or the error of the work completion. */
 	struct gdrfab_report r = {
 		.kind = err ? GDRFAB_REPORT_ERROR : GDRFAB_REPORT_TX,
@@ -217,7 +219,7 @@ void gdrfab_itx_wc(struct gdrfab_proto *proto, struct gdrfab_itx *itx,
 		.op_flags = err ? 0 : itx->op_flags,
 		.silent = !err && itx->silent,
 		.err = err,
-		.prov_errno = err ? (int)wc->status : 0,
+		.prov_errno = prov_errno,
 	};
 	itx->conn = NULL;
 	if (itx->txbuf)

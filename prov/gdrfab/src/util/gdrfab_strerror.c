@@ -19,6 +19,8 @@ static const char *const own_errors[] = {
 		"peers' settings differ (FI_GDRFAB_EAGER_MAX): connection refused",
 	[GDRFAB_PERR_QP_ERROR - FI_GDRFAB_PROV_ERRNO_BASE] =
 		"the connection's queue pair failed (an access refused by a NIC?): reconnecting for later operations",
+	[GDRFAB_PERR_LINK_STALLED - FI_GDRFAB_PROV_ERRNO_BASE] =
+		"the port went down with the operation in flight and the NIC never completed it: reconnecting for later operations",
 };
 
 const char *gdrfab_prov_strerror(int prov_errno, char *buf, size_t len)

@@ -30,7 +30,12 @@ static bool is_qp_error(enum ibv_event_type type)
 	       type == IBV_EVENT_PATH_MIG_ERR;
 }
 
-void gdrfab_async_poll(struct ibv_context *ctx)
+static bool is_port_change(enum ibv_event_type type)
+{
+	return type == IBV_EVENT_PORT_ERR || type == IBV_EVENT_PORT_ACTIVE;
+}
+
+void gdrfab_async_poll(struct ibv_context *ctx, _Atomic unsigned *port_events)
 {
 	struct ibv_async_event ev;
 
@@ -54,6 +59,8 @@ void gdrfab_async_poll(struct ibv_context *ctx)
 			   ev.event_type != IBV_EVENT_COMM_EST &&
 			   ev.event_type != IBV_EVENT_SQ_DRAINED) {
 			/* Device and port events: worth a line. */
+			if (is_port_change(ev.event_type))
+				atomic_fetch_add(port_events, 1);
 			GDRFAB_WARN(FI_LOG_DOMAIN, "%s: %s\n",
 				    ibv_get_device_name(ctx->device),
 				    ibv_event_type_str(ev.event_type));

@@ -22,7 +22,9 @@ struct gdrfab_qp_owner {
 /* Makes the context's event channel non-blocking. 0 or -FI_E*. */
 int gdrfab_async_init(struct ibv_context *ctx);
 /* Reads every event waiting (never blocks): notes QP events with their
- * owner, logs the rest. */
-void gdrfab_async_poll(struct ibv_context *ctx);
+ * owner, logs the rest, and counts a port's going down or coming back
+ * in *port_events (shared by the device's endpoints: whichever reads the
+ * event, all of them learn that work in flight crossed an outage). */
+void gdrfab_async_poll(struct ibv_context *ctx, _Atomic unsigned *port_events);
 
 #endif /* GDRFAB_ASYNC_H */
