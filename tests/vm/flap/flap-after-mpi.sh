@@ -4,9 +4,10 @@
 # p2p checks, tests/consumers/check-openmpi.sh, with the MPI programs
 # tests/consumers/run-mpi.sh built into tests/mpi), then, in the same
 # boot, the link flaps under gdrfab's RDMA writes and rendezvous sends
-# (flap-in-vm.sh) with the link down 4 and 8 s. On 2026-11-28 the write
-# with the link down 8 s hung there (no completion, no error), as the
-# issue reported; the other three passed. Run it with
+# (flap-in-vm.sh) with the link down 4 and 8 s. On 2026-11-28, before the
+# port-outage watchdog (gdrfab_conn_timers), the write with the link down
+# 8 s hung there (no completion, no error), as the issue reported; the
+# other three passed. Run it with
 #   FI_PROVIDER_PATH=$PWD/.libs ../tests/vm/runner/vm-run -- ../tests/vm/flap/flap-after-mpi.sh
 set -u
 srcdir=$(cd "$(dirname "$0")/../../.." && pwd)

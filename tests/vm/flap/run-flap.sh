@@ -1,10 +1,10 @@
 #!/bin/bash
 # The link that goes down and comes back (tests/vm/flap/flap-in-vm.sh):
 # boots the soft-RoCE VM once and runs it there: by default CI's short
-# run (gdrfab alone, three operations, one outage past the RC retry
+# run (gdrfab alone, four operations, one outage past the RC retry
 # budget, about a minute); GDRFAB_FLAP_ALL=1 the whole matrix, gdrfab
 # beside verbs;ofi_rxm, every operation, both sides, an outage within the
-# budget and one past it (about 12 minutes under TCG); the other
+# budget and one past it (about 17 minutes under TCG); the other
 # GDRFAB_FLAP_* variables that script reads choose a part. Exit 77
 # (automake's "skipped") when no VM can run here.
 set -u
