@@ -316,7 +316,7 @@ Test(wire, malformed_connection_messages_are_dropped)
 	bad.version = GDRFAB_WIRE_VERSION + 1;
 	gdrfab_conn_handle_cm(gep(&b)->proto, &bad, sizeof(bad));
 	bad = good;
-	bad.version = GDRFAB_WIRE_VERSION - 1; /* a peer without atomics */
+	bad.version = GDRFAB_WIRE_VERSION - 1; /* no delivery ACKs */
 	gdrfab_conn_handle_cm(gep(&b)->proto, &bad, sizeof(bad));
 	bad = good;
 	bad.type = 9;
