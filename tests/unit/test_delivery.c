@@ -179,37 +179,42 @@ Test(proto, delivery_complete_unexpected_completes_when_received, .timeout = 10)
 }
 
 /* A receive too small: FI_ETRUNC at B (the bytes that fit delivered)
- * and, carried by the FIN, at A; expected and unexpected. */
+ * and, carried by the FIN, at A; eager expected and unexpected, and a
+ * rendezvous, whose FIN says so too for a delivery-complete send. */
 Test(proto, delivery_complete_truncation_is_reported_on_both_sides,
      .timeout = 10)
 {
-	uint8_t out[100], in[2][48];
+	size_t big = dc_len(3);
+	uint8_t *out = malloc(big), in[3][48];
 
 	pf_open(&f);
 	connect_both();
-	pf_fill(out, sizeof(out), 50);
+	pf_fill(out, big, 50);
 	memset(in, 0, sizeof(in));
 	recv_at_b(in[0], 40, 0x700, 1);
-	send_dc(out, sizeof(out), 0x700, 2, 0);
-	send_dc(out, sizeof(out), 0x701, 4, 0);
+	send_dc(out, 100, 0x700, 2, 0);
+	send_dc(out, 100, 0x701, 4, 0);
 	pf_drive(&f, 0);
 	recv_at_b(in[1], 40, 0x701, 3);
-	cr_assert(pf_drive_until(&f, A, 2, 2000));
+	recv_at_b(in[2], 40, 0x702, 5);
+	send_dc(out, big, 0x702, 6, 0);
+	cr_assert(pf_drive_until(&f, A, 3, 2000));
 	pf_drive(&f, 10);
 	cr_assert_eq(f.s[B].n_ok + f.s[A].n_ok, 0);
-	cr_assert_eq(f.s[B].n_err, 2);
-	cr_assert_eq(f.s[A].n_err, 2, "one error a send, got %d", f.s[A].n_err);
-	for (int k = 0; k < 2; k++) {
+	cr_assert_eq(f.s[B].n_err, 3);
+	cr_assert_eq(f.s[A].n_err, 3, "one error a send, got %d", f.s[A].n_err);
+	for (int k = 0; k < 3; k++) {
 		cr_assert_eq(f.s[B].err[k].err, FI_ETRUNC);
 		cr_assert_eq(f.s[B].err[k].op_context, ctx(1 + 2 * k));
-		cr_assert_eq(f.s[B].err[k].olen, 60);
+		cr_assert_eq(f.s[B].err[k].olen, (k < 2 ? 100 : big) - 40);
 		cr_assert(pf_check(in[k], 40, 50), "what fits is delivered");
 		cr_assert_eq(in[k][40], 0);
-		cr_assert_eq(f.s[A].err[k].err, FI_ETRUNC);
+		cr_assert_eq(f.s[A].err[k].err, FI_ETRUNC, "send %d", k);
 		cr_assert_eq(f.s[A].err[k].prov_errno, GDRFAB_PERR_TRUNCATED);
 		cr_assert_eq(f.s[A].err[k].op_context, ctx(2 + 2 * k));
 	}
 	pf_close(&f);
+	free(out);
 }
 
 /* A delivery ACK's header is never a repeat, and leaves the memo as it

@@ -265,7 +265,7 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	 * fi_inject or the flag), which may wait for the connection after the
 	 * caller reused the buffer. It reads the buffer with the CPU: never
 	 * GPU memory. */
-	bool copy = req->op_flags & FI_INJECT;
+	bool copy = req->op_flags & FI_INJECT, delivery;
 
 	if (!copy &&
 	    len + sizeof(struct gdrfab_pkt_hdr) <= req->conn->max_inline &&
@@ -280,18 +280,30 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	else
 		ret = prepare_rndv(proto, req, iov, desc, count, flags);
 	gdrfab_pstat_msg_prepared(proto, req, len, flags, ret);
-	if (ret || req->rndv)
+	if (ret)
 		return ret;
+	/* Not an inject, which reports nothing; an emulated write has its
+	 * own FIN. */
+	delivery = (req->op_flags & FI_DELIVERY_COMPLETE) && !req->silent &&
+		   !(flags & GDRFAB_PKT_EMU_WRITE);
+	if (req->rndv) {
+		/* Its FIN says the data is read already; with the flag it
+		 * also says whether all of it fit (FI_ETRUNC), as an eager
+		 * one's does. The header is in ctrl (gdrfab_rndv_header). */
+		if (delivery)
+			((struct gdrfab_pkt_hdr *)(void *)req->ctrl)->flags |=
+				GDRFAB_PKT_DELIVERY_ACK;
+		return 0;
+	}
+	hdr = req->txbuf ? (void *)req->txbuf->data : (void *)req->ctrl;
 	/* An eager message may still end with the receiver's FIN: an
 	 * emulated write (the target says whether the key allowed it), and
 	 * a send whose completion must mean the data reached the receiver's
-	 * buffer (FI_DELIVERY_COMPLETE, fi_msg(3); not an inject, which
-	 * reports nothing), whose header asks for that FIN
-	 * (GDRFAB_PKT_DELIVERY_ACK): one round trip, where a rendezvous
-	 * costs the RNDV, the READ and the FIN. */
-	hdr = req->txbuf ? (void *)req->txbuf->data : (void *)req->ctrl;
+	 * buffer (FI_DELIVERY_COMPLETE, fi_msg(3)), whose header asks for
+	 * that FIN (GDRFAB_PKT_DELIVERY_ACK): one round trip, where a
+	 * rendezvous costs the RNDV, the READ and the FIN. */
 	if (!(flags & GDRFAB_PKT_EMU_WRITE)) {
-		if (!(req->op_flags & FI_DELIVERY_COMPLETE) || req->silent)
+		if (!delivery)
 			return 0;
 		hdr->flags |= GDRFAB_PKT_DELIVERY_ACK;
 		req->delivery_ack = true;

@@ -41,8 +41,9 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 			 GDRFAB_PKT_EMU | GDRFAB_PKT_DELIVERY_ACK))
 		return "unknown flags";
 	if ((h->flags & GDRFAB_PKT_DELIVERY_ACK) &&
-	    (h->type != GDRFAB_PKT_EAGER || (h->flags & GDRFAB_PKT_EMU)))
-		return "a delivery ACK on a message that is not a plain eager one";
+	    ((h->type != GDRFAB_PKT_EAGER && h->type != GDRFAB_PKT_RNDV) ||
+	     (h->flags & GDRFAB_PKT_EMU)))
+		return "a delivery ACK on a message that is not a plain one";
 	if ((h->flags & GDRFAB_PKT_EMU) &&
 	    ((h->flags & GDRFAB_PKT_TAGGED) ||
 	     (h->flags & GDRFAB_PKT_EMU) == GDRFAB_PKT_EMU ||
@@ -370,6 +371,7 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	rd->tag = h->tag;
 	rd->data = h->data;
 	rd->msg_id = h->msg_id;
+	rd->ack_delivery = h->flags & GDRFAB_PKT_DELIVERY_ACK;
 	if (recv->emu_target)
 		gdrfab_emu_target_mark(rd);
 	rd->recv_len = got;
@@ -406,6 +408,19 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 		return;
 	}
 	gdrfab_req_submit(rd);
+}
+
+/* What a rendezvous's FIN says: nothing but "read" (0), unless the
+ * sender asked for a delivery ACK (FI_DELIVERY_COMPLETE), whose send then
+ * fails as the receive does: err (FI_E*, negative here) or FI_ETRUNC. */
+static uint64_t rndv_fin_status(const struct gdrfab_req *rd, uint64_t size,
+				int err)
+{
+	if (!rd->ack_delivery)
+		return 0;
+	if (err)
+		return (uint64_t)-err;
+	return rd->recv_len < size ? FI_ETRUNC : 0;
 }
 
 static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
@@ -446,7 +461,7 @@ static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
 				       rd->data, rd->recv_len, err ? -err : 0);
 	else
 		gdrfab_send_ctrl(proto, rd->conn, GDRFAB_PKT_FIN, rd->msg_id,
-				 0);
+				 rndv_fin_status(rd, h.size, err));
 	/* Ending it frees the receive it filled (rd->parent) too. */
 	if (proto->closing || rd->emu_target) {
 		/* No completions while the endpoint closes, nor for the

@@ -205,8 +205,9 @@ struct gdrfab_req {
 		/* RECV: every buffer came with a descriptor of host memory
 		 * (classified when posted; the copy still checks each). */
 		bool host_descs;
-		/* GPU_RX: its message's sender waits for a FIN of msg_id
-		 * once the bytes are in (GDRFAB_PKT_DELIVERY_ACK). */
+		/* GPU_RX, RNDV_READ: its message's sender asked for a
+		 * delivery ACK (GDRFAB_PKT_DELIVERY_ACK): the FIN of msg_id
+		 * once the bytes are in says whether they all are. */
 		bool ack_delivery;
 	};
 

@@ -56,15 +56,17 @@ enum gdrfab_pkt_type {
 #define GDRFAB_PKT_EMU_WRITE 0x4
 #define GDRFAB_PKT_EMU_READ  0x8
 #define GDRFAB_PKT_EMU	     (GDRFAB_PKT_EMU_WRITE | GDRFAB_PKT_EMU_READ)
-/* An EAGER message whose sender waits for its delivery (a send with
- * FI_DELIVERY_COMPLETE): msg_id is the sender's cookie, and the receiver
- * answers with a FIN of that msg_id once the bytes are in the matched
- * receive's buffer (after any copy into GPU memory ended; an unexpected
- * message only once a receive took it), its data 0, or FI_ETRUNC when
- * the buffer was too small, or the FI_E* that failed the delivery. What
- * a rendezvous's FIN already says, for one round trip of a small
- * message instead of the RNDV, READ and FIN. Never with GDRFAB_PKT_EMU
- * (an emulated write has its own FIN). */
+/* A message whose sender waits for its delivery (a send with
+ * FI_DELIVERY_COMPLETE). On an EAGER one msg_id is the sender's cookie,
+ * and the receiver answers with a FIN of that msg_id once the bytes are
+ * in the matched receive's buffer (after any copy into GPU memory ended;
+ * an unexpected message only once a receive took it): what a
+ * rendezvous's FIN says, for one round trip of a small message instead
+ * of the RNDV, READ and FIN. On an RNDV one it only changes what its FIN
+ * carries. Either FIN's data is 0, or FI_ETRUNC when the buffer was too
+ * small, or the FI_E* that failed the delivery (without the flag a
+ * rendezvous's FIN carries 0). Never with GDRFAB_PKT_EMU (an emulated
+ * write has its own FIN). */
 #define GDRFAB_PKT_DELIVERY_ACK 0x10
 
 struct gdrfab_pkt_hdr {
