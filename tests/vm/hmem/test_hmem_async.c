@@ -291,6 +291,87 @@ Test(hmem_async, emulated_write_answers_after_its_copy)
 	free(src);
 }
 
+/* A tagged send with FI_DELIVERY_COMPLETE of len bytes (up to the eager
+ * limit: eager, with a delivery ACK) from host memory into GPU memory, or
+ * from GPU memory (copied out by the staging pipeline, or before the call)
+ * into host memory. Into GPU memory the receiver answers only once its
+ * asynchronous copy ended: after the receiver's call that started the
+ * copy, the sender alone cannot complete. Either way the data is in the
+ * receive's buffer at the send's completion. */
+static void delivery_complete(size_t len, bool to_gpu)
+{
+	uint8_t *src = to_gpu ? dp_alloc(len) : gpu_alloc(len);
+	uint8_t *dst = to_gpu ? gpu_alloc(len + 64) : dp_alloc(len + 64);
+	struct fid_mr *smr = to_gpu ? dp_reg(&p[0], src, len, FI_SEND)
+				    : gpu_reg(&p[0], src, len, FI_SEND);
+	struct fid_mr *dmr = to_gpu ? gpu_reg(&p[1], dst, len + 64, FI_RECV)
+				    : dp_reg(&p[1], dst, len + 64, FI_RECV);
+	void *sdesc = fi_mr_desc(smr);
+	struct iovec iov = {src, len};
+	unsigned seed = (unsigned)(len % 241) + 3;
+	struct fi_msg_tagged m = {.msg_iov = &iov,
+				  .desc = &sdesc,
+				  .iov_count = 1,
+				  .addr = p[0].peer[1],
+				  .tag = seed,
+				  .context = src};
+	struct fi_cq_tagged_entry e;
+	long long deadline = now_ms() + DP_TIMEOUT_MS;
+	bool copied = !to_gpu;
+
+	if (to_gpu)
+		dp_fill(src, len, seed);
+	else
+		gpu_fill(src, len, seed);
+	DP_POST(p, 2,
+		fi_trecv(p[1].ep, dst, len + 64, fi_mr_desc(dmr),
+			 FI_ADDR_UNSPEC, seed, 0, dst));
+	DP_POST(p, 2,
+		fi_tsendmsg(p[0].ep, &m, FI_DELIVERY_COMPLETE | FI_COMPLETION));
+	while (!copied) {
+		uint64_t before = gpu_stats().async_copies;
+
+		cr_assert_eq(fi_cq_read(p[0].txcq, &e, 1), -FI_EAGAIN,
+			     "%zu bytes: the send completed before the "
+			     "receiver copied",
+			     len);
+		dp_progress(&p[0], 1);
+		fi_cq_read(p[1].rxcq, NULL, 0);
+		copied = gpu_stats().async_copies != before;
+		cr_assert_lt(now_ms(), deadline, "the receiver never copied");
+	}
+	if (to_gpu) /* the sender alone: nothing to complete it yet */
+		dp_expect_none(p[0].txcq, &p[0], 1, 100);
+	dp_expect(p[0].txcq, &e, NULL, p, 2);
+	cr_assert_eq(e.op_context, src);
+	cr_assert(to_gpu ? gpu_check(dst, len, seed) : dp_check(dst, len, seed),
+		  "%zu bytes in place at the send's completion", len);
+	dp_expect(p[1].rxcq, &e, NULL, p, 2);
+	cr_assert_eq(e.op_context, dst);
+	cr_assert_eq(e.len, len);
+	fi_close(&smr->fid);
+	fi_close(&dmr->fid);
+	if (to_gpu) {
+		gpu_free(dst);
+		free(src);
+	} else {
+		gpu_free(src);
+		free(dst);
+	}
+}
+
+Test(hmem_async, delivery_complete_eager_waits_for_the_gpu_copy)
+{
+	size_t sizes[] = {1, 100, 8192}; /* up to the eager limit */
+
+	start(NULL);
+	connect_pair();
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		delivery_complete(sizes[i], true);
+		delivery_complete(sizes[i], false);
+	}
+}
+
 /* fi_fetch_atomic (FI_SUM on a uint64_t) whose fetched value goes into
  * GPU memory, with or without its descriptor; the target is host memory.
  * Returns after checking the value and the target. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What a misbehaving peer puts on the wire: headers with lengths that do
- * not match, unknown types and flags, impossible rendezvous segments, FINs
+ * not match, unknown types and flags (a delivery ACK where no FIN can
+ * answer it), impossible rendezvous segments, FINs
  * for messages never sent, and malformed connection messages. The
  * receiver must drop each (logging why) and keep working.
  *
@@ -96,6 +97,34 @@ Test(wire, unknown_types_versions_and_flags_are_dropped)
 	h.flags = 0x8000;
 	raw_send(&h, sizeof(h));
 	expect_only_good_message();
+}
+
+/* The delivery ACK flag (GDRFAB_PKT_DELIVERY_ACK) where no FIN can
+ * answer it: with emulated-RMA flags (which have their own FIN), on a
+ * FIN and on a NOP. Each is dropped, saying why. */
+static void send_misplaced_delivery_acks(void)
+{
+	struct gdrfab_pkt_hdr h = good_header(0);
+
+	h.flags = GDRFAB_PKT_DELIVERY_ACK | GDRFAB_PKT_EMU_WRITE;
+	h.msg_id = 1;
+	raw_send(&h, sizeof(h));
+	h = good_header(0);
+	h.type = GDRFAB_PKT_FIN;
+	h.flags = GDRFAB_PKT_DELIVERY_ACK;
+	raw_send(&h, sizeof(h));
+	h.type = GDRFAB_PKT_NOP;
+	raw_send(&h, sizeof(h));
+	expect_only_good_message();
+}
+
+Test(wire, a_delivery_ack_on_a_message_that_is_not_plain_is_dropped)
+{
+	char *log = capture_stderr(send_misplaced_delivery_acks);
+
+	cr_assert(strstr(log, "dropped: a delivery ACK on a message that is "
+			      "not a plain one"),
+		  "log: %s", log);
 }
 
 /* RMA events (FI_RMA_EVENT) with no count, an unknown kind, flags or
@@ -316,7 +345,7 @@ Test(wire, malformed_connection_messages_are_dropped)
 	bad.version = GDRFAB_WIRE_VERSION + 1;
 	gdrfab_conn_handle_cm(gep(&b)->proto, &bad, sizeof(bad));
 	bad = good;
-	bad.version = GDRFAB_WIRE_VERSION - 1; /* a peer without atomics */
+	bad.version = GDRFAB_WIRE_VERSION - 1; /* no delivery ACKs */
 	gdrfab_conn_handle_cm(gep(&b)->proto, &bad, sizeof(bad));
 	bad = good;
 	bad.type = 9;

@@ -466,7 +466,9 @@ static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
 	}
 }
 
-/* Cancels a posted receive; sends and RMA run to completion. */
+/* Cancels a posted receive, or a send with FI_DELIVERY_COMPLETE that
+ * waits only for the receiver's word; other sends and RMA run to
+ * completion. */
 static ssize_t ep_cancel(fid_t fid, void *context)
 {
 	struct gdrfab_ep *ep = ep_of(fid);
@@ -475,6 +477,8 @@ static ssize_t ep_cancel(fid_t fid, void *context)
 	gdrfab_lock_acquire(&ep->lock);
 	if (ep->proto) {
 		ret = gdrfab_recv_cancel(ep->proto, context);
+		if (ret == -FI_ENOENT)
+			ret = gdrfab_send_cancel(ep->proto, context);
 		gdrfab_req_drain(ep->proto);
 	}
 	gdrfab_lock_release(&ep->lock);

@@ -156,11 +156,14 @@ void gdrfab_ud_check(struct gdrfab_proto *proto);
 
 /* ---- repeated headers (gdrfab_wire.h, GDRFAB_IMM_REPEAT) ---- */
 /* The one rule both ends apply to each full header, the sender as it
- * posts it and the receiver as it accepts it. */
+ * posts it and the receiver as it accepts it. A delivery ACK's header
+ * leaves the memo as it was: it has a msg_id, so no message repeats it,
+ * and the plain sends around it (a stream of one tag) still repeat the
+ * header before it. */
 static inline void gdrfab_memo_note(struct gdrfab_memo *m,
 				    const struct gdrfab_pkt_hdr *h)
 {
-	if (h->type != GDRFAB_PKT_EAGER)
+	if (h->type != GDRFAB_PKT_EAGER || (h->flags & GDRFAB_PKT_DELIVERY_ACK))
 		return;
 	m->valid = !(h->flags & GDRFAB_PKT_EMU);
 	m->flags = h->flags;
@@ -170,12 +173,14 @@ static inline void gdrfab_memo_note(struct gdrfab_memo *m,
 
 /* Whether the message of header h may go as a repeat, both send paths
  * asking: an EAGER message whose flags, tag and data are the memo's
- * (never one with a msg_id, an emulated write's, which the peer needs). */
+ * (never one with a msg_id, an emulated write's or a delivery ACK's,
+ * which the peer needs; the memo never holds their flags either). */
 static inline bool gdrfab_memo_repeats(const struct gdrfab_memo *m,
 				       const struct gdrfab_pkt_hdr *h)
 {
 	return m->valid && h->type == GDRFAB_PKT_EAGER && !h->msg_id &&
-	       m->flags == h->flags && m->tag == h->tag && m->data == h->data;
+	       !(h->flags & GDRFAB_PKT_DELIVERY_ACK) && m->flags == h->flags &&
+	       m->tag == h->tag && m->data == h->data;
 }
 
 #endif /* GDRFAB_CONN_H */

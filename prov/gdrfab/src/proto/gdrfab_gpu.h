@@ -56,7 +56,7 @@ int gdrfab_scatter_host(struct gdrfab_proto *proto, const struct iovec *iov,
  * an eager message the NIC does not gather. Such bytes are copied with
  * gdrfab_copy_in_unlocked before the endpoint's lock. */
 bool gdrfab_send_copies(struct gdrfab_proto *proto, void **desc, size_t count,
-			size_t len, uint64_t flags, bool silent);
+			size_t len, uint64_t flags);
 struct gdrfab_inject_copy {
 	struct iovec host;
 	uint8_t *bounce;
@@ -145,8 +145,10 @@ struct gdrfab_gpu_rx_args {
 	uint8_t **own; /* an unexpected copy the loopback may take over */
 	size_t off, got, size;
 	uint64_t cq_flags, tag, data;
-	uint64_t msg_id; /* an emulated write's, for its FIN */
-	bool done;	 /* the receive leaves its posted list */
+	/* An emulated write's, or a delivery ACK's, for its FIN. */
+	uint64_t msg_id;
+	bool ack;  /* GDRFAB_PKT_DELIVERY_ACK: FIN the sender once done */
+	bool done; /* the receive leaves its posted list */
 };
 /* Whether the receive's buffers take this path on this endpoint: a CUDA
  * descriptor, or with CUDA permitted a buffer CUDA calls device memory;
@@ -157,8 +159,9 @@ struct gdrfab_gpu_rx_args {
 bool gdrfab_gpu_rx_wanted(struct gdrfab_proto *proto, const struct iovec *iov,
 			  void **desc, size_t count);
 /* Starts the step; it completes the receive (cq_flags, tag, data, size;
- * truncated when got < size) and frees it when done. 0, or -FI_E* when
- * nothing was started. */
+ * truncated when got < size) and frees it when done, once the bytes are
+ * in GPU memory, and then sends a delivery ACK's FIN (ack). 0, or -FI_E*
+ * when nothing was started. */
 int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 			const struct gdrfab_gpu_rx_args *a);
 /* A peer's fi_writedata landed (wc): its completion is reported once

@@ -93,6 +93,7 @@ static struct gdrfab_req *gdrfab_gpu_rx_step(struct gdrfab_proto *proto,
 	if (a->recv->emu_target)
 		gdrfab_emu_target_mark(st);
 	st->msg_id = a->msg_id;
+	st->ack_delivery = a->ack;
 	st->loop_buf = a->recv->iov_count
 			       ? (uint8_t *)a->recv->iov[0].iov_base + a->off
 			       : NULL;
@@ -158,12 +159,26 @@ int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 	return ret;
 }
 
+/* What a delivery ACK's FIN says of the step: its error, or FI_ETRUNC
+ * when the receive held less than the message, or 0. */
+static int fin_status(const struct gdrfab_req *st, int err)
+{
+	if (err)
+		return err;
+	return st->recv_len < st->ctrl_len ? FI_ETRUNC : 0;
+}
+
 static void gdrfab_gpu_rx_done(struct gdrfab_proto *proto,
 			       struct gdrfab_req *st, int err, int prov_errno)
 {
 	if (st->loop_rxbuf)
 		gdrfab_rxbuf_repost(proto, st->loop_rxbuf);
 	st->loop_rxbuf = NULL;
+	/* The bytes are in GPU memory (or failed to get there): a sender
+	 * that asked for a delivery ACK hears it now, never earlier. */
+	if (st->ack_delivery)
+		gdrfab_send_ctrl(proto, st->conn, GDRFAB_PKT_FIN, st->msg_id,
+				 (uint64_t)fin_status(st, err));
 	/* Ending the step frees the receive it filled (st->parent) too. */
 	if (st->emu_target) {
 		gdrfab_emu_target_done(proto, st->conn, st->msg_id,

@@ -11,6 +11,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "gdrfab.h"
+#include "gdrfab_conn.h"
 #include "gdrfab_gpu.h"
 #include "gdrfab_lock.h"
 #include "gdrfab_mr_desc.h"
@@ -18,6 +19,7 @@
 #include "gdrfab_proto.h"
 #include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
+#include "gdrfab_strerror.h"
 
 /* The checks of gdrfab_check_iov again, saying which failed (out of
  * line: the check every data call makes then saves no registers for the
@@ -110,6 +112,7 @@ static int prepare_eager(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	}
 	req->len = (size_t)(p - (uint8_t *)(hdr + 1));
 	hdr->size = req->len;
+	req->txbuf_msg_only = true;
 	return 0;
 }
 
@@ -196,16 +199,16 @@ static bool descs_host(struct gdrfab_proto *proto, void **desc, size_t count)
 }
 
 bool gdrfab_send_copies(struct gdrfab_proto *proto, void **desc, size_t count,
-			size_t len, uint64_t flags, bool silent)
+			size_t len, uint64_t flags)
 {
 	if (descs_host(proto, desc, count))
 		return false;
 	if (flags & FI_INJECT)
 		return true;
 	/* As gdrfab_msg_prepare chooses: what it sends by rendezvous, or
-	 * gathers, is never copied by the CPU or CUDA. */
-	if (len > proto->eager_max ||
-	    ((flags & FI_DELIVERY_COMPLETE) && !silent))
+	 * gathers, is never copied by the CPU or CUDA (a send with
+	 * FI_DELIVERY_COMPLETE goes eager too, by its size). */
+	if (len > proto->eager_max)
 		return false;
 	return !eager_gathers(proto, desc, count);
 }
@@ -261,34 +264,90 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	/* Inline needs the data at post time: not for injects (FI_INJECT,
 	 * fi_inject or the flag), which may wait for the connection after the
 	 * caller reused the buffer. It reads the buffer with the CPU: never
-	 * GPU memory. A send whose completion must mean the data reached the
-	 * receiver's buffer (FI_DELIVERY_COMPLETE, fi_msg(3)) goes by
-	 * rendezvous, whose FIN says exactly that. */
-	bool copy = req->op_flags & FI_INJECT;
-	bool delivery = (req->op_flags & FI_DELIVERY_COMPLETE) && !req->silent;
+	 * GPU memory. */
+	bool copy = req->op_flags & FI_INJECT, delivery;
 
-	if (!copy && !delivery &&
+	if (!copy &&
 	    len + sizeof(struct gdrfab_pkt_hdr) <= req->conn->max_inline &&
 	    count + 1 <= (size_t)proto->max_sge &&
 	    !gdrfab_iov_has_gpu(proto, desc, count))
 		prepare_inline(req, iov, count, flags);
-	else if (len <= proto->eager_max && !delivery && !copy &&
+	else if (len <= proto->eager_max && !copy &&
 		 eager_gathers(proto, desc, count))
 		ret = prepare_gather(proto, req, iov, desc, count, flags);
-	else if (len <= proto->eager_max && !delivery)
+	else if (len <= proto->eager_max)
 		ret = prepare_eager(proto, req, iov, count, flags);
 	else
 		ret = prepare_rndv(proto, req, iov, desc, count, flags);
 	gdrfab_pstat_msg_prepared(proto, req, len, flags, ret);
-	if (ret || !(flags & GDRFAB_PKT_EMU_WRITE))
+	if (ret)
 		return ret;
-	/* An emulated write ends with the target's FIN, whatever its size:
-	 * the target says whether the key allowed it. */
+	/* Not an inject, which reports nothing; an emulated write has its
+	 * own FIN. */
+	delivery = (req->op_flags & FI_DELIVERY_COMPLETE) && !req->silent &&
+		   !(flags & GDRFAB_PKT_EMU_WRITE);
+	if (req->rndv) {
+		/* Its FIN says the data is read already; with the flag it
+		 * also says whether all of it fit (FI_ETRUNC), as an eager
+		 * one's does. The header is in ctrl (gdrfab_rndv_header). */
+		if (delivery)
+			((struct gdrfab_pkt_hdr *)(void *)req->ctrl)->flags |=
+				GDRFAB_PKT_DELIVERY_ACK;
+		return 0;
+	}
 	hdr = req->txbuf ? (void *)req->txbuf->data : (void *)req->ctrl;
-	if (!req->rndv)
-		hdr->msg_id = req->msg_id = ++proto->next_msg_id;
+	/* An eager message may still end with the receiver's FIN: an
+	 * emulated write (the target says whether the key allowed it), and
+	 * a send whose completion must mean the data reached the receiver's
+	 * buffer (FI_DELIVERY_COMPLETE, fi_msg(3)), whose header asks for
+	 * that FIN (GDRFAB_PKT_DELIVERY_ACK): one round trip, where a
+	 * rendezvous costs the RNDV, the READ and the FIN. */
+	if (!(flags & GDRFAB_PKT_EMU_WRITE)) {
+		if (!delivery)
+			return 0;
+		hdr->flags |= GDRFAB_PKT_DELIVERY_ACK;
+		req->delivery_ack = true;
+	}
+	hdr->msg_id = req->msg_id = ++proto->next_msg_id;
 	req->rndv = true;
 	return 0;
+}
+
+/* A send whose message is out (its work request posted, maybe already
+ * acked) and that waits only for the receiver's delivery ACK may be
+ * cancelled: the application stops waiting, its buffer is no longer read
+ * (a rendezvous send's is, by the peer's READ, so it runs to its end).
+ * The FIN that may still come is dropped (handle_fin). */
+static bool cancel_one(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		       void *context)
+{
+	struct gdrfab_list *it, *tmp;
+
+	gdrfab_list_for_each_safe (&conn->rndv_wait, it, tmp) {
+		struct gdrfab_req *req =
+			gdrfab_list_entry(it, struct gdrfab_req, entry);
+
+		if (req->context != context || !req->delivery_ack ||
+		    req->fin_received)
+			continue;
+		gdrfab_list_remove(&req->entry);
+		gdrfab_req_fail(proto, req, FI_ECANCELED, GDRFAB_PERR_CANCELED);
+		return true;
+	}
+	return false;
+}
+
+int gdrfab_send_cancel(struct gdrfab_proto *proto, void *context)
+{
+	struct gdrfab_list *it, *tmp;
+
+	gdrfab_list_for_each_safe (&proto->conns, it, tmp) {
+		if (cancel_one(proto,
+			       gdrfab_list_entry(it, struct gdrfab_conn, entry),
+			       context))
+			return 0;
+	}
+	return -FI_ENOENT;
 }
 
 int gdrfab_tx_begin(struct gdrfab_proto *proto, bool copy_in,
@@ -392,9 +451,8 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 	 * no CUDA copy waits under the endpoint's lock. The copy is then sent
 	 * as an inject's is, from a bounce buffer. */
 	ret = gdrfab_tx_begin(
-		proto,
-		gdrfab_send_copies(proto, desc, count, len, flags, silent),
-		&iov, &desc, &count, &flags, &copy, len, dest, &req);
+		proto, gdrfab_send_copies(proto, desc, count, len, flags), &iov,
+		&desc, &count, &flags, &copy, len, dest, &req);
 	if (ret)
 		return ret;
 	req_for_app(req, GDRFAB_OP_SEND, context, FI_SEND, tagged, flags);

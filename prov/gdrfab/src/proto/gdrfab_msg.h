@@ -55,6 +55,9 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 int gdrfab_recv_post(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		     uint64_t flags);
 int gdrfab_recv_cancel(struct gdrfab_proto *proto, void *context);
+/* fi_cancel of a send of this context that waits only for its delivery
+ * ACK's FIN (gdrfab_msg.c): it ends with FI_ECANCELED. 0 or -FI_ENOENT. */
+int gdrfab_send_cancel(struct gdrfab_proto *proto, void *context);
 void gdrfab_recv_flush_all(struct gdrfab_proto *proto);
 
 /* ---- the application's calls (gdrfab_msg.c, gdrfab_rma.c) ---- */
@@ -112,8 +115,10 @@ int gdrfab_tx_begin(struct gdrfab_proto *proto, bool copy_in,
 void gdrfab_rndv_header(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			uint16_t flags);
 /* Builds a send request's message (inline, eager or rendezvous by size)
- * from req->tag and req->data; with GDRFAB_PKT_EMU_WRITE in flags it also
- * waits for the target's FIN. 0 or a negative FI_E* code. */
+ * from req->tag and req->data; with GDRFAB_PKT_EMU_WRITE in flags, or
+ * FI_DELIVERY_COMPLETE in req->op_flags (GDRFAB_PKT_DELIVERY_ACK), an
+ * eager one also waits for the receiver's FIN. 0 or a negative FI_E*
+ * code. */
 int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		       const struct iovec *iov, void **desc, size_t count,
 		       uint16_t flags);

@@ -384,8 +384,16 @@ static void req_settle(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	if (req->wr_pending || (!req->fully_posted && !req->error))
 		return;
-	if (gdrfab_req_waits_fin(req) && !req->fin_received)
-		return; /* in conn->rndv_wait until the FIN */
+	if (gdrfab_req_waits_fin(req) && !req->fin_received) {
+		/* In conn->rndv_wait until the FIN, which may be a while (an
+		 * unexpected message's receive is not posted yet): the
+		 * bounce buffer of a message the peer holds goes back now. */
+		if (req->txbuf && req->txbuf_msg_only) {
+			gdrfab_txbuf_free(proto, req->txbuf);
+			req->txbuf = NULL;
+		}
+		return;
+	}
 	if (req->op == GDRFAB_OP_RNDV_READ && !req->error) {
 		gdrfab_req_resume(proto, req, 0, 0);
 		return;

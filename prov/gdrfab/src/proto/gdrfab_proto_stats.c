@@ -18,6 +18,8 @@ const char *gdrfab_req_op_name(const struct gdrfab_req *req)
 	case GDRFAB_OP_SEND:
 		if (req->cq_flags & FI_ATOMIC)
 			return "atomic (message)";
+		if (req->delivery_ack)
+			return "send (eager, delivery ACK)";
 		return req->rndv ? "send (rendezvous)" : "send (eager)";
 	case GDRFAB_OP_WRITE: return "RDMA write";
 	case GDRFAB_OP_READ: return "RDMA read";

@@ -37,9 +37,13 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 		return "shorter than a header";
 	if (h->version != GDRFAB_WIRE_VERSION)
 		return "unknown wire version";
-	if (h->flags &
-	    ~(GDRFAB_PKT_TAGGED | GDRFAB_PKT_CQ_DATA | GDRFAB_PKT_EMU))
+	if (h->flags & ~(GDRFAB_PKT_TAGGED | GDRFAB_PKT_CQ_DATA |
+			 GDRFAB_PKT_EMU | GDRFAB_PKT_DELIVERY_ACK))
 		return "unknown flags";
+	if ((h->flags & GDRFAB_PKT_DELIVERY_ACK) &&
+	    ((h->type != GDRFAB_PKT_EAGER && h->type != GDRFAB_PKT_RNDV) ||
+	     (h->flags & GDRFAB_PKT_EMU)))
+		return "a delivery ACK on a message that is not a plain one";
 	if ((h->flags & GDRFAB_PKT_EMU) &&
 	    ((h->flags & GDRFAB_PKT_TAGGED) ||
 	     (h->flags & GDRFAB_PKT_EMU) == GDRFAB_PKT_EMU ||
@@ -185,6 +189,20 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 			    const struct gdrfab_rndv_seg *seg,
 			    struct gdrfab_conn *conn);
 
+/* The FIN the sender of a delivery ACK waits for
+ * (GDRFAB_PKT_DELIVERY_ACK), sent once its bytes are in the receive's
+ * buffer: 0, FI_ETRUNC when only got of them fit, or err (FI_E*,
+ * positive) when the delivery failed. Nothing for other messages. */
+static void ack_delivery(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			 const struct gdrfab_pkt_hdr *h, size_t got, int err)
+{
+	if (!(h->flags & GDRFAB_PKT_DELIVERY_ACK))
+		return;
+	if (!err && got < h->size)
+		err = FI_ETRUNC;
+	gdrfab_send_ctrl(proto, conn, GDRFAB_PKT_FIN, h->msg_id, (uint64_t)err);
+}
+
 /* Eager bytes into GPU memory: an asynchronous step (gdrfab_gpu_rx.c)
  * that completes the receive later (or, for an emulated write into staged
  * GPU memory, sends the initiator's FIN later), so that no copy is waited
@@ -226,6 +244,7 @@ static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		.tag = h->tag,
 		.data = h->data,
 		.msg_id = h->msg_id,
+		.ack = h->flags & GDRFAB_PKT_DELIVERY_ACK,
 		.done = done,
 	};
 	if (done && (req->op_flags & FI_MULTI_RECV))
@@ -246,6 +265,7 @@ static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 				       got, FI_EIO);
 		gdrfab_req_end_silent(proto, req);
 	} else {
+		ack_delivery(proto, conn, h, got, -err);
 		gdrfab_req_report_error(proto, req, done, a.cq_flags, 0,
 					h->size, buf_at(req, off), h->data,
 					h->tag, -err, 0);
@@ -282,6 +302,7 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		gdrfab_req_end_silent(proto, req);
 		return;
 	}
+	ack_delivery(proto, conn, h, got, -err);
 	if (err)
 		gdrfab_req_report_error(proto, req, done, rx_flags(req, h), 0,
 					h->size, buf_at(req, off), h->data,
@@ -350,6 +371,7 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 	rd->tag = h->tag;
 	rd->data = h->data;
 	rd->msg_id = h->msg_id;
+	rd->ack_delivery = h->flags & GDRFAB_PKT_DELIVERY_ACK;
 	if (recv->emu_target)
 		gdrfab_emu_target_mark(rd);
 	rd->recv_len = got;
@@ -386,6 +408,19 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 		return;
 	}
 	gdrfab_req_submit(rd);
+}
+
+/* What a rendezvous's FIN says: nothing but "read" (0), unless the
+ * sender asked for a delivery ACK (FI_DELIVERY_COMPLETE), whose send then
+ * fails as the receive does: err (FI_E*, negative here) or FI_ETRUNC. */
+static uint64_t rndv_fin_status(const struct gdrfab_req *rd, uint64_t size,
+				int err)
+{
+	if (!rd->ack_delivery)
+		return 0;
+	if (err)
+		return (uint64_t)-err;
+	return rd->recv_len < size ? FI_ETRUNC : 0;
 }
 
 static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
@@ -426,7 +461,7 @@ static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
 				       rd->data, rd->recv_len, err ? -err : 0);
 	else
 		gdrfab_send_ctrl(proto, rd->conn, GDRFAB_PKT_FIN, rd->msg_id,
-				 0);
+				 rndv_fin_status(rd, h.size, err));
 	/* Ending it frees the receive it filled (rd->parent) too. */
 	if (proto->closing || rd->emu_target) {
 		/* No completions while the endpoint closes, nor for the
@@ -446,6 +481,16 @@ static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
 	}
 }
 
+/* The provider's error code of a FIN's status (nonzero). */
+static int fin_prov_errno(int status)
+{
+	switch (status) {
+	case FI_EACCES: return IBV_WC_REM_ACCESS_ERR;
+	case FI_ETRUNC: return GDRFAB_PERR_TRUNCATED;
+	default: return IBV_WC_REM_OP_ERR;
+	}
+}
+
 static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		       const struct gdrfab_pkt_hdr *h)
 {
@@ -459,15 +504,23 @@ static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		    req->atomic)
 			continue;
 		req->fin_received = true;
-		/* An emulated RMA the target refused or could not do. */
+		/* An emulated RMA the target refused or could not do, or a
+		 * delivery ACK's message the receiver truncated or could
+		 * not deliver. */
 		if (h->data && !req->error) {
 			req->error = (int)h->data;
-			req->prov_errno = h->data == FI_EACCES
-						  ? IBV_WC_REM_ACCESS_ERR
-						  : IBV_WC_REM_OP_ERR;
+			req->prov_errno = fin_prov_errno((int)h->data);
 		}
 		if (!req->wr_pending)
 			gdrfab_req_finish(proto, req);
+		return;
+	}
+	/* A send cancelled while it waited for its delivery ACK hears it
+	 * later: one of our cookies, no news. */
+	if (h->msg_id && h->msg_id <= proto->next_msg_id) {
+		GDRFAB_DBG(FI_LOG_EP_DATA,
+			   "FIN for message %llu, which ended already\n",
+			   (unsigned long long)h->msg_id);
 		return;
 	}
 	GDRFAB_WIRE_WARN(proto, FI_LOG_EP_DATA,
@@ -737,6 +790,20 @@ static void take_unexpected(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	gdrfab_unexp_free(u);
 }
 
+/* The application discarded an unexpected message (FI_DISCARD): its
+ * sender, if it waits for a FIN (a rendezvous, a delivery ACK), gets it,
+ * since the receiver took the message as it chose to; then it is
+ * forgotten. */
+static void discard_unexpected(struct gdrfab_proto *proto,
+			       struct gdrfab_unexp *u)
+{
+	if (u->hdr.type == GDRFAB_PKT_RNDV ||
+	    (u->hdr.flags & GDRFAB_PKT_DELIVERY_ACK))
+		gdrfab_send_ctrl(proto, u->conn, GDRFAB_PKT_FIN, u->hdr.msg_id,
+				 0);
+	gdrfab_unexp_free(u);
+}
+
 static int peek(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		uint64_t flags)
 {
@@ -757,7 +824,7 @@ static int peek(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		u->claimed = true;
 		((struct fi_context *)req->context)->internal[0] = u;
 	} else if (flags & FI_DISCARD) {
-		gdrfab_unexp_free(u);
+		discard_unexpected(proto, u);
 	}
 	return 0;
 }
@@ -790,7 +857,7 @@ static int claim(struct gdrfab_proto *proto, struct gdrfab_req *req,
 					     (req->op_flags & FI_COMPLETION),
 				     0, NULL, u->hdr.data, u->hdr.tag,
 				     gdrfab_conn_fi_addr(u->conn));
-		gdrfab_unexp_free(u);
+		discard_unexpected(proto, u);
 		return 0;
 	}
 	take_unexpected(proto, req, u);

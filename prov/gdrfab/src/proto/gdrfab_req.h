@@ -188,6 +188,14 @@ struct gdrfab_req {
 		 * in lkey[]. */
 		bool gather;
 		bool fin_received;
+		/* txbuf holds the message alone (an eager send's copy):
+		 * free once the peer acked it, not kept until the FIN of a
+		 * delivery ACK or an emulated write (gdrfab_post.c). */
+		bool txbuf_msg_only;
+		/* Its header asked for a delivery ACK
+		 * (GDRFAB_PKT_DELIVERY_ACK): fi_cancel may end it while it
+		 * waits for the FIN (gdrfab_send_cancel). */
+		bool delivery_ack;
 	};
 
 	/* ---- receive side (RECV, RNDV_READ, GPU_RX) ---- */
@@ -197,6 +205,10 @@ struct gdrfab_req {
 		/* RECV: every buffer came with a descriptor of host memory
 		 * (classified when posted; the copy still checks each). */
 		bool host_descs;
+		/* GPU_RX, RNDV_READ: its message's sender asked for a
+		 * delivery ACK (GDRFAB_PKT_DELIVERY_ACK): the FIN of msg_id
+		 * once the bytes are in says whether they all are. */
+		bool ack_delivery;
 	};
 
 	/* ---- RMA: emulated (GDRFAB_PKT_EMU) and its events ---- */

@@ -133,8 +133,7 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	 * message the NIC does not gather (gdrfab_send_copies). The copy is
 	 * then sent as an inject's is. */
 	copy_in = op == GDRFAB_OP_WRITE &&
-		  (emu ? gdrfab_send_copies(proto, desc, count, len, flags,
-					    silent)
+		  (emu ? gdrfab_send_copies(proto, desc, count, len, flags)
 		       : inject);
 	ret = gdrfab_tx_begin(proto, copy_in, &iov, &desc, &count, &flags,
 			      &copy, len, peer_addr, &req);

@@ -165,9 +165,9 @@ bool gdrfab_itx_send(struct gdrfab_proto *proto,
 	bool repeat;
 
 	/* A completion that must mean delivery waits for the receiver's
-	 * FIN (rendezvous): never here. GPU memory neither: the CPU reads
-	 * the buffer under the lock (the caller checked that a descriptor
-	 * is a live MR's; without one, CUDA is asked). */
+	 * FIN (GDRFAB_PKT_DELIVERY_ACK), in a request: never here. GPU memory
+	 * neither: the CPU reads the buffer under the lock (the caller checked
+	 * that a descriptor is a live MR's; without one, CUDA is asked). */
 	if ((a->flags & FI_DELIVERY_COMPLETE) || len > proto->eager_max ||
 	    !proto->itx_free ||
 	    (len && gdrfab_buf_device(proto, a->iov->iov_base,

@@ -22,14 +22,16 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
  * version is refused at connection time. 3: the ATOMIC and ATOMIC_RESP
  * messages (a version-2 peer would drop them as unknown types and the
  * initiator's atomics would never complete). 4: the repeated header
- * (GDRFAB_IMM_REPEAT, which a version-3 peer would not know). */
-#define GDRFAB_WIRE_VERSION 4
+ * (GDRFAB_IMM_REPEAT, which a version-3 peer would not know). 5: the
+ * delivery ACK (GDRFAB_PKT_DELIVERY_ACK: a version-4 receiver would drop
+ * the flag as unknown, and the sender would wait for a FIN for ever). */
+#define GDRFAB_WIRE_VERSION 5
 
 /* ---- messages on RC queue pairs ---- */
 enum gdrfab_pkt_type {
 	GDRFAB_PKT_EAGER = 1,  /* header + payload */
 	GDRFAB_PKT_RNDV = 2,   /* header + segments the receiver reads */
-	GDRFAB_PKT_FIN = 3,    /* receiver -> sender: rendezvous data read */
+	GDRFAB_PKT_FIN = 3,    /* receiver -> sender: the data is in place */
 	GDRFAB_PKT_NOP = 4,    /* keepalive: proves the peer still acks */
 	GDRFAB_PKT_ATOMIC = 5, /* an atomic for the target to apply */
 	GDRFAB_PKT_ATOMIC_RESP = 6, /* its status and fetched values */
@@ -54,6 +56,18 @@ enum gdrfab_pkt_type {
 #define GDRFAB_PKT_EMU_WRITE 0x4
 #define GDRFAB_PKT_EMU_READ  0x8
 #define GDRFAB_PKT_EMU	     (GDRFAB_PKT_EMU_WRITE | GDRFAB_PKT_EMU_READ)
+/* A message whose sender waits for its delivery (a send with
+ * FI_DELIVERY_COMPLETE). On an EAGER one msg_id is the sender's cookie,
+ * and the receiver answers with a FIN of that msg_id once the bytes are
+ * in the matched receive's buffer (after any copy into GPU memory ended;
+ * an unexpected message only once a receive took it): what a
+ * rendezvous's FIN says, for one round trip of a small message instead
+ * of the RNDV, READ and FIN. On an RNDV one it only changes what its FIN
+ * carries. Either FIN's data is 0, or FI_ETRUNC when the buffer was too
+ * small, or the FI_E* that failed the delivery (without the flag a
+ * rendezvous's FIN carries 0). Never with GDRFAB_PKT_EMU (an emulated
+ * write has its own FIN). */
+#define GDRFAB_PKT_DELIVERY_ACK 0x10
 
 struct gdrfab_pkt_hdr {
 	uint8_t version;
@@ -63,7 +77,7 @@ struct gdrfab_pkt_hdr {
 	uint64_t tag;
 	uint64_t data;
 	uint64_t size;	 /* message length */
-	uint64_t msg_id; /* RNDV and FIN: the sender's cookie */
+	uint64_t msg_id; /* RNDV, FIN, DELIVERY_ACK: the sender's cookie */
 };
 
 /*
@@ -74,11 +88,12 @@ struct gdrfab_pkt_hdr {
  * of messages with one tag then puts 40 bytes less on the wire per
  * message, and a payload of the path MTU (4 KiB) fits one packet instead
  * of two. Both ends keep what "the last full header" is by one rule
- * (gdrfab_memo_note): an EAGER header without emulated-RMA flags becomes
- * it, one with them forgets it, other messages leave it; RC delivers a
- * queue pair's messages in order, so the receiver applies the rule to
- * the same headers in the same order as the sender did. A repeat with
- * nothing to repeat, or any other immediate on a SEND, is dropped.
+ * (gdrfab_memo_note): a plain EAGER header becomes it, one with
+ * emulated-RMA flags forgets it, one with a delivery ACK (which carries a
+ * msg_id, so it never goes as a repeat) and other messages leave it; RC
+ * delivers a queue pair's messages in order, so the receiver applies the
+ * rule to the same headers in the same order as the sender did. A repeat
+ * with nothing to repeat, or any other immediate on a SEND, is dropped.
  */
 #define GDRFAB_IMM_REPEAT 0x47440001u /* "GD", 1 */
 
