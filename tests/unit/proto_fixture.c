@@ -194,3 +194,20 @@ bool pf_check(const void *buf, size_t len, unsigned seed)
 			return false;
 	return true;
 }
+
+void pf_connect(struct pf *f)
+{
+	char out[8] = "hello", in[8] = "";
+
+	cr_assert_eq(fi_trecv(f->s[1].ep, in, sizeof(in), NULL, f->s[1].peer,
+			      0x77, 0, NULL),
+		     0);
+	cr_assert_eq(fi_tsend(f->s[0].ep, out, sizeof(out), NULL, f->s[0].peer,
+			      0x77, NULL),
+		     0);
+	cr_assert(pf_drive_until(f, 1, 1, 2000), "the first message");
+	cr_assert(pf_drive_until(f, 0, 1, 2000), "its send completion");
+	cr_assert_eq(f->s[1].n_ok, 1);
+	cr_assert_str_eq(in, "hello");
+	f->s[0].n_ok = f->s[1].n_ok = 0;
+}

@@ -52,6 +52,11 @@ void pf_open(struct pf *f);
  * CQ, SRQ, MR, AH, PD or context) and dropped no completion. */
 void pf_close(struct pf *f);
 
+/* Sends one eager tagged message from A (side 0) to B (side 1), so that
+ * the connection is up before a test looks at what follows; asserts it
+ * arrived and clears both sides' success counts. */
+void pf_connect(struct pf *f);
+
 /* Carries out the wire and reads both CQs until nothing moves (or
  * ms milliseconds pass, for steps that wait for the protocol's timers);
  * returns the completions (both kinds, both sides) read meanwhile. */

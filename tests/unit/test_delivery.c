@@ -30,23 +30,6 @@ static void *ctx(int i)
 	return (void *)(uintptr_t)(0xdc0000 + i);
 }
 
-/* One message each way's first, so that the connection is up. */
-static void connect_both(void)
-{
-	char out[8] = "hello", in[8];
-
-	cr_assert_eq(fi_trecv(f.s[B].ep, in, sizeof(in), NULL, f.s[B].peer,
-			      0x77, 0, ctx(90)),
-		     0);
-	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
-			      0x77, ctx(91)),
-		     0);
-	cr_assert(pf_drive_until(&f, B, 1, 2000), "the first message");
-	cr_assert(pf_drive_until(&f, A, 1, 2000), "its send completion");
-	cr_assert_str_eq(in, "hello");
-	f.s[A].n_ok = f.s[B].n_ok = 0;
-}
-
 /* A tagged send from A with FI_DELIVERY_COMPLETE (and more flags). */
 static void send_dc(const void *buf, size_t len, uint64_t tag, int c,
 		    uint64_t more)
@@ -104,7 +87,7 @@ Test(proto, delivery_complete_expected_eager_up_to_the_limit, .timeout = 10)
 	uint8_t *out = malloc(max), *in = malloc(max + 64);
 
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	for (int i = 0; i < 4; i++) {
 		size_t len = dc_len(i);
 		bool rndv = len > gdrfab_params.eager_max;
@@ -145,7 +128,7 @@ Test(proto, delivery_complete_unexpected_completes_when_received, .timeout = 10)
 	uint8_t *out = malloc(max), *in = malloc(max + 64);
 
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	for (int i = 0; i < 4; i++) {
 		size_t len = dc_len(i);
 
@@ -188,7 +171,7 @@ Test(proto, delivery_complete_truncation_is_reported_on_both_sides,
 	uint8_t *out = malloc(big), in[3][48];
 
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	pf_fill(out, big, 50);
 	memset(in, 0, sizeof(in));
 	recv_at_b(in[0], 40, 0x700, 1);
@@ -228,7 +211,7 @@ Test(proto, a_delivery_ack_header_never_repeats_nor_replaces_the_memo,
 	uint8_t out[5][64], in[5][64];
 
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	fake_verbs_hold(IBV_WR_SEND, true);
 	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, true);
 	for (int i = 0; i < 5; i++) {
@@ -303,7 +286,7 @@ Test(proto, delivery_complete_through_peek_claim_and_discard, .timeout = 10)
 	struct fi_msg_tagged m = {0};
 
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	for (int i = 0; i < 2; i++) {
 		pf_fill(out[i], sizeof(out[i]), 70 + (unsigned)i);
 		send_dc(out[i], sizeof(out[i]), 0x800 + (uint64_t)i, i, 0);
@@ -345,7 +328,7 @@ Test(proto, delivery_complete_fails_once_when_the_peer_is_lost, .timeout = 10)
 
 	gdrfab_params.peer_timeout_ms = 50;
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	pf_fill(out, sizeof(out), 80);
 	recv_at_b(in, sizeof(in), 0x900, 1);
 	send_dc(out, sizeof(out), 0x900, 2, 0);
@@ -376,7 +359,7 @@ Test(proto, delivery_complete_send_cancelled_while_it_waits, .timeout = 10)
 	uint8_t out[64], in[64];
 
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	pf_fill(out, sizeof(out), 90);
 	send_dc(out, sizeof(out), 0xa00, 1, 0);
 	pf_drive(&f, 10);
@@ -406,7 +389,7 @@ Test(proto, delivery_complete_into_a_multi_receive_buffer, .timeout = 10)
 			   .context = ctx(9)};
 
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	m.addr = f.s[B].peer;
 	cr_assert_eq(fi_setopt(&f.s[B].ep->fid, FI_OPT_ENDPOINT,
 			       FI_OPT_MIN_MULTI_RECV, &(size_t){100},

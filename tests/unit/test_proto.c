@@ -48,20 +48,6 @@ static void post_pair(void *in, const void *out, size_t len, uint64_t tag,
 		     0);
 }
 
-/* Sends one eager tagged message from A to B and back, so that the
- * connection is up before a test looks at what follows. */
-static void connect_both(void)
-{
-	char out[8] = "hello", in[8];
-
-	post_pair(in, out, sizeof(in), 0x77, 90, 91);
-	cr_assert(pf_drive_until(&f, B, 1, 2000), "the first message");
-	cr_assert(pf_drive_until(&f, A, 1, 2000), "its send completion");
-	cr_assert_eq(f.s[B].n_ok, 1);
-	cr_assert_str_eq(in, "hello");
-	f.s[A].n_ok = f.s[B].n_ok = 0;
-}
-
 Test(proto, eager_tagged_expected_and_unexpected, .timeout = 10)
 {
 	char early[100], late[100], got1[128], got2[128], other[128];
@@ -128,7 +114,7 @@ Test(proto, rendezvous_receive_posted_after_the_rndv_arrived, .timeout = 10)
 	struct fid_mr *smr, *dmr;
 
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	pf_fill(src, RNDV_LEN, 3);
 	smr = pf_reg(&f, src, RNDV_LEN, 0);
 	dmr = pf_reg(&f, dst, RNDV_LEN + 64, 0);
@@ -302,7 +288,7 @@ Test(proto, peer_lost_during_rendezvous, .timeout = 10)
 	 * nothing in flight while it waits for the FIN, notices too. */
 	gdrfab_params.peer_timeout_ms = 50;
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	pf_fill(src, RNDV_LEN, 4);
 	smr = pf_reg(&f, src, RNDV_LEN, 0);
 	dmr = pf_reg(&f, dst, RNDV_LEN, 0);
@@ -347,7 +333,7 @@ Test(proto, a_send_the_nic_gives_up_on_fails_once_and_the_pair_reconnects,
 	char out[64], in[64];
 
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	pf_fill(out, sizeof(out), 30);
 	fake_verbs_hold(IBV_WR_SEND, true);
 	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
@@ -392,7 +378,7 @@ Test(proto, work_stuck_across_a_port_outage_fails_and_the_pair_reconnects,
 
 	gdrfab_params.peer_timeout_ms = 50;
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	fake_verbs_hold(IBV_WR_SEND, true);
 	for (int i = 0; i < 2; i++) {
 		pf_fill(out[i], sizeof(out[i]), 40 + (unsigned)i);
@@ -438,7 +424,7 @@ static size_t open_with_8_send_slots(void)
 
 	gdrfab_params.tx_size = 8;
 	pf_open(&f);
-	connect_both();
+	pf_connect(&f);
 	return saved;
 }
 
