@@ -159,15 +159,6 @@ int gdrfab_gpu_rx_start(struct gdrfab_proto *proto,
 	return ret;
 }
 
-/* What a delivery ACK's FIN says of the step: its error, or FI_ETRUNC
- * when the receive held less than the message, or 0. */
-static int fin_status(const struct gdrfab_req *st, int err)
-{
-	if (err)
-		return err;
-	return st->recv_len < st->ctrl_len ? FI_ETRUNC : 0;
-}
-
 static void gdrfab_gpu_rx_done(struct gdrfab_proto *proto,
 			       struct gdrfab_req *st, int err, int prov_errno)
 {
@@ -178,7 +169,8 @@ static void gdrfab_gpu_rx_done(struct gdrfab_proto *proto,
 	 * that asked for a delivery ACK hears it now, never earlier. */
 	if (st->ack_delivery)
 		gdrfab_send_ctrl(proto, st->conn, GDRFAB_PKT_FIN, st->msg_id,
-				 (uint64_t)fin_status(st, err));
+				 (uint64_t)gdrfab_delivery_status(
+					 st->recv_len, st->ctrl_len, err));
 	/* Ending the step frees the receive it filled (st->parent) too. */
 	if (st->emu_target) {
 		gdrfab_emu_target_done(proto, st->conn, st->msg_id,

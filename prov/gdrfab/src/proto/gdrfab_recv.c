@@ -196,11 +196,10 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 static void ack_delivery(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			 const struct gdrfab_pkt_hdr *h, size_t got, int err)
 {
-	if (!(h->flags & GDRFAB_PKT_DELIVERY_ACK))
-		return;
-	if (!err && got < h->size)
-		err = FI_ETRUNC;
-	gdrfab_send_ctrl(proto, conn, GDRFAB_PKT_FIN, h->msg_id, (uint64_t)err);
+	if (h->flags & GDRFAB_PKT_DELIVERY_ACK)
+		gdrfab_send_ctrl(
+			proto, conn, GDRFAB_PKT_FIN, h->msg_id,
+			(uint64_t)gdrfab_delivery_status(got, h->size, err));
 }
 
 /* Eager bytes into GPU memory: an asynchronous step (gdrfab_gpu_rx.c)
@@ -416,11 +415,9 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 static uint64_t rndv_fin_status(const struct gdrfab_req *rd, uint64_t size,
 				int err)
 {
-	if (!rd->ack_delivery)
-		return 0;
-	if (err)
-		return (uint64_t)-err;
-	return rd->recv_len < size ? FI_ETRUNC : 0;
+	return rd->ack_delivery ? (uint64_t)gdrfab_delivery_status(rd->recv_len,
+								   size, -err)
+				: 0;
 }
 
 static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,

@@ -367,6 +367,17 @@ void gdrfab_conn_send_wc(struct gdrfab_conn *conn, const struct ibv_wc *wc,
 			 int err);
 void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			const struct ibv_wc *wc);
+/* What the FIN answering a delivery ACK (GDRFAB_PKT_DELIVERY_ACK) says
+ * of a message of size bytes, got of which reached the receive's buffer:
+ * err (FI_E*, positive) when its delivery failed, else FI_ETRUNC when not
+ * all of it fit, else 0. The eager, rendezvous and GPU receive paths all
+ * answer by it. */
+static inline int gdrfab_delivery_status(size_t got, uint64_t size, int err)
+{
+	if (err)
+		return err;
+	return got < size ? FI_ETRUNC : 0;
+}
 /* The error (FI_E*, prov_errno) of an operation whose work request
  * completed with status, not IBV_WC_SUCCESS, on conn: a flushed one
  * fails for the reason its connection failed, where one is known (the
