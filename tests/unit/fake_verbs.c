@@ -603,11 +603,23 @@ static int f_destroy_ah(struct ibv_ah *ah)
 	return 0;
 }
 
+/* Access bits the device refuses (fake_verbs_refuse_access), and how. */
+static int refused_bits, refused_errno, refusals;
+
 static struct ibv_mr *f_reg_mr(struct ibv_pd *pd, void *addr, size_t len,
 			       int access)
 {
-	struct fake_mr *m = calloc(1, sizeof(*m));
+	struct fake_mr *m;
 
+	pthread_mutex_lock(&lock);
+	if (access & refused_bits) {
+		refusals++;
+		pthread_mutex_unlock(&lock);
+		errno = refused_errno;
+		return NULL;
+	}
+	pthread_mutex_unlock(&lock);
+	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
 	m->mr.context = pd->context;
@@ -652,6 +664,40 @@ static int f_dereg_mr(struct ibv_mr *mr)
 	pthread_mutex_unlock(&lock);
 	free(mr);
 	return 0;
+}
+
+void fake_verbs_refuse_access(int bits, int err)
+{
+	pthread_mutex_lock(&lock);
+	refused_bits = bits;
+	refused_errno = err;
+	refusals = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+int fake_verbs_refusals(void)
+{
+	int n;
+
+	pthread_mutex_lock(&lock);
+	n = refusals;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
+int fake_verbs_mr_access(const void *addr)
+{
+	int access = -1;
+
+	pthread_mutex_lock(&lock);
+	for (struct fake_mr *m = mrs; m; m = m->next) {
+		if (m->mr.addr == addr) {
+			access = m->access;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return access;
 }
 
 /* Under lock: the registered bytes [addr, addr+len) under key in pd with
@@ -1084,6 +1130,7 @@ void fake_verbs_install(void)
 	fake_dev.node_type = IBV_NODE_CA;
 	fake_dev.transport_type = IBV_TRANSPORT_IB;
 	memset(held, 0, sizeof(held));
+	fake_verbs_refuse_access(0, 0);
 	gdrfab_verbs_ops_set(&fake_ops);
 	gdrfab_verbs_ports_invalidate();
 }

@@ -51,6 +51,17 @@ int fake_verbs_fail(enum ibv_wr_opcode op, enum ibv_wc_status status, bool cut);
  * else changes: the wire keeps what it holds, as rxe may after an outage. */
 void fake_verbs_port_event(enum ibv_event_type type);
 
+/* Registrations (ibv_reg_mr) asking for any of bits now fail with errno
+ * err, as older rdma-core or kernels answer an access flag they do not
+ * know; 0 accepts every flag again (what install does), as newer ones
+ * do with an optional flag the device lacks. Resets the refusal count. */
+void fake_verbs_refuse_access(int bits, int err);
+/* Registrations refused so far for those bits. */
+int fake_verbs_refusals(void);
+/* The access flags of the newest live registration starting at addr, or
+ * -1 when none does. */
+int fake_verbs_mr_access(const void *addr);
+
 /* Objects alive now, for leak checks. */
 struct fake_verbs_counts {
 	int ctx, pd, cq, qp, rc_qp, srq, mr, ah;

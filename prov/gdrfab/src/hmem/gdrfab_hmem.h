@@ -41,6 +41,9 @@ struct gdrfab_hmem_domain {
 	const char *name;
 	struct gdrfab_mr_cache cache;
 	atomic_bool cuda_used; /* a CUDA buffer was registered */
+	/* The device refused IBV_ACCESS_RELAXED_ORDERING once: data
+	 * registrations stop asking (gdrfab_hmem_ro.h). */
+	atomic_bool ro_refused;
 	/* GPU memory peers may write into (FI_REMOTE_WRITE, P2P): remote
 	 * CQ data of an fi_writedata is reported once writes into it are
 	 * visible. The flush READ reads the newest such region. rw_lock

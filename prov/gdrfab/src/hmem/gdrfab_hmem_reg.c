@@ -11,6 +11,7 @@
 #include "gdrfab.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_hmem_reg.h"
+#include "gdrfab_hmem_ro.h"
 #include "gdrfab_host_cache.h"
 #include "gdrfab_params.h"
 #include "gdrfab_topo.h"
@@ -172,6 +173,15 @@ static int backend_reg(void *ctx, struct gdrfab_reg *r)
 	struct gdrfab_hmem_domain *h = ctx;
 	enum gdrfab_cuda_reg path = h->path;
 	bool gpu = r->mem.kind == GDRFAB_MEM_CUDA_DEVICE;
+	/* r->access stays the cache's key: relaxed ordering is the
+	 * device's business, added (or not) below it. */
+	struct gdrfab_data_reg a = {
+		.pd = h->pd,
+		.iova = r->start,
+		.len = r->len,
+		.access = r->access,
+		.fd = -1,
+	};
 	uint64_t off = 0;
 	int fd = -1, err, ret;
 
@@ -185,12 +195,10 @@ static int backend_reg(void *ctx, struct gdrfab_reg *r)
 				(unsigned long)r->start, r->len);
 			return ret;
 		}
-		r->mr = gdrfab_vops->reg_dmabuf_mr(h->pd, off, r->len, r->start,
-						   fd, r->access);
-	} else {
-		r->mr = gdrfab_vops->reg_mr(h->pd, (void *)r->start, r->len,
-					    r->access);
+		a.fd = fd;
+		a.offset = off;
 	}
+	r->mr = gdrfab_hmem_reg_data(h, &a);
 	if (r->mr) {
 		r->dmabuf_fd = fd;
 		r->dmabuf_off = off;
@@ -243,6 +251,7 @@ void gdrfab_hmem_reg_init(struct gdrfab_hmem_domain *h,
 	h->ctx = setup->verbs_ctx;
 	h->pd = setup->pd;
 	h->name = setup->name;
+	atomic_init(&h->ro_refused, false);
 	pthread_mutex_init(&h->rw_lock, NULL);
 	pthread_mutex_init(&h->emu_lock, NULL);
 	pthread_mutex_init(&h->loop_lock, NULL);

@@ -11,6 +11,7 @@
 
 const char *const gdrfab_nic_atomics_names[] = {"auto", "off", "unsafe_hca",
 						NULL};
+const char *const gdrfab_relaxed_ordering_names[] = {"auto", "on", "off", NULL};
 
 struct gdrfab_params gdrfab_params = {
 	.gid_index = -1,
@@ -268,6 +269,9 @@ void gdrfab_params_init(void)
 		&gdrfab_prov, "NIC_ATOMICS", FI_PARAM_STRING,
 		"Which atomics the NIC executes: auto (8-byte FI_SUM and FI_CSWAP when both devices are atomic with respect to the CPU, IBV_ATOMIC_GLOB), off (none: every atomic by message), or unsafe_hca (IBV_ATOMIC_HCA devices too, which loses updates when NIC and message-borne atomics meet on one location: for tests only) (default: auto)");
 	fi_param_define(
+		&gdrfab_prov, "RELAXED_ORDERING", FI_PARAM_STRING,
+		"Whether memory registrations of application and GPU buffers ask for PCIe relaxed ordering (IBV_ACCESS_RELAXED_ORDERING), as NCCL and UCX do: auto (ask; where the device refuses, register without it and say so at info level), on (the same, but a refusal is a warning), or off (never) (default: auto)");
+	fi_param_define(
 		&gdrfab_prov, "MR_CACHE_ENABLE", FI_PARAM_BOOL,
 		"Keep GPU registrations, and host memory used without a descriptor, after their last use, for reuse (default: 1)");
 	fi_param_define(
@@ -336,6 +340,9 @@ void gdrfab_params_init(void)
 		    host_mr_cache_names, 0);
 	read_choice("NIC_ATOMICS", &gdrfab_params.nic_atomics,
 		    gdrfab_nic_atomics_names, GDRFAB_NIC_ATOMICS_AUTO);
+	read_choice("RELAXED_ORDERING", &gdrfab_params.relaxed_ordering,
+		    gdrfab_relaxed_ordering_names,
+		    GDRFAB_RELAXED_ORDERING_AUTO);
 	read_bytes("MR_CACHE_MAX_SIZE", &gdrfab_params.mr_cache_max_size);
 	read_size("MR_CACHE_MAX_COUNT", &gdrfab_params.mr_cache_max_count,
 		  GDRFAB_DEFAULT_MR_CACHE_COUNT);

@@ -19,6 +19,19 @@ enum gdrfab_nic_atomics_mode {
 /* The parameter's names, NULL-terminated, in enum order. */
 extern const char *const gdrfab_nic_atomics_names[];
 
+/* FI_GDRFAB_RELAXED_ORDERING, in the order of its names: whether data
+ * registrations ask for IBV_ACCESS_RELAXED_ORDERING (PCIe writes that may
+ * pass each other, which GPU memory behind a switch needs for full
+ * bandwidth). auto and on both ask and fall back where the device
+ * refuses; on says so as a warning. */
+enum gdrfab_relaxed_ordering_mode {
+	GDRFAB_RELAXED_ORDERING_AUTO = 0,
+	GDRFAB_RELAXED_ORDERING_ON = 1,
+	GDRFAB_RELAXED_ORDERING_OFF = 2,
+};
+
+extern const char *const gdrfab_relaxed_ordering_names[];
+
 #define GDRFAB_MAX_DEVICE_FILTER 32
 
 struct gdrfab_params {
@@ -90,6 +103,9 @@ struct gdrfab_params {
 	/* FI_GDRFAB_NIC_ATOMICS: auto|off|unsafe_hca (enum
 	 * gdrfab_nic_atomics_mode order): which atomics the NIC executes. */
 	int nic_atomics;
+	/* FI_GDRFAB_RELAXED_ORDERING: auto|on|off (enum
+	 * gdrfab_relaxed_ordering_mode order). */
+	int relaxed_ordering;
 	/* FI_GDRFAB_STATS: where endpoints and domains print their counters
 	 * when they close: NULL (nowhere), "1" (stderr) or a file name
 	 * pattern (gdrfab_stats_path). */
