@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * gdrfab_topo: the GPU x NIC matrix with path classes as nvidia-smi topo -m
- * prints them, then the NIC(s) gdrfab picks for each GPU and why.
+ * prints them, then the NIC(s) gdrfab picks for each GPU and why, then
+ * each GPU's rail set (the NICs it may stripe across).
  *
- *   gdrfab_topo [--xml FILE] [--json] [--gpu ID | --rank N]
+ *   gdrfab_topo [--xml FILE] [--json] [--gpu ID | --rank N] [--rails SPEC]
  *   gdrfab_topo --env --rank N   (shell assignments, for launch wrappers)
  *
  * ID is an index or a PCI bus id; N a launcher's local rank (GPU N modulo
- * the number of GPUs).
+ * the number of GPUs); SPEC as FI_GDRFAB_RAILS (N, all, or a+b,c+d), which
+ * is read when --rails is not given.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "gdrfab_topo.h"
+#include "gdrfab_topo_rails.h"
 
 static void print_matrix(const struct gdrfab_topo *t)
 {
@@ -40,8 +43,16 @@ static void print_choice(const struct gdrfab_topo *t, size_t g,
 	printf("  [%s]\n", c->why);
 }
 
+static void print_rails(const struct gdrfab_topo *t, size_t g,
+			const struct gdrfab_rail_set *r)
+{
+	printf("%s (%s): %s  [%zu rail(s): %s]\n", t->gpu[g].name,
+	       t->gpu[g].busid, r->count ? r->name : "none", r->count, r->why);
+}
+
 static void print_json(const struct gdrfab_topo *t,
-		       const struct gdrfab_topo_choice *c, int only)
+		       const struct gdrfab_topo_choice *c,
+		       const struct gdrfab_rail_set *rails, int only)
 {
 	printf("{\"source\": \"%s\", \"flat\": %s,\n \"nics\": [", t->source,
 	       t->flat ? "true" : "false");
@@ -65,14 +76,16 @@ static void print_json(const struct gdrfab_topo *t,
 		for (size_t i = 0; i < c[g].count; i++)
 			printf("%s\"%s\"", i ? ", " : "",
 			       t->nic[c[g].nic[i]].name);
-		printf("], \"why\": \"%s\"}", c[g].why);
+		printf("], \"why\": \"%s\", \"rails\": \"%s\"}", c[g].why,
+		       rails[g].name);
 	}
 	printf("]}\n");
 }
 
 /* One GPU's answer as shell assignments (eval "$(gdrfab_topo --env ...)"). */
 static int print_env(const struct gdrfab_topo *t,
-		     const struct gdrfab_topo_choice *c, int g)
+		     const struct gdrfab_topo_choice *c,
+		     const struct gdrfab_rail_set *rails, int g)
 {
 	if (g < 0) {
 		fprintf(stderr, "--env needs --gpu or --rank (and a GPU)\n");
@@ -84,7 +97,7 @@ static int print_env(const struct gdrfab_topo *t,
 	       c[g].count ? gdrfab_path_name(c[g].path) : "none");
 	for (size_t i = 0; i < c[g].count; i++)
 		printf("%s%s", i ? "," : "", t->nic[c[g].nic[i]].name);
-	printf("\n");
+	printf("\nGDRFAB_RAILS=%s\n", rails[g].name);
 	return 0;
 }
 
@@ -96,12 +109,18 @@ int main(int argc, char **argv)
 		{"gpu", required_argument, NULL, 'g'},
 		{"rank", required_argument, NULL, 'r'},
 		{"env", no_argument, NULL, 'e'},
+		{"rails", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static struct gdrfab_topo t;
 	static struct gdrfab_topo_choice choice[GDRFAB_TOPO_MAX_DEVS];
+	static struct gdrfab_rail_set rails[GDRFAB_TOPO_MAX_DEVS];
+	static struct gdrfab_rails_spec spec;
+	const char *known[GDRFAB_TOPO_MAX_DEVS];
 	const char *xml = NULL, *gpu = NULL;
+	const char *rails_value = getenv("FI_GDRFAB_RAILS");
+	char err[512];
 	int json = 0, env = 0, rank = -1, only = -1, op;
 
 	while ((op = getopt_long(argc, argv, "x:jg:r:eh", opts, NULL)) != -1) {
@@ -111,9 +130,10 @@ int main(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'g': gpu = optarg; break;
 		case 'r': rank = atoi(optarg); break;
+		case 'R': rails_value = optarg; break;
 		default:
 			fprintf(stderr,
-				"usage: %s [--xml FILE] [--json | --env] [--gpu ID | --rank N]\n",
+				"usage: %s [--xml FILE] [--json | --env] [--gpu ID | --rank N] [--rails N|all|a+b,c+d]\n",
 				argv[0]);
 			return 2;
 		}
@@ -133,10 +153,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "out of memory\n");
 		return 1;
 	}
+	/* Named NICs are checked against the topology's; one without any
+	 * (a VM whose NICs hwloc cannot see) takes the names on trust. */
+	for (size_t n = 0; n < t.nnic; n++)
+		known[n] = t.nic[n].name;
+	if (gdrfab_rails_parse(rails_value, t.nnic ? known : NULL, t.nnic,
+			       &spec, err, sizeof(err))) {
+		fprintf(stderr, "gdrfab_topo: %s\n", err);
+		return 1;
+	}
+	for (size_t g = 0; g < t.ngpu; g++)
+		gdrfab_topo_rails(&t, &choice[g], g, &spec, &rails[g]);
 	if (env)
-		return print_env(&t, choice, only);
+		return print_env(&t, choice, rails, only);
 	if (json) {
-		print_json(&t, choice, only);
+		print_json(&t, choice, rails, only);
 		return 0;
 	}
 	printf("topology: %s\n", t.source);
@@ -155,6 +186,12 @@ int main(int argc, char **argv)
 	for (size_t g = 0; g < t.ngpu; g++) {
 		if (only < 0 || (size_t)only == g)
 			print_choice(&t, g, &choice[g]);
+	}
+	printf("\nRail set per GPU (FI_GDRFAB_RAILS=%s):\n",
+	       rails_value && *rails_value ? rails_value : "unset");
+	for (size_t g = 0; g < t.ngpu; g++) {
+		if (only < 0 || (size_t)only == g)
+			print_rails(&t, g, &rails[g]);
 	}
 	gdrfab_topo_fini(&t);
 	return 0;
