@@ -55,8 +55,11 @@ run_suite_list() {
 		cmd+=("./tests/vm/$prog" --jobs "$jobs" --color=never
 			--timeout "$((secs * factor))")
 		[ "$filter" = - ] || cmd+=(--filter "$filter")
+		SECONDS=0
 		if [ -z "$log" ]; then
 			"${cmd[@]}" || status=1
+			# Where CI's time goes, a line a run.
+			echo "time: $prog $filter: ${SECONDS} s"
 			continue
 		fi
 		echo "==== logging on: ${cmd[*]}" >>"$log"
@@ -68,6 +71,7 @@ run_suite_list() {
 			grep -a -E '^\[(FAIL|----)\]|Synthesis|Crash|SIGSEGV|runtime error' "$log.run" | tail -n 40
 		fi
 		cat "$log.run" >>"$log" && rm -f "$log.run"
+		echo "time: logging on, $prog $filter: ${SECONDS} s"
 	done
 	return "$status"
 }
