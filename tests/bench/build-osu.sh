@@ -1,9 +1,11 @@
 #!/bin/bash
 # Builds the OSU micro-benchmarks 5.3 (from ../shared/consumers; not part of
-# gdrfab) with Debian's Open MPI mpicc into DIR (default ./osu-5.3 in the
-# build directory), once. Exit 77 with a SKIP line without the tarball or
-# mpicc.
-#   tests/bench/build-osu.sh [DIR]
+# gdrfab) with an MPI's compiler wrapper, by default Debian's Open MPI
+# mpicc, into DIR (default ./osu-5.3 in the build directory), once. MPICC
+# names another wrapper (MPICH's wheel: PREFIX/bin/mpicc; its C++ wrapper,
+# mpicxx, is taken beside it). A second MPI needs its own DIR. Exit 77 with
+# a SKIP line without the tarball or the wrapper.
+#   tests/bench/build-osu.sh [DIR [MPICC]]
 set -euo pipefail
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$(mkdir -p "${1:-osu-5.3}" && cd "${1:-osu-5.3}" && pwd)
@@ -13,8 +15,20 @@ if [ ! -r "$tarball" ]; then
 	echo "SKIP: OSU micro-benchmarks: no $tarball"
 	exit 77
 fi
-if ! command -v mpicc >/dev/null; then
-	echo "SKIP: OSU micro-benchmarks: no mpicc (scripts/install-deps.sh installs libopenmpi-dev)"
+mpicc=${2:-mpicc}
+mpicxx=mpicxx
+case $mpicc in
+*/*) # the build runs elsewhere: make the path absolute
+	[ -d "$(dirname "$mpicc")" ] && mpicc=$(cd "$(dirname "$mpicc")" && pwd)/${mpicc##*/}
+	mpicxx=$(dirname "$mpicc")/mpicxx
+	;;
+esac
+if ! command -v "$mpicc" >/dev/null; then
+	if [ "$mpicc" = mpicc ]; then
+		echo "SKIP: OSU micro-benchmarks: no mpicc (scripts/install-deps.sh installs libopenmpi-dev)"
+	else
+		echo "SKIP: OSU micro-benchmarks: no $mpicc"
+	fi
 	exit 77
 fi
 work=$(mktemp -d /tmp/gdrfab-osu.XXXXXX)
@@ -22,7 +36,7 @@ trap 'rm -rf "$work"' EXIT
 tar -xzf "$tarball" -C "$work"
 cd "$work"/osu-micro-benchmarks-5.3
 {
-	./configure CC=mpicc CXX=mpicxx
+	./configure CC="$mpicc" CXX="$mpicxx"
 	make -C mpi/pt2pt -j"$(nproc)"
 } >"$dest/build.log" 2>&1 || {
 	tail -n 30 "$dest/build.log"

@@ -8,7 +8,10 @@
 # inject_size (ompi mtl_ofi.h, ompi_mtl_ofi_send_generic): "inject" up to
 # -v eager=BYTES (FI_GDRFAB_EAGER_MAX, gdrfab's inject_size), an eager
 # message copied into a bounce buffer (an inject is never sent inline
-# from the caller's buffer), "rndv" above, read by the receiver.
+# from the caller's buffer), "rndv" above, read by the receiver. MPICH's
+# ch4:ofi likewise sends with fi_tinjectdata up to its max_buffered_send,
+# the provider's inject_size (osu-in-vm.sh reads it from MPICH's debug
+# summary for -v eager).
 #   awk -v eager=8192 -f osu-summarize.awk osu-raw.txt
 function ratio(a, b) {
 	return (a != "" && b != "" && b + 0 > 0) ? sprintf("%.2f", a / b) : "-"
