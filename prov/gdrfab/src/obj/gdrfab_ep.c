@@ -30,17 +30,6 @@
 	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |             \
 	 FI_REMOTE_WRITE)
 
-/* Manual progress: reads of the endpoint's CQs and counters land here. */
-void gdrfab_ep_progress(struct gdrfab_ep *ep)
-{
-	if (!ep->proto)
-		return;
-	gdrfab_lock_acquire(&ep->lock);
-	if (ep->proto)
-		gdrfab_proto_progress(ep->proto);
-	gdrfab_lock_release(&ep->lock);
-}
-
 static struct gdrfab_ep *ep_of(struct fid *fid)
 {
 	return gdrfab_container_of(fid, struct gdrfab_ep, fid.fid);

@@ -313,7 +313,18 @@ int gdrfab_cq_attach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep);
 void gdrfab_cq_detach_ep(struct gdrfab_cq *cq, struct gdrfab_ep *ep);
 int gdrfab_cntr_attach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep);
 void gdrfab_cntr_detach_ep(struct gdrfab_cntr *cntr, struct gdrfab_ep *ep);
-void gdrfab_ep_progress(struct gdrfab_ep *ep);
+/* Manual progress: reads of the endpoint's CQs and counters land here.
+ * Inline: every read of an empty CQ comes through it. */
+void gdrfab_proto_progress(struct gdrfab_proto *proto);
+static inline void gdrfab_ep_progress(struct gdrfab_ep *ep)
+{
+	if (!ep->proto)
+		return;
+	gdrfab_lock_acquire(&ep->lock);
+	if (ep->proto)
+		gdrfab_proto_progress(ep->proto);
+	gdrfab_lock_release(&ep->lock);
+}
 
 /* Poll sets and wait sets (gdrfab_poll.c). */
 int gdrfab_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,

@@ -23,7 +23,7 @@
 #include "gdrfab_ud.h"
 #include "gdrfab_verbs_ops.h"
 
-#define POLL_BATCH    32
+#define POLL_BATCH    GDRFAB_POLL_BATCH
 #define POLL_ROUNDS   4 /* bound one progress call */
 #define CQ_MARGIN     16
 #define UD_POLL_EVERY 16
@@ -331,9 +331,37 @@ void gdrfab_proto_handle_wc(struct gdrfab_proto *proto, const struct ibv_wc *wc)
 	handle_wc(proto, wc);
 }
 
-void gdrfab_proto_progress(struct gdrfab_proto *proto)
+/* Whether anything besides the CQ and the clock may want this call:
+ * receive buffers to give back, requests to finish, staged copies, the
+ * loopback engine, atomics held back. */
+static inline bool side_work(const struct gdrfab_proto *proto)
 {
-	struct ibv_wc wc[POLL_BATCH];
+	return proto->repost_cnt >= proto->repost_min ||
+	       !gdrfab_list_empty(&proto->finished) ||
+	       gdrfab_stage_pool_busy(&proto->stage_pool) || proto->loop ||
+	       !gdrfab_list_empty(&proto->atomic_ready) ||
+	       !gdrfab_list_empty(&proto->atomic_backlog);
+}
+
+/* Handles n completions progress polled into proto->wc, then polls again
+ * while batches come full, at most POLL_ROUNDS batches in all. */
+static void handle_polled(struct gdrfab_proto *proto, int n)
+{
+	for (int round = 1;; round++) {
+		for (int i = 0; i < n; i++)
+			handle_wc(proto, &proto->wc[i]);
+		if (n < POLL_BATCH || round == POLL_ROUNDS)
+			break;
+		n = gdrfab_vops->poll_cq(proto->cq, POLL_BATCH, proto->wc);
+		if (n <= 0)
+			break;
+	}
+}
+
+/* Everything progress does, in order; polled: completions the caller
+ * already took from the CQ (-1: none taken, poll it here). */
+static void progress_full(struct gdrfab_proto *proto, int polled)
+{
 	long long now;
 	int n;
 
@@ -341,7 +369,7 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		gdrfab_rxbuf_repost_flush(proto);
 	/* One clock read per call: the handlers of its events take the
 	 * time from proto->now_ms. */
-	now = gdrfab_tick_ms();
+	now = gdrfab_tick_now(&proto->tick);
 	proto->now_ms = now;
 	/* Connection setup is rare and not in a hurry: its UD CQ is polled
 	 * once per clock tick, or every UD_POLL_EVERY calls of a busy
@@ -353,15 +381,11 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		gdrfab_conn_poll_ud(proto);
 	}
 	gdrfab_req_drain(proto);
-	for (int round = 0; round < POLL_ROUNDS; round++) {
-		n = gdrfab_vops->poll_cq(proto->cq, POLL_BATCH, wc);
-		if (n <= 0)
-			break;
-		for (int i = 0; i < n; i++)
-			handle_wc(proto, &wc[i]);
-		if (n < POLL_BATCH)
-			break;
-	}
+	n = polled >= 0
+		    ? polled
+		    : gdrfab_vops->poll_cq(proto->cq, POLL_BATCH, proto->wc);
+	if (n > 0)
+		handle_polled(proto, n);
 	/* Staging and the loopback QP are idle on most endpoints: tested
 	 * here, so that an empty poll calls neither. */
 	if (gdrfab_stage_pool_busy(&proto->stage_pool)) {
@@ -381,4 +405,26 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		gdrfab_conn_timers(proto);
 	}
 	gdrfab_req_drain(proto);
+}
+
+/* Most calls come from a loop polling an empty CQ. When nothing else
+ * waits, the clock has not moved (so no timer is due and the UD CQ was
+ * polled at this ms), and the UD CQ's turn in a busy loop has not come,
+ * the call is one poll of the CQ; anything else takes the whole path,
+ * in the same order as ever (what this poll took is handled first there,
+ * as the poll would have come before everything but the work checked
+ * for here). */
+void gdrfab_proto_progress(struct gdrfab_proto *proto)
+{
+	int n;
+
+	if (side_work(proto) || proto->ud_poll_skips + 1 >= UD_POLL_EVERY ||
+	    !gdrfab_tick_still(&proto->tick)) {
+		progress_full(proto, -1);
+		return;
+	}
+	proto->ud_poll_skips++;
+	n = gdrfab_vops->poll_cq(proto->cq, POLL_BATCH, proto->wc);
+	if (n)
+		progress_full(proto, n);
 }

@@ -34,7 +34,11 @@
 #include "gdrfab_signal.h"
 #include "gdrfab_stage.h"
 #include "gdrfab_stats.h"
+#include "gdrfab_tick.h"
 #include "gdrfab_wire.h"
+
+/* Completions one poll of the CQ takes. */
+#define GDRFAB_POLL_BATCH 32
 
 struct gdrfab_conn;
 struct gdrfab_itx;
@@ -197,6 +201,11 @@ struct gdrfab_proto {
 	 * calls since. */
 	long long now_ms, ud_poll_ms;
 	unsigned ud_poll_skips;
+	/* That clock, read for real only when it may have moved. */
+	struct gdrfab_tick tick;
+	/* What progress polled from the CQ (here, not on the stack: the
+	 * call that finds nothing then needs no frame for it). */
+	struct ibv_wc wc[GDRFAB_POLL_BATCH];
 	/* Eager data into GPU memory without CUDA (NULL unless the
 	 * endpoint set FI_OPT_CUDA_API_PERMITTED=false). */
 	struct gdrfab_loop *loop;
