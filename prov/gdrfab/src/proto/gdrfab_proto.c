@@ -23,10 +23,13 @@
 #include "gdrfab_ud.h"
 #include "gdrfab_verbs_ops.h"
 
-#define POLL_BATCH    GDRFAB_POLL_BATCH
-#define POLL_ROUNDS   4 /* bound one progress call */
-#define CQ_MARGIN     16
-#define UD_POLL_EVERY 16
+#define POLL_BATCH  GDRFAB_POLL_BATCH
+#define POLL_ROUNDS 4 /* bound one progress call */
+#define CQ_MARGIN   16
+/* A busy loop polls the UD CQ (connection setup) every this many calls
+ * besides once per ms: 64 calls take microseconds natively, and an
+ * empty poll pays the whole path on each of them. */
+#define UD_POLL_EVERY 64
 
 static void *alloc_region(size_t len)
 {
