@@ -75,6 +75,11 @@ struct gdrfab_params {
 	char *topo_file;
 	char *gpu;
 	char *nic_map;
+	/* FI_GDRFAB_RAILS: the rail sets fi_getinfo lists as domains of
+	 * their own (N, all, 1, or named sets a+b,c+d; NULL when unset:
+	 * the topology's nearest NICs, at most GDRFAB_RAILS_DEFAULT). Parsed
+	 * where the devices are known (obj/gdrfab_rail_info.c). */
+	char *rails;
 	/* FI_GDRFAB_CUDA_REG: auto|dmabuf|peermem|staged (enum
 	 * gdrfab_cuda_reg order: 0 auto). FI_GDRFAB_CUDA_FLUSH:
 	 * auto|cuda|read|none (enum gdrfab_cuda_flush order). */

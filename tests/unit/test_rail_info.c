@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Rail-set domains in fi_getinfo (gdrfab_rail_info.h), on the fake verbs
+ * with two devices: without FI_GDRFAB_RAILS (and no GPU in the topology)
+ * no new entry; with named sets one entry per set of more than one NIC,
+ * after every NIC alone, named by its NICs and addressed by rail 0's
+ * port; the domain's name in the hints selects it; a value that does not
+ * parse, or a set with a NIC that is not there, lists none.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fabric.h>
+
+#include "fake_verbs.h"
+#include "gdrfab.h"
+#include "gdrfab_addr.h"
+#include "gdrfab_info.h"
+#include "gdrfab_params.h"
+#include "gdrfab_rail_info.h"
+
+static void setup(void)
+{
+	fake_verbs_install();
+	fake_verbs_set_devices(2);
+}
+
+static void teardown(void)
+{
+	free(gdrfab_params.rails);
+	gdrfab_params.rails = NULL;
+	fake_verbs_uninstall();
+}
+
+TestSuite(rail_info, .init = setup, .fini = teardown);
+
+static void set_rails(const char *value)
+{
+	free(gdrfab_params.rails);
+	gdrfab_params.rails = value ? strdup(value) : NULL;
+}
+
+/* fi_getinfo's domain names, joined with ' ', for one assertion. */
+static void names(const char *domain, char *out, size_t len)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	size_t off = 0;
+
+	cr_assert(hints);
+	hints->ep_attr->type = FI_EP_RDM;
+	if (domain)
+		hints->domain_attr->name = strdup(domain);
+	out[0] = '\0';
+	if (gdrfab_getinfo(gdrfab_api_version, NULL, NULL, 0, hints, &info)) {
+		snprintf(out, len, "(none)");
+		fi_freeinfo(hints);
+		return;
+	}
+	for (struct fi_info *i = info; i; i = i->next)
+		off += (size_t)snprintf(out + off, len - off, "%s%s",
+					off ? " " : "", i->domain_attr->name);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+Test(rail_info, unset_lists_no_rail_set)
+{
+	char got[256];
+
+	names(NULL, got, sizeof(got));
+	cr_expect_str_eq(got, "fake0 fake1");
+	set_rails("2"); /* a cap: no GPU here, so no set */
+	names(NULL, got, sizeof(got));
+	cr_expect_str_eq(got, "fake0 fake1");
+	set_rails("fake0,fake1"); /* sets of one NIC each */
+	names(NULL, got, sizeof(got));
+	cr_expect_str_eq(got, "fake0 fake1");
+}
+
+Test(rail_info, named_set_listed_after_the_nics)
+{
+	char got[256];
+
+	set_rails("fake1+fake0");
+	names(NULL, got, sizeof(got));
+	cr_expect_str_eq(got, "fake0 fake1 fake1+fake0");
+}
+
+Test(rail_info, name_in_hints_selects_the_set)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	struct gdrfab_addr *src;
+
+	set_rails("fake0+fake1");
+	cr_assert(hints);
+	hints->domain_attr->name = strdup("fake0+fake1");
+	cr_assert_eq(
+		gdrfab_getinfo(gdrfab_api_version, NULL, NULL, 0, hints, &info),
+		0);
+	cr_assert_str_eq(info->domain_attr->name, "fake0+fake1");
+	cr_expect_null(info->next, "only the rail set matches");
+	/* Rail 0's port names the endpoints: 192.0.2.1, fake0's. */
+	src = info->src_addr;
+	cr_assert(src);
+	cr_expect_eq(src->gid[15], 1);
+	cr_expect_eq(src->port_num, 1);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+
+Test(rail_info, bad_value_lists_none)
+{
+	static const char *const bad[] = {"fake0+nic9", "fake0+fake0",
+					  "fake0+",	"+fake1",
+					  "0",		"fake0++fake1"};
+	char got[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		set_rails(bad[i]);
+		names(NULL, got, sizeof(got));
+		cr_expect_str_eq(got, "fake0 fake1", "FI_GDRFAB_RAILS=%s",
+				 bad[i]);
+	}
+	set_rails("fake0+fake1");
+	names("fake0+fake2", got, sizeof(got));
+	cr_expect_str_eq(got, "(none)");
+}
+
+Test(rail_info, set_of_name)
+{
+	struct gdrfab_port_desc ports[2];
+	struct gdrfab_rail_set set;
+	char err[256];
+
+	memset(ports, 0, sizeof(ports));
+	snprintf(ports[0].dev_name, sizeof(ports[0].dev_name), "mlx5_0");
+	snprintf(ports[1].dev_name, sizeof(ports[1].dev_name), "mlx5_1");
+	ports[0].active = ports[1].active = true;
+	cr_assert_eq(gdrfab_rail_set_of_name("mlx5_1+mlx5_0", ports, 2, &set,
+					     err, sizeof(err)),
+		     0, "%s", err);
+	cr_expect_eq(set.count, 2);
+	cr_expect_str_eq(set.nic[0], "mlx5_1");
+	cr_expect_str_eq(set.name, "mlx5_1+mlx5_0");
+	cr_expect_eq(gdrfab_rail_set_of_name("mlx5_0+mlx5_9", ports, 2, &set,
+					     err, sizeof(err)),
+		     -FI_EINVAL);
+	cr_expect(strstr(err, "mlx5_9"), "%s", err);
+	cr_expect_null(strstr(err, "FI_GDRFAB_RAILS"), "%s", err);
+	cr_expect_eq(gdrfab_rail_set_of_name("mlx5_0+mlx5_1,mlx5_2", ports, 2,
+					     &set, err, sizeof(err)),
+		     -FI_EINVAL);
+	cr_expect_eq(gdrfab_rail_set_of_name("mlx5_0", ports, 2, &set, err,
+					     sizeof(err)),
+		     -FI_EINVAL);
+	cr_expect_eq(gdrfab_rail_set_of_name("mlx5_0+mlx5_0", ports, 2, &set,
+					     err, sizeof(err)),
+		     -FI_EINVAL);
+}
