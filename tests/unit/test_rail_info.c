@@ -5,18 +5,22 @@
  * no new entry; with named sets one entry per set of more than one NIC,
  * after every NIC alone, named by its NICs and addressed by rail 0's
  * port; the domain's name in the hints selects it; a value that does not
- * parse, or a set with a NIC that is not there, lists none.
+ * parse, or a set with a NIC that is not there, lists none. fi_domain on
+ * a rail set opens every NIC of it, rail 0 the first, and refuses a name
+ * that is no set of the devices there with -FI_EINVAL.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
 
 #include "fake_verbs.h"
 #include "gdrfab.h"
 #include "gdrfab_addr.h"
 #include "gdrfab_info.h"
+#include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_rail_info.h"
 
@@ -157,4 +161,89 @@ Test(rail_info, set_of_name)
 	cr_expect_eq(gdrfab_rail_set_of_name("mlx5_0+mlx5_0", ports, 2, &set,
 					     err, sizeof(err)),
 		     -FI_EINVAL);
+}
+
+/* fi_domain on a name: the info fi_getinfo gave for it, renamed when the
+ * name is not listed (a name an application wrote itself). */
+static int open_domain(const char *name, struct fid_fabric **fabric,
+		       struct fid_domain **domain)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	int ret;
+
+	cr_assert(hints);
+	hints->domain_attr->name = strdup("fake0");
+	cr_assert_eq(
+		gdrfab_getinfo(gdrfab_api_version, NULL, NULL, 0, hints, &info),
+		0);
+	free(info->domain_attr->name);
+	info->domain_attr->name = strdup(name);
+	cr_assert_eq(gdrfab_fabric_open(info->fabric_attr, fabric, NULL), 0);
+	(*fabric)->api_version = gdrfab_api_version;
+	ret = fi_domain(*fabric, info, domain, NULL);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	return ret;
+}
+
+Test(rail_info, domain_opens_every_rail)
+{
+	struct fid_fabric *fabric;
+	struct fid_domain *fid;
+	struct gdrfab_domain *domain;
+
+	cr_assert_eq(open_domain("fake1+fake0", &fabric, &fid), 0);
+	domain = gdrfab_container_of(fid, struct gdrfab_domain, fid);
+	cr_expect_eq(domain->rails.count, 2);
+	cr_expect_str_eq(domain->rails.rail[0].name, "fake1");
+	cr_expect_str_eq(domain->rails.rail[1].name, "fake0");
+	/* Rail 0 (fake1, 192.0.2.2) names the domain's port. */
+	cr_expect_eq(domain->port_addr.gid[15], 2);
+	cr_expect_eq(domain->rails.rail[1].port_addr.gid[15], 1);
+	cr_expect_eq(domain->rails.rail[0].pd, domain->pd);
+	cr_expect_neq(domain->rails.rail[1].pd, NULL);
+	cr_expect_str_eq(domain->rails.rail[1].pd->context->device->name,
+			 "fake0");
+	cr_expect_eq(fake_verbs_counts().ctx, 2);
+	cr_expect_eq(fake_verbs_counts().pd, 2);
+	cr_assert_eq(fi_close(&fid->fid), 0);
+	cr_assert_eq(fi_close(&fabric->fid), 0);
+	cr_expect_eq(fake_verbs_counts().ctx, 0);
+	cr_expect_eq(fake_verbs_counts().pd, 0);
+}
+
+Test(rail_info, domain_of_one_nic_has_one_rail)
+{
+	struct fid_fabric *fabric;
+	struct fid_domain *fid;
+	struct gdrfab_domain *domain;
+
+	cr_assert_eq(open_domain("fake0", &fabric, &fid), 0);
+	domain = gdrfab_container_of(fid, struct gdrfab_domain, fid);
+	cr_expect_eq(domain->rails.count, 1);
+	cr_expect_eq(domain->rails.rail[0].ctx, domain->ctx);
+	cr_expect_eq(fake_verbs_counts().ctx, 1);
+	cr_assert_eq(fi_close(&fid->fid), 0);
+	cr_assert_eq(fi_close(&fabric->fid), 0);
+}
+
+/* A rail-set name that does not parse is the application's error:
+ * -FI_EINVAL (with a log line), nothing left open. */
+Test(rail_info, bad_rail_set_name_is_einval)
+{
+	static const char *const bad[] = {
+		"fake0+fake9", "fake0+fake0",	    "fake0+",
+		"+fake1",      "fake0+fake1,fake2", "fake0++fake1"};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fid_fabric *fabric;
+		struct fid_domain *fid = NULL;
+
+		cr_expect_eq(open_domain(bad[i], &fabric, &fid), -FI_EINVAL,
+			     "%s", bad[i]);
+		cr_expect_null(fid);
+		cr_assert_eq(fi_close(&fabric->fid), 0);
+		cr_expect_eq(fake_verbs_counts().ctx, 0, "%s", bad[i]);
+		cr_expect_eq(fake_verbs_counts().pd, 0, "%s", bad[i]);
+	}
 }
