@@ -19,6 +19,7 @@
 #include "fake_verbs.h"
 #include "gdrfab.h"
 #include "gdrfab_addr.h"
+#include "gdrfab_host_cache.h"
 #include "gdrfab_info.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
@@ -246,4 +247,61 @@ Test(rail_info, bad_rail_set_name_is_einval)
 		cr_expect_eq(fake_verbs_counts().ctx, 0, "%s", bad[i]);
 		cr_expect_eq(fake_verbs_counts().pd, 0, "%s", bad[i]);
 	}
+}
+
+/* Memory registered in a rail-set domain is registered on every rail's PD
+ * (one cache entry holding an MR per rail), its key rail 0's rkey as for
+ * a NIC alone; closing it deregisters them all. */
+Test(rail_info, mr_registers_on_every_rail)
+{
+	static char buf[8192];
+	struct fid_fabric *fabric;
+	struct fid_domain *fid;
+	struct gdrfab_domain *domain;
+	struct fid_mr *mr;
+	struct gdrfab_mr *m;
+
+	gdrfab_params.host_mr_cache = GDRFAB_HOST_CACHE_OFF;
+	cr_assert_eq(open_domain("fake0+fake1", &fabric, &fid), 0);
+	domain = gdrfab_container_of(fid, struct gdrfab_domain, fid);
+	cr_assert_eq(fi_mr_reg(fid, buf, sizeof(buf),
+			       FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SEND, 0, 0,
+			       0, &mr, NULL),
+		     0);
+	m = gdrfab_container_of(mr, struct gdrfab_mr, fid);
+	cr_assert(m->desc.reg);
+	cr_expect_eq(m->desc.reg->mr->pd, domain->rails.rail[0].pd);
+	cr_assert(m->desc.reg->more_mr[0]);
+	cr_expect_eq(m->desc.reg->more_mr[0]->pd, domain->rails.rail[1].pd);
+	cr_expect_eq(m->desc.reg->more_mr[0]->addr, (void *)buf);
+	cr_expect_eq(m->desc.reg->more_mr[0]->length, sizeof(buf));
+	cr_expect_null(m->desc.reg->more_mr[1]);
+	cr_expect_eq(fi_mr_key(mr), m->desc.reg->mr->rkey);
+	cr_expect_eq(fake_verbs_counts().mr, 2);
+	cr_assert_eq(fi_close(&mr->fid), 0);
+	cr_expect_eq(fake_verbs_counts().mr, 0);
+	cr_assert_eq(fi_close(&fid->fid), 0);
+	cr_assert_eq(fi_close(&fabric->fid), 0);
+}
+
+Test(rail_info, mr_of_one_nic_registers_once)
+{
+	static char buf[8192];
+	struct fid_fabric *fabric;
+	struct fid_domain *fid;
+	struct fid_mr *mr;
+	struct gdrfab_mr *m;
+
+	gdrfab_params.host_mr_cache = GDRFAB_HOST_CACHE_OFF;
+	cr_assert_eq(open_domain("fake0", &fabric, &fid), 0);
+	cr_assert_eq(fi_mr_reg(fid, buf, sizeof(buf),
+			       FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SEND, 0, 0,
+			       0, &mr, NULL),
+		     0);
+	m = gdrfab_container_of(mr, struct gdrfab_mr, fid);
+	cr_expect_null(m->desc.reg->more_mr[0]);
+	cr_expect_eq(fake_verbs_counts().mr, 1);
+	cr_assert_eq(fi_close(&mr->fid), 0);
+	cr_assert_eq(fi_close(&fid->fid), 0);
+	cr_assert_eq(fi_close(&fabric->fid), 0);
 }

@@ -32,8 +32,13 @@ static void hmem_domain_init(struct gdrfab_domain *domain)
 		.pd = domain->pd,
 		.name = domain->info->domain_attr->name,
 		.info = domain->info,
+		.more_rails = domain->rails.count - 1,
 	};
 
+	for (size_t i = 1; i < domain->rails.count; i++) {
+		setup.more_pd[i - 1] = domain->rails.rail[i].pd;
+		setup.more_name[i - 1] = domain->rails.rail[i].name;
+	}
 	gdrfab_hmem_reg_init(&domain->hmem, &setup);
 }
 
