@@ -533,6 +533,7 @@ static int f_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 	pthread_mutex_lock(&lock);
 	attr->qp_state = q->state;
 	attr->cur_qp_state = q->state;
+	attr->dest_qp_num = q->dest_qpn;
 	pthread_mutex_unlock(&lock);
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_conn_rails.h"
 #include "gdrfab_gpu.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_params.h"
@@ -104,7 +105,7 @@ static int create_queues(struct gdrfab_proto *proto)
 			    proto->rxbuf_cnt, strerror(errno));
 		return -FI_ENOMEM;
 	}
-	return 0;
+	return gdrfab_rails_cqs_create(proto);
 }
 
 static int create_buffers(struct gdrfab_proto *proto)
@@ -289,6 +290,7 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 		gdrfab_vops->destroy_srq(proto->srq);
 	if (proto->cq)
 		gdrfab_vops->destroy_cq(proto->cq);
+	gdrfab_rails_cqs_destroy(proto);
 	if (proto->rx_mr)
 		gdrfab_vops->dereg_mr(proto->rx_mr);
 	if (proto->tx_mr)
@@ -331,6 +333,20 @@ void gdrfab_proto_handle_wc(struct gdrfab_proto *proto, const struct ibv_wc *wc)
 	handle_wc(proto, wc);
 }
 
+/* Rails beyond rail 0 (a rail-set domain): their QPs' completions, the
+ * same work request contexts as rail 0's. */
+static void poll_rails(struct gdrfab_proto *proto)
+{
+	struct ibv_wc wc[POLL_BATCH];
+
+	for (size_t r = 0; r + 1 < proto->env.nrails; r++) {
+		int n = gdrfab_vops->poll_cq(proto->rail_cq[r], POLL_BATCH, wc);
+
+		for (int i = 0; i < n; i++)
+			handle_wc(proto, &wc[i]);
+	}
+}
+
 void gdrfab_proto_progress(struct gdrfab_proto *proto)
 {
 	struct ibv_wc wc[POLL_BATCH];
@@ -362,6 +378,9 @@ void gdrfab_proto_progress(struct gdrfab_proto *proto)
 		if (n < POLL_BATCH)
 			break;
 	}
+	/* One test of a field for an endpoint of one NIC. */
+	if (proto->env.nrails > 1)
+		poll_rails(proto);
 	/* Staging and the loopback QP are idle on most endpoints: tested
 	 * here, so that an empty poll calls neither. */
 	if (gdrfab_stage_pool_busy(&proto->stage_pool)) {

@@ -14,6 +14,7 @@
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_conn_rails.h"
 #include "gdrfab_gpu.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
@@ -734,7 +735,10 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 		gdrfab_atomic_handle(proto, conn, h);
 	} else if (h->type == GDRFAB_PKT_ATOMIC_RESP) {
 		gdrfab_atomic_resp(proto, conn, h);
-	} else if (h->type != GDRFAB_PKT_NOP) {
+	} else if (h->type == GDRFAB_PKT_NOP) {
+		if (h->msg_id == GDRFAB_NOP_RAILS_UP)
+			gdrfab_conn_rails_up(conn);
+	} else {
 		take_message(proto, conn, h, (const uint8_t *)(h + 1), rxbuf);
 		return;
 	}
