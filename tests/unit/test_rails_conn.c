@@ -7,10 +7,15 @@
  * endpoint of two rails and one of a single NIC connect, whichever
  * starts, and use rail 0 alone, with no rail QP left on either side; and
  * every rail QP and CQ is gone when they close. A peer's rails in the
- * connection messages are checked field by field.
+ * connection messages are checked field by field. A rendezvous of at
+ * least FI_GDRFAB_STRIPE_MIN bytes between two-rail endpoints is read in
+ * one piece per rail (the split read from the receiver's per-rail byte
+ * counts), intact; smaller ones, unexpected ones and those of a mixed
+ * pair go on rail 0.
  */
 #include <criterion/criterion.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fake_verbs.h"
@@ -18,6 +23,7 @@
 #include "gdrfab_conn.h"
 #include "gdrfab_conn_rails.h"
 #include "gdrfab_objs.h"
+#include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_verbs_ops.h"
 #include "proto_fixture.h"
@@ -75,6 +81,9 @@ Test(rails_conn, two_rail_pair_connects_both_rails)
 	pf_close(&f);
 }
 
+static void send_one(struct pf *f, size_t len, bool with_desc,
+		     uint64_t split[2]);
+
 static void single_and_double(const char *const dom[2])
 {
 	struct pf f;
@@ -89,6 +98,13 @@ static void single_and_double(const char *const dom[2])
 		cr_expect_null(c->rails, "side %d made rails", i);
 	}
 	pf_connect(&f);
+	{
+		uint64_t split[2];
+
+		/* Large enough to stripe, were there rails: rail 0. */
+		send_one(&f, 1 << 20, false, split);
+		cr_expect_eq(split[0] + split[1], 0);
+	}
 	pf_close(&f);
 }
 
@@ -165,4 +181,143 @@ Test(rails_conn, cm_rails_checked)
 	m.msg.rails = 2;
 	cr_expect_not_null(gdrfab_cm_rails_check(&m.msg, &m.rails, one),
 			   "a rail count on a REP");
+}
+
+static struct gdrfab_proto *proto_of(struct pf *f, int i)
+{
+	return gdrfab_container_of(f->s[i].ep, struct gdrfab_ep, fid)->proto;
+}
+
+/* Sends len bytes from side 0 to side 1 (the receive posted first, so
+ * the message is expected), with descriptors of each side's own domain
+ * when with_desc; checks the bytes and returns the receiver's striped
+ * bytes per rail in split. */
+static void send_one(struct pf *f, size_t len, bool with_desc,
+		     uint64_t split[2])
+{
+	uint8_t *out = malloc(len), *in = calloc(1, len);
+	struct fid_mr *mr[2] = {NULL, NULL};
+	void *desc[2] = {NULL, NULL};
+	struct gdrfab_proto *rx = proto_of(f, 1);
+
+	cr_assert(out && in);
+	pf_fill(out, len, (unsigned)len);
+	if (with_desc) {
+		cr_assert_eq(fi_mr_reg(f->side_domain[0], out, len, FI_SEND, 0,
+				       0, 0, &mr[0], NULL),
+			     0);
+		cr_assert_eq(fi_mr_reg(f->side_domain[1], in, len, FI_RECV, 0,
+				       0, 0, &mr[1], NULL),
+			     0);
+		desc[0] = fi_mr_desc(mr[0]);
+		desc[1] = fi_mr_desc(mr[1]);
+	}
+	memset(rx->stripe_bytes, 0, sizeof(rx->stripe_bytes));
+	cr_assert_eq(fi_trecv(f->s[1].ep, in, len, desc[1], f->s[1].peer, 9, 0,
+			      NULL),
+		     0);
+	cr_assert_eq(
+		fi_tsend(f->s[0].ep, out, len, desc[0], f->s[0].peer, 9, NULL),
+		0);
+	cr_assert(pf_drive_until(f, 1, 1, 5000), "the receive of %zu", len);
+	cr_assert(pf_drive_until(f, 0, 1, 5000), "the send of %zu", len);
+	cr_assert_eq(f->s[0].n_err + f->s[1].n_err, 0, "errors at %zu", len);
+	cr_expect_eq(f->s[1].ok[0].len, len);
+	cr_expect(pf_check(in, len, (unsigned)len), "the bytes of %zu", len);
+	f->s[0].n_ok = f->s[1].n_ok = 0;
+	split[0] = rx->stripe_bytes[0];
+	split[1] = rx->stripe_bytes[1];
+	for (int i = 0; i < 2; i++) {
+		if (mr[i])
+			cr_assert_eq(fi_close(&mr[i]->fid), 0);
+	}
+	free(out);
+	free(in);
+}
+
+static void open_two_rail_pair(struct pf *f)
+{
+	static const char *const dom[2] = {"fake0+fake1", "fake0+fake1"};
+
+	pf_open_domains(f, 2, dom);
+	pf_connect(f);
+	pf_drive(f, 20);
+	cr_assert(conn_of(f, 0)->rails && conn_of(f, 0)->rails->up);
+	cr_assert(conn_of(f, 1)->rails && conn_of(f, 1)->rails->up);
+}
+
+/* A rendezvous of at least FI_GDRFAB_STRIPE_MIN bytes is read in one
+ * piece per rail, the bytes intact; below it, on rail 0 alone as ever
+ * (no striped byte). From 1 MiB the rails carry within 10% of even. */
+Test(rails_conn, rendezvous_striped_from_stripe_min)
+{
+	const size_t min = gdrfab_params.stripe_min;
+	const struct {
+		size_t len;
+		bool desc;
+	} cases[] = {{min - 1, false},	    {min, false},
+		     {min + 1, true},	    {min + (64 << 10) + 1, false},
+		     {(1 << 20), true},	    {(4 << 20) + 12345, false},
+		     {(16 << 20) + 3, true}};
+	struct pf f;
+
+	cr_assert_eq(min, 256 << 10, "the default");
+	open_two_rail_pair(&f);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = cases[i].len;
+		uint64_t split[2];
+
+		send_one(&f, len, cases[i].desc, split);
+		if (len < min) {
+			cr_expect_eq(split[0] + split[1], 0,
+				     "%zu bytes striped", len);
+			continue;
+		}
+		cr_expect_eq(split[0] + split[1], len, "%zu: %llu + %llu", len,
+			     (unsigned long long)split[0],
+			     (unsigned long long)split[1]);
+		cr_expect_gt(split[1], 0, "%zu: nothing on rail 1", len);
+		cr_expect_eq(
+			split[0] % (64 << 10), 0,
+			"%zu: rail 0's piece %llu is no multiple of 64 KiB",
+			len, (unsigned long long)split[0]);
+		if (len >= (1 << 20)) {
+			uint64_t diff = split[0] > split[1]
+						? split[0] - split[1]
+						: split[1] - split[0];
+
+			cr_expect_leq(diff, len / 10, "%zu: %llu + %llu", len,
+				      (unsigned long long)split[0],
+				      (unsigned long long)split[1]);
+		}
+	}
+	pf_close(&f);
+}
+
+/* A message that waited as unexpected lost its rail keys: read on rail
+ * 0, intact. */
+Test(rails_conn, unexpected_rendezvous_on_rail0)
+{
+	size_t len = 1 << 20;
+	uint8_t *out = malloc(len), *in = calloc(1, len);
+	struct gdrfab_proto *rx;
+	struct pf f;
+
+	cr_assert(out && in);
+	open_two_rail_pair(&f);
+	rx = proto_of(&f, 1);
+	memset(rx->stripe_bytes, 0, sizeof(rx->stripe_bytes));
+	pf_fill(out, len, 5);
+	cr_assert_eq(fi_tsend(f.s[0].ep, out, len, NULL, f.s[0].peer, 9, NULL),
+		     0);
+	pf_drive(&f, 20); /* the RNDV waits as unexpected */
+	cr_assert_eq(
+		fi_trecv(f.s[1].ep, in, len, NULL, f.s[1].peer, 9, 0, NULL), 0);
+	cr_assert(pf_drive_until(&f, 1, 1, 5000));
+	cr_assert(pf_drive_until(&f, 0, 1, 5000));
+	cr_expect(pf_check(in, len, 5));
+	cr_expect_eq(rx->stripe_bytes[0] + rx->stripe_bytes[1], 0);
+	free(out);
+	free(in);
+	pf_close(&f);
 }

@@ -35,6 +35,9 @@ int gdrfab_rails_cqs_create(struct gdrfab_proto *proto)
 				    i, strerror(errno));
 			return -FI_ENOMEM;
 		}
+		/* Never more work requests outstanding on the rail, over all
+		 * its connections, than its CQ has room for. */
+		proto->rail_cq_credits[i - 1] = cqe;
 	}
 	return 0;
 }
@@ -174,6 +177,7 @@ static bool rails_make(struct gdrfab_conn *conn, size_t more)
 			return false;
 		}
 		cr->psn[i - 1] = rail_psn();
+		cr->sq_avail[i - 1] = conn->proto->sq_depth;
 		cr->more = i;
 	}
 	return true;

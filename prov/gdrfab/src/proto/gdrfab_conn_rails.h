@@ -34,6 +34,7 @@ struct gdrfab_conn_rails {
 	bool up;
 	struct ibv_qp *qp[GDRFAB_CM_RAILS_MAX - 1];
 	uint32_t psn[GDRFAB_CM_RAILS_MAX - 1];
+	int sq_avail[GDRFAB_CM_RAILS_MAX - 1]; /* free send queue slots */
 };
 
 /* ---- the endpoint's CQs ---- */

@@ -342,8 +342,13 @@ static void poll_rails(struct gdrfab_proto *proto)
 	for (size_t r = 0; r + 1 < proto->env.nrails; r++) {
 		int n = gdrfab_vops->poll_cq(proto->rail_cq[r], POLL_BATCH, wc);
 
-		for (int i = 0; i < n; i++)
-			handle_wc(proto, &wc[i]);
+		/* Only a striped request's pieces go on a rail. */
+		for (int i = 0; i < n; i++) {
+			gdrfab_req_rail_wc(proto, r + 1,
+					   (void *)(uintptr_t)wc[i].wr_id,
+					   &wc[i]);
+			gdrfab_req_drain(proto);
+		}
 	}
 }
 

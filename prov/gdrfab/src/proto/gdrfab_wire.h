@@ -68,6 +68,13 @@ enum gdrfab_pkt_type {
  * rendezvous's FIN carries 0). Never with GDRFAB_PKT_EMU (an emulated
  * write has its own FIN). */
 #define GDRFAB_PKT_DELIVERY_ACK 0x10
+/* An RNDV to a peer whose rails are up (GDRFAB_CM_F_RAILS, issue 31):
+ * after its seg_count segments come seg_count * n rkeys (uint32_t), n the
+ * rails beyond rail 0 (1 to GDRFAB_CM_RAILS_MAX - 1, told by the length):
+ * segment s's rkey on rail r is at s * n + r - 1. The receiver may read
+ * each of its pieces through the rail it goes on. Sent only to a peer
+ * that agreed on rails, never with GDRFAB_PKT_EMU. */
+#define GDRFAB_PKT_RAIL_KEYS 0x20
 
 struct gdrfab_pkt_hdr {
 	uint8_t version;
