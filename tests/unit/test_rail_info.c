@@ -305,3 +305,18 @@ Test(rail_info, mr_of_one_nic_registers_once)
 	cr_assert_eq(fi_close(&fid->fid), 0);
 	cr_assert_eq(fi_close(&fabric->fid), 0);
 }
+
+/* With one device up, nothing is parsed or listed: a bad value says
+ * nothing either (fi_getinfo does what it did). */
+Test(rail_info, one_device_lists_nothing)
+{
+	char got[256];
+
+	fake_verbs_set_devices(1);
+	set_rails("fake0+fake1");
+	names(NULL, got, sizeof(got));
+	cr_expect_str_eq(got, "fake0");
+	set_rails("fake0+nic9");
+	names(NULL, got, sizeof(got));
+	cr_expect_str_eq(got, "fake0");
+}

@@ -25,6 +25,7 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_stripe.h"
 #include "gdrfab_verbs_ops.h"
 #include "proto_fixture.h"
 
@@ -320,4 +321,62 @@ Test(rails_conn, unexpected_rendezvous_on_rail0)
 	free(out);
 	free(in);
 	pf_close(&f);
+}
+
+/* Side i's CQ read once (its progress), the fake carrying out nothing. */
+static ssize_t poll_side(struct pf *f, int i, struct fi_cq_tagged_entry *e)
+{
+	return fi_cq_read(f->s[i].cq, e, 1);
+}
+
+/* A striped read ends once, when its last piece has: the receive is
+ * reported, and the FIN sent, only after both rails' READs completed. */
+Test(rails_conn, striped_read_ends_after_every_piece)
+{
+	size_t len = 1 << 20;
+	uint8_t *out = malloc(len), *in = calloc(1, len);
+	struct fi_cq_tagged_entry e;
+	struct pf f;
+
+	cr_assert(out && in);
+	open_two_rail_pair(&f);
+	pf_fill(out, len, 11);
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	cr_assert_eq(
+		fi_trecv(f.s[1].ep, in, len, NULL, f.s[1].peer, 9, 0, NULL), 0);
+	cr_assert_eq(fi_tsend(f.s[0].ep, out, len, NULL, f.s[0].peer, 9, NULL),
+		     0);
+	pf_drive(&f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 2,
+		     "one READ per rail");
+	fake_verbs_hold(IBV_WR_RDMA_READ, false);
+	cr_assert(fake_verbs_step(), "rail 0's READ");
+	for (int i = 0; i < 5; i++)
+		cr_expect_eq(poll_side(&f, 1, &e), -FI_EAGAIN,
+			     "reported with a piece still out");
+	cr_expect_eq(fake_verbs_waiting(IBV_WR_SEND), 0);
+	cr_assert(fake_verbs_step(), "rail 1's READ");
+	cr_assert(pf_drive_until(&f, 1, 1, 5000));
+	cr_assert(pf_drive_until(&f, 0, 1, 5000), "the FIN");
+	cr_expect_eq(f.s[1].n_ok, 1);
+	cr_expect_eq(f.s[0].n_ok, 1);
+	cr_expect(pf_check(in, len, 11));
+	free(out);
+	free(in);
+	pf_close(&f);
+}
+
+/* What follows an RNDV's segments must be what its flags say. */
+Test(rails_conn, rail_keys_checked)
+{
+	struct gdrfab_pkt_hdr h = {.type = GDRFAB_PKT_RNDV, .seg_count = 2};
+
+	cr_expect(gdrfab_stripe_keys_fit(&h, 0));
+	cr_expect_not(gdrfab_stripe_keys_fit(&h, 8), "keys without the flag");
+	h.flags = GDRFAB_PKT_RAIL_KEYS;
+	cr_expect_not(gdrfab_stripe_keys_fit(&h, 0), "the flag without keys");
+	cr_expect(gdrfab_stripe_keys_fit(&h, 8), "two segments, one rail");
+	cr_expect(gdrfab_stripe_keys_fit(&h, 8 * (GDRFAB_CM_RAILS_MAX - 1)));
+	cr_expect_not(gdrfab_stripe_keys_fit(&h, 8 * GDRFAB_CM_RAILS_MAX));
+	cr_expect_not(gdrfab_stripe_keys_fit(&h, 12), "half a rail");
 }

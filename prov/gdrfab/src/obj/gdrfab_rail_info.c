@@ -94,17 +94,41 @@ out:
 	return ret;
 }
 
+/* Whether two devices have an active port: no rail set is possible
+ * otherwise. */
+static bool two_active_devices(const struct gdrfab_port_desc *ports,
+			       size_t nports)
+{
+	for (size_t i = 0; i < nports; i++) {
+		if (!ports[i].active)
+			continue;
+		for (size_t j = i + 1; j < nports; j++) {
+			if (ports[j].active &&
+			    strcmp(ports[j].dev_name, ports[i].dev_name))
+				return true;
+		}
+	}
+	return false;
+}
+
 int gdrfab_rail_sets_listed(const char *value,
 			    const struct gdrfab_port_desc *ports, size_t nports,
 			    struct gdrfab_rail_list *out)
 {
-	struct gdrfab_rails_spec *spec = calloc(1, sizeof(*spec));
-	const char **known = known_names(ports, nports);
-	struct gdrfab_rail_set *set = calloc(1, sizeof(*set));
+	struct gdrfab_rails_spec *spec;
+	const char **known;
+	struct gdrfab_rail_set *set;
 	char err[256];
 	int ret = 0;
 
 	out->count = 0;
+	/* One NIC: nothing to list, and nothing new to do (no topology
+	 * load, no CUDA call) in a fi_getinfo that did none before. */
+	if (!two_active_devices(ports, nports))
+		return 0;
+	spec = calloc(1, sizeof(*spec));
+	known = known_names(ports, nports);
+	set = calloc(1, sizeof(*set));
 	if (!spec || !known || !set) {
 		ret = -FI_ENOMEM;
 		goto out;

@@ -32,7 +32,8 @@ bool gdrfab_rail_name_is_set(const char *name);
 
 /* The sets of more than one NIC that FI_GDRFAB_RAILS (value; NULL: unset)
  * makes of the nports ports, each NIC with an active port. A value that
- * does not parse lists none and says why (warning); 0 or -FI_ENOMEM. */
+ * does not parse lists none and says why (warning); with fewer than two
+ * devices up, none and nothing read. 0 or -FI_ENOMEM. */
 int gdrfab_rail_sets_listed(const char *value,
 			    const struct gdrfab_port_desc *ports, size_t nports,
 			    struct gdrfab_rail_list *out);
