@@ -10,8 +10,8 @@
  * connection messages are checked field by field. A rendezvous of at
  * least FI_GDRFAB_STRIPE_MIN bytes between two-rail endpoints is read in
  * one piece per rail (the split read from the receiver's per-rail byte
- * counts), intact; smaller ones, unexpected ones and those of a mixed
- * pair go on rail 0.
+ * counts), intact, whether it waited as unexpected or not; smaller ones
+ * and those of a mixed pair go on rail 0.
  */
 #include <criterion/criterion.h>
 #include <stddef.h>
@@ -295,9 +295,9 @@ Test(rails_conn, rendezvous_striped_from_stripe_min)
 	pf_close(&f);
 }
 
-/* A message that waited as unexpected lost its rail keys: read on rail
- * 0, intact. */
-Test(rails_conn, unexpected_rendezvous_on_rail0)
+/* A message that waited as unexpected kept its rail keys: striped too,
+ * intact. */
+Test(rails_conn, unexpected_rendezvous_striped)
 {
 	size_t len = 1 << 20;
 	uint8_t *out = malloc(len), *in = calloc(1, len);
@@ -317,7 +317,8 @@ Test(rails_conn, unexpected_rendezvous_on_rail0)
 	cr_assert(pf_drive_until(&f, 1, 1, 5000));
 	cr_assert(pf_drive_until(&f, 0, 1, 5000));
 	cr_expect(pf_check(in, len, 5));
-	cr_expect_eq(rx->stripe_bytes[0] + rx->stripe_bytes[1], 0);
+	cr_expect_eq(rx->stripe_bytes[0], len / 2);
+	cr_expect_eq(rx->stripe_bytes[1], len / 2);
 	free(out);
 	free(in);
 	pf_close(&f);
@@ -379,4 +380,35 @@ Test(rails_conn, rail_keys_checked)
 	cr_expect(gdrfab_stripe_keys_fit(&h, 8 * (GDRFAB_CM_RAILS_MAX - 1)));
 	cr_expect_not(gdrfab_stripe_keys_fit(&h, 8 * GDRFAB_CM_RAILS_MAX));
 	cr_expect_not(gdrfab_stripe_keys_fit(&h, 12), "half a rail");
+}
+
+/* A rail's READ that fails fails the connection (its other rail's READ
+ * comes back flushed): the receive is reported once, as an error, and
+ * nothing is left behind. */
+Test(rails_conn, failed_piece_fails_the_read_once)
+{
+	size_t len = 1 << 20;
+	uint8_t *out = malloc(len), *in = calloc(1, len);
+	struct pf f;
+
+	cr_assert(out && in);
+	open_two_rail_pair(&f);
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	cr_assert_eq(
+		fi_trecv(f.s[1].ep, in, len, NULL, f.s[1].peer, 9, 0, NULL), 0);
+	cr_assert_eq(fi_tsend(f.s[0].ep, out, len, NULL, f.s[0].peer, 9, NULL),
+		     0);
+	pf_drive(&f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 2);
+	cr_assert_eq(
+		fake_verbs_fail(IBV_WR_RDMA_READ, IBV_WC_REM_ACCESS_ERR, false),
+		2);
+	fake_verbs_hold(IBV_WR_RDMA_READ, false);
+	cr_assert(pf_drive_until(&f, 1, 1, 5000), "the receive's end");
+	pf_drive(&f, 50);
+	cr_expect_eq(f.s[1].n_err, 1, "reported once");
+	cr_expect_eq(f.s[1].n_ok, 0);
+	free(out);
+	free(in);
+	pf_close(&f);
 }

@@ -599,6 +599,7 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 	/* Outstanding work requests come back flushed. */
 	if (conn->qp)
 		gdrfab_vops->modify_qp(conn->qp, &attr, IBV_QP_STATE);
+	gdrfab_conn_rails_error(conn);
 	gdrfab_list_for_each_safe (&conn->pending, it, tmp) {
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);

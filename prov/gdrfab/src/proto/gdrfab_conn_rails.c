@@ -276,6 +276,14 @@ void gdrfab_conn_rails_up(struct gdrfab_conn *conn)
 		conn->rails->up = true;
 }
 
+void gdrfab_conn_rails_error(struct gdrfab_conn *conn)
+{
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
+
+	for (size_t i = 0; conn->rails && i < conn->rails->more; i++)
+		gdrfab_vops->modify_qp(conn->rails->qp[i], &attr, IBV_QP_STATE);
+}
+
 void gdrfab_conn_rails_free(struct gdrfab_conn *conn)
 {
 	struct gdrfab_conn_rails *cr = conn->rails;

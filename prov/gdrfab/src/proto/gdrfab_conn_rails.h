@@ -75,6 +75,9 @@ bool gdrfab_conn_rails_on_rtu(struct gdrfab_conn *conn,
 			      const struct gdrfab_cm_rails *peer);
 /* The acceptor said its rails are up. */
 void gdrfab_conn_rails_up(struct gdrfab_conn *conn);
+/* The connection failed: its rail QPs go to the error state, so that
+ * what they hold comes back flushed now, as rail 0's does. */
+void gdrfab_conn_rails_error(struct gdrfab_conn *conn);
 /* Destroys conn's rail QPs. */
 void gdrfab_conn_rails_free(struct gdrfab_conn *conn);
 

@@ -584,10 +584,17 @@ static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	u->conn = conn;
 	conn->refs++;
 	u->hdr = *h;
-	if (h->type == GDRFAB_PKT_RNDV)
+	if (h->type == GDRFAB_PKT_RNDV) {
 		memcpy(u->seg, seg, h->seg_count * sizeof(*seg));
-	else if (h->size && !held)
+		/* As many as the receive buffer may hold (GDRFAB_CTRL_SIZE):
+		 * the rails agreed say how many are read. */
+		if (h->flags & GDRFAB_PKT_RAIL_KEYS)
+			memcpy(u->rail_keys, seg + h->seg_count,
+			       h->seg_count * (GDRFAB_CM_RAILS_MAX - 1) *
+				       sizeof(uint32_t));
+	} else if (h->size && !held) {
 		memcpy(u->payload, payload, h->size);
+	}
 	gdrfab_list_push_tail((h->flags & GDRFAB_PKT_TAGGED)
 				      ? &proto->unexp_tag
 				      : &proto->unexp_msg,
@@ -789,8 +796,11 @@ static void take_unexpected(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	gdrfab_list_remove(&u->entry);
 	gdrfab_list_init(&u->entry);
 	if (u->hdr.type == GDRFAB_PKT_RNDV)
-		/* Its rail keys were not kept: read on rail 0. */
-		start_rndv_read(proto, req, &u->hdr, u->seg, NULL, u->conn);
+		start_rndv_read(proto, req, &u->hdr, u->seg,
+				(u->hdr.flags & GDRFAB_PKT_RAIL_KEYS)
+					? u->rail_keys
+					: NULL,
+				u->conn);
 	else if (!u->held)
 		deliver(proto, req, &u->hdr, NULL, u->payload, u->conn, NULL,
 			&u->payload);

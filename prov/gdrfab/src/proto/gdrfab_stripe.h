@@ -12,10 +12,10 @@
  * packets and FINs stay on rail 0.
  *
  * Not striped (rail 0 alone, as before): staged buffers (their host
- * bounce buffers are rail 0's), a message that waited as unexpected (its
- * keys were not kept), GPU memory whose writes are flushed by a READ (a
- * flush READ orders only its own QP's writes), and RMA, whose initiator
- * holds rail 0's key alone.
+ * bounce buffers are rail 0's), GPU memory whose writes are flushed by a
+ * READ (a flush READ orders only its own QP's writes), and RMA, whose
+ * initiator holds rail 0's key alone. A message that waited as unexpected
+ * kept its rail keys (struct gdrfab_unexp) and is striped too.
  */
 #ifndef GDRFAB_STRIPE_H
 #define GDRFAB_STRIPE_H
