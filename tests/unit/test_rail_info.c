@@ -306,6 +306,24 @@ Test(rail_info, mr_of_one_nic_registers_once)
 	cr_assert_eq(fi_close(&fabric->fid), 0);
 }
 
+/* A set the hints name is listed whatever FI_GDRFAB_RAILS says, as
+ * fi_domain opens it; a NIC the hints name brings no set. */
+Test(rail_info, set_named_in_hints_is_listed)
+{
+	char got[256];
+
+	names("fake1+fake0", got, sizeof(got));
+	cr_expect_str_eq(got, "fake1+fake0");
+	set_rails("1");
+	names("fake0+fake1", got, sizeof(got));
+	cr_expect_str_eq(got, "fake0+fake1");
+	set_rails("fake0+fake1");
+	names("fake0", got, sizeof(got));
+	cr_expect_str_eq(got, "fake0");
+	names("fake0+fake0", got, sizeof(got));
+	cr_expect_str_eq(got, "(none)");
+}
+
 /* With one device up, nothing is parsed or listed: a bad value says
  * nothing either (fi_getinfo does what it did). */
 Test(rail_info, one_device_lists_nothing)

@@ -228,21 +228,29 @@ static int parse_hints(struct request *rq, const struct fi_info *hints)
 	return 0;
 }
 
-/* The rail-set domains, after every NIC alone: a rail-set domain does not
- * stripe yet, so an application taking the first entry keeps the nearest
- * NIC alone (DESIGN.md, "Rails"). Appended at tail. */
+/* The rail-set domains, after every NIC alone, so that an application
+ * taking the first entry keeps the nearest NIC alone (DESIGN.md,
+ * "Rails"). Appended at tail. Hints that name a NIC want no set (and so
+ * cost no topology load); hints that name a set get it when its NICs are
+ * up, as fi_domain would open it. */
 static int add_rail_sets(uint32_t version, const struct request *rq,
 			 const struct fi_info *hints,
 			 const struct gdrfab_port_desc *ports, size_t nports,
 			 struct fi_info **tail)
 {
-	struct gdrfab_rail_list *rails = calloc(1, sizeof(*rails));
+	const char *want =
+		hints && hints->domain_attr ? hints->domain_attr->name : NULL;
+	struct gdrfab_rail_list *rails;
 	int ret;
 
+	if (want && !gdrfab_rail_name_is_set(want))
+		return 0;
+	rails = calloc(1, sizeof(*rails));
 	if (!rails)
 		return -FI_ENOMEM;
-	ret = gdrfab_rail_sets_listed(gdrfab_params.rails, ports, nports,
-				      rails);
+	ret = want ? gdrfab_rail_sets_named(want, ports, nports, rails)
+		   : gdrfab_rail_sets_listed(gdrfab_params.rails, ports, nports,
+					     rails);
 	for (size_t s = 0; s < rails->count && !ret; s++) {
 		const struct gdrfab_rail_set *set = &rails->set[s];
 		const struct gdrfab_port_desc *rail0 =

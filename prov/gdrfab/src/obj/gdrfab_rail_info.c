@@ -158,6 +158,27 @@ out:
 	return ret;
 }
 
+int gdrfab_rail_sets_named(const char *name,
+			   const struct gdrfab_port_desc *ports, size_t nports,
+			   struct gdrfab_rail_list *out)
+{
+	struct gdrfab_rail_set *set = calloc(1, sizeof(*set));
+	char err[256];
+	int ret;
+
+	out->count = 0;
+	if (!set)
+		return -FI_ENOMEM;
+	ret = gdrfab_rail_set_of_name(name, ports, nports, set, err,
+				      sizeof(err));
+	if (!ret)
+		list_if_usable(set, ports, nports, out);
+	else if (ret == -FI_EINVAL)
+		GDRFAB_INFO(FI_LOG_CORE, "rail set %s: %s\n", name, err);
+	free(set);
+	return ret == -FI_ENOMEM ? ret : 0;
+}
+
 static const char rails_prefix[] = "FI_GDRFAB_RAILS: ";
 
 int gdrfab_rail_set_of_name(const char *name,

@@ -38,6 +38,14 @@ int gdrfab_rail_sets_listed(const char *value,
 			    const struct gdrfab_port_desc *ports, size_t nports,
 			    struct gdrfab_rail_list *out);
 
+/* The one set an application names (hints' domain name, a+b): listed
+ * when it is a set of the devices there with every NIC up, whatever
+ * FI_GDRFAB_RAILS says, as fi_domain would open it; otherwise none (said
+ * at info level). 0 or -FI_ENOMEM. */
+int gdrfab_rail_sets_named(const char *name,
+			   const struct gdrfab_port_desc *ports, size_t nports,
+			   struct gdrfab_rail_list *out);
+
 /* The NICs a rail-set domain's name stands for (a+b, each a device among
  * the nports ports, none twice, at most GDRFAB_RAILS_MAX): 0, or
  * -FI_EINVAL with the reason in err. */
