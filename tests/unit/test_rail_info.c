@@ -338,3 +338,23 @@ Test(rail_info, one_device_lists_nothing)
 	names(NULL, got, sizeof(got));
 	cr_expect_str_eq(got, "fake0");
 }
+
+/* FI_GDRFAB_RAILS and FI_GDRFAB_STRIPE_MIN as the provider reads them
+ * when libfabric loads it. */
+Test(rail_info, variables_read_at_start)
+{
+	setenv("FI_GDRFAB_RAILS", "rxe0+rxe2,rxe1+rxe3", 1);
+	setenv("FI_GDRFAB_STRIPE_MIN", "1048576", 1);
+	gdrfab_params_init();
+	cr_assert_not_null(gdrfab_params.rails);
+	cr_expect_str_eq(gdrfab_params.rails, "rxe0+rxe2,rxe1+rxe3");
+	cr_expect_eq(gdrfab_params.stripe_min, 1 << 20);
+	setenv("FI_GDRFAB_STRIPE_MIN", "lots", 1);
+	unsetenv("FI_GDRFAB_RAILS");
+	gdrfab_params_init();
+	cr_expect_null(gdrfab_params.rails);
+	cr_expect_eq(gdrfab_params.stripe_min, 1 << 20,
+		     "a bad value keeps the value before it");
+	gdrfab_params_fini();
+	gdrfab_params.stripe_min = GDRFAB_DEFAULT_STRIPE_MIN;
+}

@@ -412,3 +412,43 @@ Test(rails_conn, failed_piece_fails_the_read_once)
 	free(in);
 	pf_close(&f);
 }
+
+/* RMA between rail-set domains goes on rail 0 with the target's
+ * fi_mr_key (rail 0's rkey), as between NICs alone: not striped yet
+ * (DESIGN.md), and intact. */
+Test(rails_conn, rma_on_rail0_with_the_key)
+{
+	size_t len = 1 << 20;
+	uint8_t *src = malloc(len), *tgt = calloc(1, len),
+		*back = calloc(1, len);
+	struct gdrfab_proto *tx;
+	struct fid_mr *tmr;
+	struct pf f;
+
+	cr_assert(src && tgt && back);
+	open_two_rail_pair(&f);
+	tx = proto_of(&f, 0);
+	memset(tx->stripe_bytes, 0, sizeof(tx->stripe_bytes));
+	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, len,
+			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &tmr,
+			       NULL),
+		     0);
+	pf_fill(src, len, 21);
+	cr_assert_eq(fi_write(f.s[0].ep, src, len, NULL, f.s[0].peer,
+			      (uintptr_t)tgt, fi_mr_key(tmr), NULL),
+		     0);
+	cr_assert(pf_drive_until(&f, 0, 1, 5000), "the write");
+	cr_assert_eq(fi_read(f.s[0].ep, back, len, NULL, f.s[0].peer,
+			     (uintptr_t)tgt, fi_mr_key(tmr), NULL),
+		     0);
+	cr_assert(pf_drive_until(&f, 0, 2, 5000), "the read");
+	cr_expect_eq(f.s[0].n_err, 0);
+	cr_expect(pf_check(tgt, len, 21), "written");
+	cr_expect(pf_check(back, len, 21), "read back");
+	cr_expect_eq(tx->stripe_bytes[0] + tx->stripe_bytes[1], 0);
+	cr_assert_eq(fi_close(&tmr->fid), 0);
+	free(src);
+	free(tgt);
+	free(back);
+	pf_close(&f);
+}
