@@ -78,7 +78,8 @@ struct fake_wr {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ibv_device fake_dev;
+static struct ibv_device fake_dev[FAKE_VERBS_DEVS_MAX];
+static int ndevs = 1; /* fake_verbs_set_devices */
 static struct fake_qp *qps;
 static struct fake_mr *mrs;
 static struct fake_wr *wire, **wire_tail = &wire;
@@ -90,12 +91,13 @@ static struct fake_verbs_counts live;
 
 static struct ibv_device **f_get_device_list(int *num)
 {
-	struct ibv_device **list = calloc(2, sizeof(*list));
+	struct ibv_device **list = calloc((size_t)ndevs + 1, sizeof(*list));
 
 	if (!list)
 		return NULL;
-	list[0] = &fake_dev;
-	*num = 1;
+	for (int i = 0; i < ndevs; i++)
+		list[i] = &fake_dev[i];
+	*num = ndevs;
 	return list;
 }
 
@@ -160,15 +162,22 @@ static int f_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 
 static int f_discover_ports(struct gdrfab_port_desc **ports)
 {
-	struct gdrfab_port_desc *p = calloc(1, sizeof(*p));
+	struct gdrfab_port_desc *p = calloc((size_t)ndevs, sizeof(*p));
 
 	if (!p)
 		return -FI_ENOMEM;
-	*p = fixture_rxe_port();
-	snprintf(p->dev_name, sizeof(p->dev_name), FAKE_VERBS_DEV);
-	p->max_msg_sz = 1u << 30;
+	/* Device i's port is 192.0.2.(1 + i): one subnet, one fabric. */
+	for (int i = 0; i < ndevs; i++) {
+		p[i] = fixture_rxe_port();
+		snprintf(p[i].dev_name, sizeof(p[i].dev_name), "%s",
+			 fake_dev[i].name);
+		snprintf(p[i].link_address, sizeof(p[i].link_address),
+			 "192.0.2.%d", 1 + i);
+		p[i].gid.raw[15] = (uint8_t)(1 + i);
+		p[i].max_msg_sz = 1u << 30;
+	}
 	*ports = p;
-	return 1;
+	return ndevs;
 }
 
 static struct ibv_pd *f_alloc_pd(struct ibv_context *ctx)
@@ -524,6 +533,7 @@ static int f_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 	pthread_mutex_lock(&lock);
 	attr->qp_state = q->state;
 	attr->cur_qp_state = q->state;
+	attr->dest_qp_num = q->dest_qpn;
 	pthread_mutex_unlock(&lock);
 	return 0;
 }
@@ -1124,11 +1134,21 @@ static const struct gdrfab_verbs_ops fake_ops = {
 	.poll_cq = f_poll_cq,
 };
 
+void fake_verbs_set_devices(int n)
+{
+	ndevs = n < 1 ? 1 : n > FAKE_VERBS_DEVS_MAX ? FAKE_VERBS_DEVS_MAX : n;
+	gdrfab_verbs_ports_invalidate();
+}
+
 void fake_verbs_install(void)
 {
-	snprintf(fake_dev.name, sizeof(fake_dev.name), FAKE_VERBS_DEV);
-	fake_dev.node_type = IBV_NODE_CA;
-	fake_dev.transport_type = IBV_TRANSPORT_IB;
+	ndevs = 1;
+	for (int i = 0; i < FAKE_VERBS_DEVS_MAX; i++) {
+		snprintf(fake_dev[i].name, sizeof(fake_dev[i].name), "fake%d",
+			 i);
+		fake_dev[i].node_type = IBV_NODE_CA;
+		fake_dev[i].transport_type = IBV_TRANSPORT_IB;
+	}
 	memset(held, 0, sizeof(held));
 	fake_verbs_refuse_access(0, 0);
 	gdrfab_verbs_ops_set(&fake_ops);

@@ -20,13 +20,19 @@
 
 #include <infiniband/verbs.h>
 
-/* The one device the fake offers (its port: 192.0.2.1 on RoCE). */
+/* The device the fake offers first (its port: 192.0.2.1 on RoCE). */
 #define FAKE_VERBS_DEV "fake0"
+/* Devices the fake may offer: fake0, fake1, ... (fake_verbs_set_devices). */
+#define FAKE_VERBS_DEVS_MAX 4
 
 /* Installs the fake under the seam (and empties the port cache so that
  * discovery sees it); uninstall puts the real verbs back. */
 void fake_verbs_install(void);
 void fake_verbs_uninstall(void);
+/* Offers n devices, fake0 to fake<n-1>, each one port (192.0.2.<1+i>),
+ * for rail sets; after fake_verbs_install (which offers one). Work
+ * requests find their peer QP by number whichever device holds it. */
+void fake_verbs_set_devices(int n);
 
 /* Carries out one work request that may go (in posting order, a QP's
  * requests in order): true when one went. */

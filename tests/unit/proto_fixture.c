@@ -20,21 +20,22 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void open_side(struct pf *f, struct pf_side *s)
+static void open_side(struct pf *f, struct fid_domain *domain,
+		      struct pf_side *s)
 {
 	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED,
 				     .size = 256};
 	struct fi_av_attr av_attr = {.type = FI_AV_MAP};
 
-	cr_assert_eq(fi_endpoint(f->domain, f->info, &s->ep, NULL), 0);
-	cr_assert_eq(fi_cq_open(f->domain, &cq_attr, &s->cq, NULL), 0);
-	cr_assert_eq(fi_av_open(f->domain, &av_attr, &s->av, NULL), 0);
+	cr_assert_eq(fi_endpoint(domain, f->info, &s->ep, NULL), 0);
+	cr_assert_eq(fi_cq_open(domain, &cq_attr, &s->cq, NULL), 0);
+	cr_assert_eq(fi_av_open(domain, &av_attr, &s->av, NULL), 0);
 	cr_assert_eq(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV), 0);
 	cr_assert_eq(fi_ep_bind(s->ep, &s->av->fid, 0), 0);
 	cr_assert_eq(fi_enable(s->ep), 0);
 }
 
-void pf_open(struct pf *f)
+static void open_all(struct pf *f, int ndevs, const char *const dom[2])
 {
 	struct fi_info *hints = fi_allocinfo();
 	char name[2][128];
@@ -42,6 +43,7 @@ void pf_open(struct pf *f)
 
 	memset(f, 0, sizeof(*f));
 	fake_verbs_install();
+	fake_verbs_set_devices(ndevs);
 	/* Registrations made for buffers without a descriptor are not
 	 * cached (no userfaultfd monitor thread in a unit test). */
 	gdrfab_params.host_mr_cache = GDRFAB_HOST_CACHE_OFF;
@@ -58,9 +60,25 @@ void pf_open(struct pf *f)
 	cr_assert_eq(gdrfab_fabric_open(f->info->fabric_attr, &f->fabric, NULL),
 		     0);
 	f->fabric->api_version = gdrfab_api_version; /* the core's job */
-	cr_assert_eq(fi_domain(f->fabric, f->info, &f->domain, NULL), 0);
+	if (dom) {
+		for (int i = 0; i < 2; i++) {
+			free(f->info->domain_attr->name);
+			f->info->domain_attr->name = strdup(dom[i]);
+			cr_assert_eq(fi_domain(f->fabric, f->info,
+					       &f->side_domain[i], NULL),
+				     0, "fi_domain(%s)", dom[i]);
+		}
+		f->domain = f->side_domain[0];
+	} else {
+		cr_assert_eq(fi_domain(f->fabric, f->info, &f->domain, NULL),
+			     0);
+	}
 	for (int i = 0; i < 2; i++) {
-		open_side(f, &f->s[i]);
+		if (dom) { /* fi_endpoint checks the info names its domain */
+			free(f->info->domain_attr->name);
+			f->info->domain_attr->name = strdup(dom[i]);
+		}
+		open_side(f, dom ? f->side_domain[i] : f->domain, &f->s[i]);
 		cr_assert_eq(fi_getname(&f->s[i].ep->fid, name[i], &len[i]), 0);
 	}
 	for (int i = 0; i < 2; i++) {
@@ -73,6 +91,16 @@ void pf_open(struct pf *f)
 	}
 }
 
+void pf_open(struct pf *f)
+{
+	open_all(f, 1, NULL);
+}
+
+void pf_open_domains(struct pf *f, int ndevs, const char *const dom[2])
+{
+	open_all(f, ndevs, dom);
+}
+
 void pf_close(struct pf *f)
 {
 	struct fake_verbs_counts c;
@@ -82,7 +110,12 @@ void pf_close(struct pf *f)
 		cr_assert_eq(fi_close(&f->s[i].av->fid), 0);
 		cr_assert_eq(fi_close(&f->s[i].cq->fid), 0);
 	}
-	cr_assert_eq(fi_close(&f->domain->fid), 0);
+	if (f->side_domain[0]) {
+		cr_assert_eq(fi_close(&f->side_domain[0]->fid), 0);
+		cr_assert_eq(fi_close(&f->side_domain[1]->fid), 0);
+	} else {
+		cr_assert_eq(fi_close(&f->domain->fid), 0);
+	}
 	cr_assert_eq(fi_close(&f->fabric->fid), 0);
 	fi_freeinfo(f->info);
 	c = fake_verbs_counts();

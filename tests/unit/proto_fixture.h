@@ -43,11 +43,16 @@ struct pf {
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
+	/* pf_open_domains: each side's own domain (domain is side 0's). */
+	struct fid_domain *side_domain[2];
 	struct pf_side s[2];
 };
 
 /* Opens both sides (asserting every step). */
 void pf_open(struct pf *f);
+/* As pf_open with the fake offering ndevs devices, side i in a domain
+ * of its own named dom[i] (a device, or a rail set fake0+fake1). */
+void pf_open_domains(struct pf *f, int ndevs, const char *const dom[2]);
 /* Closes everything and asserts the fake device has nothing left (no QP,
  * CQ, SRQ, MR, AH, PD or context) and dropped no completion. */
 void pf_close(struct pf *f);

@@ -123,7 +123,7 @@ static const struct field {
 	{FIELD(version)},      {FIELD(type)},	      {FIELD(mtu)},
 	{FIELD(rd_atomic)},    {FIELD(qpn)},	      {FIELD(psn)},
 	{FIELD(eager_max)},    {FIELD(nonce)},	      {FIELD(reject)},
-	{FIELD(reserved)},     {FIELD(src.version)},  {FIELD(src.port_num)},
+	{FIELD(rails)},	       {FIELD(src.version)},  {FIELD(src.port_num)},
 	{FIELD(src.lid_be)},   {FIELD(src.qpn_be)},   {FIELD(src.gid)},
 	{FIELD(src.ep_id_be)}, {FIELD(src.reserved)}, {FIELD(dst.version)},
 	{FIELD(dst.port_num)}, {FIELD(dst.lid_be)},   {FIELD(dst.qpn_be)},

@@ -32,6 +32,16 @@ enum gdrfab_cuda_flush {
 	GDRFAB_FLUSH_NONE,
 };
 
+/* A rail-set domain's rail beyond rail 0 (issue 31): its PD, where every
+ * data registration is made once more, its name for the log, and
+ * whether its device refused relaxed ordering (devices of one set may
+ * differ). */
+struct gdrfab_hmem_rail {
+	struct ibv_pd *pd;
+	const char *name;
+	atomic_bool ro_refused;
+};
+
 struct gdrfab_hmem_domain {
 	enum gdrfab_cuda_reg path;
 	/* The domain's device, where the loopback PD is allocated, the PD
@@ -44,6 +54,10 @@ struct gdrfab_hmem_domain {
 	/* The device refused IBV_ACCESS_RELAXED_ORDERING once: data
 	 * registrations stop asking (gdrfab_hmem_ro.h). */
 	atomic_bool ro_refused;
+	/* Rails in all (1: a NIC alone); rail 0 is pd, name and
+	 * ro_refused above, rail i more_rails[i - 1]. */
+	size_t nrails;
+	struct gdrfab_hmem_rail more_rails[GDRFAB_REG_RAILS_MAX - 1];
 	/* GPU memory peers may write into (FI_REMOTE_WRITE, P2P): remote
 	 * CQ data of an fi_writedata is reported once writes into it are
 	 * visible. The flush READ reads the newest such region. rw_lock

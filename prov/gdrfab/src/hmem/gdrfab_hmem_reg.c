@@ -15,7 +15,11 @@
 #include "gdrfab_host_cache.h"
 #include "gdrfab_params.h"
 #include "gdrfab_topo.h"
+#include "gdrfab_topo_rails.h"
 #include "gdrfab_verbs_ops.h"
+
+_Static_assert(GDRFAB_REG_RAILS_MAX == GDRFAB_RAILS_MAX,
+	       "a registration holds one MR per rail of the largest set");
 
 const char *gdrfab_cuda_reg_name(enum gdrfab_cuda_reg path)
 {
@@ -168,6 +172,44 @@ static const char *gdr_failure_hint(enum gdrfab_cuda_reg path, int err)
 	return "peer-memory registration failed";
 }
 
+static void dereg_more_rails(struct gdrfab_reg *r)
+{
+	int err;
+
+	for (size_t i = 0; i < GDRFAB_REG_RAILS_MAX - 1; i++) {
+		if (r->more_mr[i] &&
+		    (err = gdrfab_vops->dereg_mr(r->more_mr[i])))
+			GDRFAB_WARN(FI_LOG_MR, "ibv_dereg_mr (rail %zu): %s\n",
+				    i + 1, strerror(err));
+		r->more_mr[i] = NULL;
+	}
+}
+
+/* A rail-set domain's registration on rails 1 and on, as a (rail 0's,
+ * made) says: the same range, access and dma-buf. 0, or the FI_E* of the
+ * first that failed, with a log line, none of them left. */
+static int reg_more_rails(struct gdrfab_hmem_domain *h, struct gdrfab_reg *r,
+			  struct gdrfab_data_reg a)
+{
+	for (size_t rail = 1; rail < h->nrails; rail++) {
+		int err;
+
+		a.pd = h->more_rails[rail - 1].pd;
+		r->more_mr[rail - 1] = gdrfab_hmem_reg_data_rail(h, rail, &a);
+		if (r->more_mr[rail - 1])
+			continue;
+		err = errno;
+		GDRFAB_WARN(FI_LOG_MR,
+			    "registering 0x%lx+%zu on rail %zu (%s): %s\n",
+			    (unsigned long)r->start, r->len, rail,
+			    h->more_rails[rail - 1].name, strerror(err));
+		dereg_more_rails(r);
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
 static int backend_reg(void *ctx, struct gdrfab_reg *r)
 {
 	struct gdrfab_hmem_domain *h = ctx;
@@ -198,7 +240,14 @@ static int backend_reg(void *ctx, struct gdrfab_reg *r)
 		a.fd = fd;
 		a.offset = off;
 	}
+	memset(r->more_mr, 0, sizeof(r->more_mr));
 	r->mr = gdrfab_hmem_reg_data(h, &a);
+	if (r->mr && h->nrails > 1 && reg_more_rails(h, r, a)) {
+		err = errno;
+		gdrfab_vops->dereg_mr(r->mr);
+		r->mr = NULL;
+		errno = err;
+	}
 	if (r->mr) {
 		r->dmabuf_fd = fd;
 		r->dmabuf_off = off;
@@ -233,6 +282,7 @@ static void backend_dereg(void *ctx, struct gdrfab_reg *r)
 	int err;
 
 	(void)ctx;
+	dereg_more_rails(r);
 	if (r->mr && (err = gdrfab_vops->dereg_mr(r->mr)))
 		GDRFAB_WARN(FI_LOG_MR, "ibv_dereg_mr: %s\n", strerror(err));
 	if (r->dmabuf_fd >= 0)
@@ -252,6 +302,12 @@ void gdrfab_hmem_reg_init(struct gdrfab_hmem_domain *h,
 	h->pd = setup->pd;
 	h->name = setup->name;
 	atomic_init(&h->ro_refused, false);
+	h->nrails = 1 + setup->more_rails;
+	for (size_t i = 0; i < setup->more_rails; i++) {
+		h->more_rails[i].pd = setup->more_pd[i];
+		h->more_rails[i].name = setup->more_name[i];
+		atomic_init(&h->more_rails[i].ro_refused, false);
+	}
 	pthread_mutex_init(&h->rw_lock, NULL);
 	pthread_mutex_init(&h->emu_lock, NULL);
 	pthread_mutex_init(&h->loop_lock, NULL);

@@ -13,6 +13,7 @@
 #include <infiniband/verbs.h>
 
 #include "gdrfab_hmem.h"
+#include "gdrfab_mr_cache.h"
 
 /* What a domain hands hmem at open: its device and PD, its name for the
  * log, and its fi_info, whose NIC the topology places against the GPU
@@ -24,6 +25,12 @@ struct gdrfab_hmem_reg_setup {
 	struct ibv_pd *pd;
 	const char *name;
 	const struct fi_info *info;
+	/* A rail-set domain's rails beyond rail 0 (the above): every data
+	 * registration is made on each one's PD as well. 0 for a NIC alone;
+	 * the names must outlive h. */
+	size_t more_rails;
+	struct ibv_pd *more_pd[GDRFAB_REG_RAILS_MAX - 1];
+	const char *more_name[GDRFAB_REG_RAILS_MAX - 1];
 };
 
 /* Sets up h: its locks, its registration cache (whose backend is hmem's),

@@ -8,12 +8,17 @@
 #include "gdrfab_params.h"
 #include "gdrfab_verbs_ops.h"
 
-int gdrfab_hmem_ro_access(struct gdrfab_hmem_domain *h)
+static int ro_access(atomic_bool *refused)
 {
 	if (gdrfab_params.relaxed_ordering == GDRFAB_RELAXED_ORDERING_OFF ||
-	    atomic_load_explicit(&h->ro_refused, memory_order_relaxed))
+	    atomic_load_explicit(refused, memory_order_relaxed))
 		return 0;
 	return IBV_ACCESS_RELAXED_ORDERING;
+}
+
+int gdrfab_hmem_ro_access(struct gdrfab_hmem_domain *h)
+{
+	return ro_access(&h->ro_refused);
 }
 
 static struct ibv_mr *reg_once(const struct gdrfab_data_reg *a, int access)
@@ -26,29 +31,30 @@ static struct ibv_mr *reg_once(const struct gdrfab_data_reg *a, int access)
 }
 
 /* Several threads may fall back at once: the first to say so logs. */
-static void note_refused(struct gdrfab_hmem_domain *h, int err)
+static void note_refused(atomic_bool *refused, const char *name, int err)
 {
 	const char *mode =
 		gdrfab_relaxed_ordering_names[gdrfab_params.relaxed_ordering];
 
-	if (atomic_exchange(&h->ro_refused, true))
+	if (atomic_exchange(refused, true))
 		return;
 	if (gdrfab_params.relaxed_ordering == GDRFAB_RELAXED_ORDERING_ON)
 		GDRFAB_WARN(
 			FI_LOG_MR,
 			"%s: the device refuses IBV_ACCESS_RELAXED_ORDERING (%s): data registrations go without it (FI_GDRFAB_RELAXED_ORDERING=%s)\n",
-			h->name, strerror(err), mode);
+			name, strerror(err), mode);
 	else
 		GDRFAB_INFO(
 			FI_LOG_MR,
 			"%s: the device refuses IBV_ACCESS_RELAXED_ORDERING (%s): data registrations go without it (FI_GDRFAB_RELAXED_ORDERING=%s)\n",
-			h->name, strerror(err), mode);
+			name, strerror(err), mode);
 }
 
-struct ibv_mr *gdrfab_hmem_reg_data(struct gdrfab_hmem_domain *h,
-				    const struct gdrfab_data_reg *a)
+/* One device's registration, refused remembering that device's refusal. */
+static struct ibv_mr *reg_data(atomic_bool *refused, const char *name,
+			       const struct gdrfab_data_reg *a)
 {
-	int ro = gdrfab_hmem_ro_access(h);
+	int ro = ro_access(refused);
 	struct ibv_mr *mr = reg_once(a, a->access | ro);
 	int err;
 
@@ -62,6 +68,24 @@ struct ibv_mr *gdrfab_hmem_reg_data(struct gdrfab_hmem_domain *h,
 	 * kernel cannot pin is EINVAL too), and keeps that errno. */
 	mr = reg_once(a, a->access);
 	if (mr)
-		note_refused(h, err);
+		note_refused(refused, name, err);
 	return mr;
+}
+
+struct ibv_mr *gdrfab_hmem_reg_data(struct gdrfab_hmem_domain *h,
+				    const struct gdrfab_data_reg *a)
+{
+	return reg_data(&h->ro_refused, h->name, a);
+}
+
+struct ibv_mr *gdrfab_hmem_reg_data_rail(struct gdrfab_hmem_domain *h,
+					 size_t rail,
+					 const struct gdrfab_data_reg *a)
+{
+	struct gdrfab_hmem_rail *r;
+
+	if (!rail)
+		return gdrfab_hmem_reg_data(h, a);
+	r = &h->more_rails[rail - 1];
+	return reg_data(&r->ro_refused, r->name, a);
 }

@@ -42,5 +42,11 @@ int gdrfab_hmem_ro_access(struct gdrfab_hmem_domain *h);
  * registration fails anyway. */
 struct ibv_mr *gdrfab_hmem_reg_data(struct gdrfab_hmem_domain *h,
 				    const struct gdrfab_data_reg *a);
+/* The same on rail (0 to h->nrails - 1) of a rail-set domain, whose
+ * device's refusal is remembered for that rail alone; a->pd is the
+ * rail's. */
+struct ibv_mr *gdrfab_hmem_reg_data_rail(struct gdrfab_hmem_domain *h,
+					 size_t rail,
+					 const struct gdrfab_data_reg *a);
 
 #endif /* GDRFAB_HMEM_RO_H */

@@ -45,8 +45,16 @@
 struct ibv_mr;
 
 /* One registration of [start, start + len). */
+/* Rails a registration may be made on (GDRFAB_RAILS_MAX, which hmem
+ * checks): the cache keeps them, its backend makes them. */
+#define GDRFAB_REG_RAILS_MAX 8
+
 struct gdrfab_reg {
-	struct ibv_mr *mr;
+	struct ibv_mr *mr; /* rail 0's */
+	/* A rail-set domain's rails 1 and on: the same memory registered
+	 * on each rail's PD by the backend (NULL beyond the domain's
+	 * rails). */
+	struct ibv_mr *more_mr[GDRFAB_REG_RAILS_MAX - 1];
 	int dmabuf_fd;	     /* -1 unless registered from a dma-buf */
 	uint64_t dmabuf_off; /* where start lies in dmabuf_fd */
 	uintptr_t start;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* fid_domain: one RDMA device port, its verbs context and protection domain. */
+/* fid_domain: one RDMA device port, its verbs context and protection domain;
+ * for a rail set (gdrfab_rail_info.h), its first NIC's, and the other
+ * NICs' as its further rails (gdrfab_domain_rails.h). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include "gdrfab.h"
 #include "gdrfab_async.h"
 #include "gdrfab_atomic.h"
+#include "gdrfab_domain_rails.h"
 #include "gdrfab_hmem_domain.h"
 #include "gdrfab_hmem_reg.h"
 #include "gdrfab_info.h"
@@ -15,6 +18,7 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_quarantine.h"
+#include "gdrfab_rail_info.h"
 #include "gdrfab_verbs_ops.h"
 
 /* FI_GDRFAB_GDR_LEVEL, for CUDA_REG=auto: GPUDirect RDMA only up to that
@@ -28,8 +32,13 @@ static void hmem_domain_init(struct gdrfab_domain *domain)
 		.pd = domain->pd,
 		.name = domain->info->domain_attr->name,
 		.info = domain->info,
+		.more_rails = domain->rails.count - 1,
 	};
 
+	for (size_t i = 1; i < domain->rails.count; i++) {
+		setup.more_pd[i - 1] = domain->rails.rail[i].pd;
+		setup.more_name[i - 1] = domain->rails.rail[i].name;
+	}
 	gdrfab_hmem_reg_init(&domain->hmem, &setup);
 }
 
@@ -57,6 +66,7 @@ static int domain_close(struct fid *fid)
 	hmem_domain_fini(domain);
 	gdrfab_mr_keys_fini(domain);
 	gdrfab_ah_cache_fini(&domain->ah_cache);
+	gdrfab_domain_rails_close(&domain->rails);
 	if (domain->pd && gdrfab_vops->dealloc_pd(domain->pd))
 		GDRFAB_WARN(FI_LOG_DOMAIN, "ibv_dealloc_pd: %s\n",
 			    strerror(errno));
@@ -238,51 +248,64 @@ static bool src_of(const struct fi_info *info, struct gdrfab_addr *src)
 				   &used, why, sizeof(why));
 }
 
-/* Finds the port the info names (its src_addr: the port number, or for a
- * socket address the port with that IPv4 address; else the device's
- * first active port) and records its address. */
-static int find_port(struct gdrfab_domain *domain, const struct fi_info *info)
+/* Finds the port of device dev (the domain's, or a rail set's first NIC)
+ * the info names (its src_addr: the port number, or for a socket address
+ * the port with that IPv4 address; else the device's first active port)
+ * among the n ports and records its address, as the domain's and as its
+ * rail 0's. */
+static int find_port(struct gdrfab_domain *domain, const struct fi_info *info,
+		     const char *dev, const struct gdrfab_port_desc *ports,
+		     int n)
 {
+	struct gdrfab_domain_rail *rail0 = &domain->rails.rail[0];
 	struct gdrfab_addr want, here = {0};
 	bool by_src = src_of(info, &want);
-	struct gdrfab_port_desc *ports;
 	uint32_t ip_want = 0, ip_here;
-	int n, ret = -FI_ENODEV;
+	int ret = -FI_ENODEV;
 
 	if (by_src && !want.port_num)
 		gdrfab_addr_ipv4(&want, &ip_want);
-	/* Afresh (and the cache with it): a port fi_getinfo listed a moment
-	 * ago may be down now, or have another address. */
-	n = gdrfab_verbs_list_ports(&ports, true);
-	if (n < 0)
-		return n;
 	for (int i = 0; i < n; i++) {
 		const struct gdrfab_port_desc *p = &ports[i];
 
 		memcpy(here.gid, p->gid.raw, sizeof(here.gid));
-		if (strcmp(p->dev_name, info->domain_attr->name) || !p->active)
+		if (strcmp(p->dev_name, dev) || !p->active)
 			continue;
 		if (by_src && want.port_num && want.port_num != p->port_num)
 			continue;
 		if (by_src && !want.port_num &&
 		    (!gdrfab_addr_ipv4(&here, &ip_here) || ip_here != ip_want))
 			continue;
-		domain->port_num = p->port_num;
-		domain->max_msg_sz = p->max_msg_sz;
-		domain->active_mtu = p->active_mtu >= 4096   ? IBV_MTU_4096
-				     : p->active_mtu >= 2048 ? IBV_MTU_2048
-				     : p->active_mtu >= 1024 ? IBV_MTU_1024
-				     : p->active_mtu >= 512  ? IBV_MTU_512
-							     : IBV_MTU_256;
-		domain->gid_index = p->gid_index;
-		domain->port_addr.version = GDRFAB_ADDR_VERSION;
-		domain->port_addr.port_num = p->port_num;
-		domain->port_addr.lid_be = htons(p->lid);
-		memcpy(domain->port_addr.gid, p->gid.raw, 16);
+		gdrfab_domain_rail_port(rail0, p);
+		snprintf(rail0->name, sizeof(rail0->name), "%s", dev);
+		domain->port_num = rail0->port_num;
+		domain->max_msg_sz = rail0->max_msg_sz;
+		domain->active_mtu = rail0->active_mtu;
+		domain->gid_index = rail0->gid_index;
+		domain->port_addr = rail0->port_addr;
 		ret = 0;
 		break;
 	}
-	free(ports);
+	return ret;
+}
+
+/* The NICs a rail-set domain's name stands for, checked against the
+ * devices there are now: -FI_EINVAL with a log line when it names a
+ * device that is not there, one twice, or is no set's name. */
+static int rail_set_of(const char *name, const struct gdrfab_port_desc *ports,
+		       int n, struct gdrfab_rail_set **set)
+{
+	char err[256];
+	int ret;
+
+	*set = calloc(1, sizeof(**set));
+	if (!*set)
+		return -FI_ENOMEM;
+	ret = gdrfab_rail_set_of_name(name, ports, (size_t)n, *set, err,
+				      sizeof(err));
+	if (ret)
+		GDRFAB_WARN(FI_LOG_DOMAIN, "fi_domain: rail set %s: %s\n", name,
+			    err);
 	return ret;
 }
 
@@ -325,7 +348,10 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 {
 	struct gdrfab_fabric *fabric;
 	struct gdrfab_domain *domain;
-	int ret;
+	struct gdrfab_port_desc *ports = NULL;
+	struct gdrfab_rail_set *set = NULL;
+	const char *dev;
+	int n = 0, ret;
 
 	if (!gdrfab_fid_is(&fabric_fid->fid, FI_CLASS_FABRIC) || !out)
 		return -FI_EINVAL;
@@ -342,18 +368,33 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		ret = -FI_ENOMEM;
 		goto err;
 	}
-	ret = find_port(domain, info);
-	if (ret) {
-		GDRFAB_WARN(FI_LOG_DOMAIN,
-			    "fi_domain: %s has no such active port\n",
-			    info->domain_attr->name);
+	/* Afresh (and the cache with it): a port fi_getinfo listed a moment
+	 * ago may be down now, or have another address. */
+	n = gdrfab_verbs_list_ports(&ports, true);
+	if (n < 0) {
+		ret = n;
+		ports = NULL;
 		goto err;
 	}
-	domain->ctx = gdrfab_verbs_open_device(info->domain_attr->name);
+	dev = info->domain_attr->name;
+	domain->rails.count = 1;
+	if (gdrfab_rail_name_is_set(dev)) {
+		ret = rail_set_of(dev, ports, n, &set);
+		if (ret)
+			goto err;
+		dev = set->nic[0];
+	}
+	ret = find_port(domain, info, dev, ports, n);
+	if (ret) {
+		GDRFAB_WARN(FI_LOG_DOMAIN,
+			    "fi_domain: %s has no such active port\n", dev);
+		goto err;
+	}
+	domain->ctx = gdrfab_verbs_open_device(dev);
 	if (!domain->ctx) {
 		ret = gdrfab_errno_to_fi(errno);
 		GDRFAB_WARN(FI_LOG_DOMAIN, "fi_domain: cannot open %s: %s\n",
-			    info->domain_attr->name, strerror(errno));
+			    dev, strerror(errno));
 		goto err;
 	}
 	if (gdrfab_vops->query_device(domain->ctx, &domain->dev_attr)) {
@@ -368,6 +409,19 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		goto err;
 	}
 	gdrfab_async_init(domain->ctx);
+	domain->rails.rail[0].ctx = domain->ctx;
+	domain->rails.rail[0].pd = domain->pd;
+	domain->rails.rail[0].dev_attr = domain->dev_attr;
+	if (set) {
+		ret = gdrfab_domain_rails_open(&domain->rails, set, ports,
+					       (size_t)n);
+		if (ret)
+			goto err;
+	}
+	free(set);
+	set = NULL;
+	free(ports);
+	ports = NULL;
 	{
 		struct gdrfab_rc_params p = {
 			.pd = domain->pd,
@@ -391,6 +445,10 @@ int gdrfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	*out = &domain->fid;
 	return 0;
 err:
+	free(set);
+	free(ports);
+	if (domain->pd)
+		gdrfab_vops->dealloc_pd(domain->pd);
 	if (domain->ctx)
 		gdrfab_vops->close_device(domain->ctx);
 	fi_freeinfo(domain->info);

@@ -134,6 +134,9 @@ static struct gdrfab_mr_desc *emu_mr_find(struct gdrfab_domain *domain,
 	return mr ? &mr->desc : NULL;
 }
 
+_Static_assert(GDRFAB_CM_RAILS_MAX == GDRFAB_RAILS_MAX,
+	       "the wire lists every rail of the largest set");
+
 void gdrfab_ep_proto_env(struct gdrfab_ep *ep, struct gdrfab_proto_env *env)
 {
 	struct gdrfab_domain *d = ep->domain;
@@ -172,7 +175,21 @@ void gdrfab_ep_proto_env(struct gdrfab_ep *ep, struct gdrfab_proto_env *env)
 		.min_multi_recv = ep->min_multi_recv,
 		.cuda_api_permitted = ep->cuda_api_permitted,
 		.hmem_p2p = ep->hmem_p2p,
+		.nrails = d->rails.count,
 	};
+	for (size_t i = 1; i < d->rails.count; i++) {
+		const struct gdrfab_domain_rail *r = &d->rails.rail[i];
+
+		env->more_rails[i - 1] = (struct gdrfab_proto_rail){
+			.ctx = r->ctx,
+			.pd = r->pd,
+			.dev_attr = &r->dev_attr,
+			.port_num = r->port_num,
+			.gid_index = r->gid_index,
+			.port_addr = r->port_addr,
+			.active_mtu = r->active_mtu,
+		};
+	}
 }
 
 const struct gdrfab_proto_ops gdrfab_ep_proto_ops = {

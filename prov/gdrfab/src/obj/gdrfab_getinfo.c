@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * fi_getinfo: one fi_info per active port of every RDMA device, filtered by
+ * fi_getinfo: one fi_info per active port of every RDMA device, then one
+ * per rail set of more than one NIC (gdrfab_rail_info.h), filtered by
  * node/service/flags and the hints.
  */
 #include <arpa/inet.h>
@@ -12,6 +13,8 @@
 #include "gdrfab_addr.h"
 #include "gdrfab_info.h"
 #include "gdrfab_ns.h"
+#include "gdrfab_params.h"
+#include "gdrfab_rail_info.h"
 #include "gdrfab_topo.h"
 
 /* FI_SOURCE with a node: the node names a port by its IP address (RoCE),
@@ -80,10 +83,12 @@ static int set_addrs(struct fi_info *info, const struct request *rq)
 	return ret;
 }
 
+/* The info for port, or with rail_name for the rail set whose rail 0 the
+ * port is: the same but for the domain's name. */
 static int info_for_request(uint32_t version, const struct request *rq,
 			    const struct fi_info *hints,
 			    const struct gdrfab_port_desc *port,
-			    struct fi_info **out)
+			    const char *rail_name, struct fi_info **out)
 {
 	const char *node = rq->node;
 	struct fi_info *info;
@@ -101,9 +106,17 @@ static int info_for_request(uint32_t version, const struct request *rq,
 	info = gdrfab_info_for_port(port);
 	if (!info)
 		return -FI_ENOMEM;
+	if (rail_name) {
+		free(info->domain_attr->name);
+		info->domain_attr->name = strdup(rail_name);
+		if (!info->domain_attr->name) {
+			fi_freeinfo(info);
+			return -FI_ENOMEM;
+		}
+	}
 	if (gdrfab_info_match(info, hints, version, why, sizeof(why))) {
 		GDRFAB_INFO(FI_LOG_CORE, "%s port %u does not match: %s\n",
-			    port->dev_name, port->port_num, why);
+			    info->domain_attr->name, port->port_num, why);
 		fi_freeinfo(info);
 		return 0;
 	}
@@ -215,6 +228,46 @@ static int parse_hints(struct request *rq, const struct fi_info *hints)
 	return 0;
 }
 
+/* The rail-set domains, after every NIC alone, so that an application
+ * taking the first entry keeps the nearest NIC alone (DESIGN.md,
+ * "Rails"). Appended at tail. Hints that name a NIC want no set (and so
+ * cost no topology load); hints that name a set get it when its NICs are
+ * up, as fi_domain would open it. */
+static int add_rail_sets(uint32_t version, const struct request *rq,
+			 const struct fi_info *hints,
+			 const struct gdrfab_port_desc *ports, size_t nports,
+			 struct fi_info **tail)
+{
+	const char *want =
+		hints && hints->domain_attr ? hints->domain_attr->name : NULL;
+	struct gdrfab_rail_list *rails;
+	int ret;
+
+	if (want && !gdrfab_rail_name_is_set(want))
+		return 0;
+	rails = calloc(1, sizeof(*rails));
+	if (!rails)
+		return -FI_ENOMEM;
+	ret = want ? gdrfab_rail_sets_named(want, ports, nports, rails)
+		   : gdrfab_rail_sets_listed(gdrfab_params.rails, ports, nports,
+					     rails);
+	for (size_t s = 0; s < rails->count && !ret; s++) {
+		const struct gdrfab_rail_set *set = &rails->set[s];
+		const struct gdrfab_port_desc *rail0 =
+			gdrfab_rail_port_of(set->nic[0], ports, nports);
+		struct fi_info *one = NULL;
+
+		ret = info_for_request(version, rq, hints, rail0, set->name,
+				       &one);
+		if (one) {
+			*tail = one;
+			tail = &one->next;
+		}
+	}
+	free(rails);
+	return ret;
+}
+
 int gdrfab_getinfo(uint32_t version, const char *node, const char *service,
 		   uint64_t flags, const struct fi_info *hints,
 		   struct fi_info **info)
@@ -238,11 +291,19 @@ int gdrfab_getinfo(uint32_t version, const char *node, const char *service,
 	for (int i = 0; i < n && !ret; i++) {
 		struct fi_info *one;
 
-		ret = info_for_request(version, &rq, hints, &ports[i], &one);
+		ret = info_for_request(version, &rq, hints, &ports[i], NULL,
+				       &one);
 		if (one) {
 			*tail = one;
 			tail = &one->next;
 		}
+	}
+	if (!ret) {
+		gdrfab_topo_order(&head);
+		for (tail = &head; *tail; tail = &(*tail)->next)
+			;
+		ret = add_rail_sets(version, &rq, hints, ports, (size_t)n,
+				    tail);
 	}
 	free(ports);
 	if (ret) {
@@ -251,7 +312,6 @@ int gdrfab_getinfo(uint32_t version, const char *node, const char *service,
 	}
 	if (!head)
 		return -FI_ENODATA;
-	gdrfab_topo_order(&head);
 	*info = head;
 	return 0;
 }

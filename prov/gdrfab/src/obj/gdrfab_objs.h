@@ -22,6 +22,7 @@
 #include "gdrfab_addr.h"
 #include "gdrfab_addrmap.h"
 #include "gdrfab_ah_cache.h"
+#include "gdrfab_domain_rails.h"
 #include "gdrfab_eplist.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_lock.h"
@@ -49,6 +50,8 @@ struct gdrfab_domain {
 	struct fid_domain fid;
 	struct gdrfab_fabric *fabric;
 	struct fi_info *info; /* a copy of the info it was opened with */
+	/* Rail 0's, the domain's own: a NIC alone, or a rail set's first
+	 * NIC, whose port names the endpoints. */
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_device_attr dev_attr;
@@ -57,6 +60,9 @@ struct gdrfab_domain {
 	struct gdrfab_addr port_addr; /* the port's name (no endpoint) */
 	uint32_t max_msg_sz;	      /* per work request */
 	enum ibv_mtu active_mtu;
+	/* Every rail, rail[0] a view of the fields above: count 1 for a
+	 * NIC alone. */
+	struct gdrfab_domain_rails rails;
 	struct gdrfab_hmem_domain hmem;	 /* GPU memory path and MR cache */
 	struct gdrfab_ah_cache ah_cache; /* to peers' UD QPs */
 	struct gdrfab_mr_keys keys;	 /* targets of peers' atomics */

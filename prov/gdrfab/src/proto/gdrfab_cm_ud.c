@@ -33,14 +33,17 @@
 #define UD_RX_SLOTS	64
 #define UD_RX_SLOT_SIZE (GRH_LEN + UD_MAX_PAYLOAD)
 /* Transmit slots, one bit each in ud_tx_busy. */
-#define UD_TX_SLOTS	64
-#define UD_TX_SLOT_SIZE ((sizeof(struct gdrfab_cm_msg) + 63) & ~(size_t)63)
+#define UD_TX_SLOTS 64
+/* A slot holds the longest message: a REP or RTU with every rail. */
+#define UD_MSG_MAX                                                             \
+	(sizeof(struct gdrfab_cm_msg) + sizeof(struct gdrfab_cm_rails))
+#define UD_TX_SLOT_SIZE ((UD_MSG_MAX + 63) & ~(size_t)63)
 #define UD_SEND_FLAG	(1ULL << 63)
 /* A QP in error whose work has not all come back flushed after this long
  * is reset anyway; its incarnation tells old completions apart. */
 #define UD_FLUSH_WAIT_MS 100
 
-_Static_assert(sizeof(struct gdrfab_cm_msg) <= UD_MAX_PAYLOAD,
+_Static_assert(UD_MSG_MAX <= UD_MAX_PAYLOAD,
 	       "a connection message fits any port's MTU");
 
 size_t gdrfab_ud_mem_size(void)
@@ -99,10 +102,17 @@ static void mark_broken(struct gdrfab_proto *proto, const char *why)
 bool gdrfab_ud_send(struct gdrfab_proto *proto, const struct gdrfab_addr *peer,
 		    bool local, const struct gdrfab_cm_msg *msg)
 {
+	return gdrfab_ud_send_len(proto, peer, local, msg, sizeof(*msg));
+}
+
+bool gdrfab_ud_send_len(struct gdrfab_proto *proto,
+			const struct gdrfab_addr *peer, bool local,
+			const struct gdrfab_cm_msg *msg, size_t len)
+{
 	struct ibv_ah *ah;
 	unsigned slot;
 	void *buf;
-	struct ibv_sge sge = {.length = sizeof(*msg),
+	struct ibv_sge sge = {.length = (uint32_t)len,
 			      .lkey = proto->ud_mr->lkey};
 	struct ibv_send_wr wr = {
 		.sg_list = &sge,
@@ -126,7 +136,7 @@ bool gdrfab_ud_send(struct gdrfab_proto *proto, const struct gdrfab_addr *peer,
 	slot = (unsigned)__builtin_ctzll(~proto->ud_tx_busy);
 	buf = proto->ud_mem + UD_RX_SLOTS * UD_RX_SLOT_SIZE +
 	      slot * UD_TX_SLOT_SIZE;
-	memcpy(buf, msg, sizeof(*msg));
+	memcpy(buf, msg, len);
 	sge.addr = (uintptr_t)buf;
 	wr.wr_id = UD_SEND_FLAG | wr_id(proto, slot);
 	wr.wr.ud.ah = ah;

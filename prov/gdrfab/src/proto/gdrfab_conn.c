@@ -29,6 +29,7 @@
 #include "gdrfab_ah_cache.h"
 #include "gdrfab_atomic.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_conn_rails.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_proto_stats.h"
@@ -181,12 +182,25 @@ static void cm_fill(struct gdrfab_proto *proto, struct gdrfab_cm_msg *msg,
  * are resent by the timers, RTU when the peer repeats its REP. */
 static bool send_cm(struct gdrfab_conn *conn, enum gdrfab_cm_type type)
 {
-	struct gdrfab_cm_msg msg;
+	struct {
+		struct gdrfab_cm_msg msg;
+		struct gdrfab_cm_rails rails; /* on the wire right after */
+	} m;
+	size_t trailer = 0;
 
-	cm_fill(conn->proto, &msg, type, &conn->peer);
-	msg.qpn = conn->qp->qp_num;
-	msg.psn = conn->psn;
-	return gdrfab_ud_send(conn->proto, &conn->peer, conn->initiated, &msg);
+	cm_fill(conn->proto, &m.msg, type, &conn->peer);
+	m.msg.qpn = conn->qp->qp_num;
+	m.msg.psn = conn->psn;
+	/* Rails: offered by a REQ, listed by a REP or RTU of a pair that
+	 * has them; a single-rail endpoint's messages are as they were. */
+	if (type == GDRFAB_CM_REQ)
+		gdrfab_cm_rails_offer(conn->proto, &m.msg);
+	else if (type == GDRFAB_CM_REP || type == GDRFAB_CM_RTU)
+		trailer = gdrfab_cm_rails_fill(conn, &m.rails);
+	if (trailer)
+		m.msg.cm_flags |= GDRFAB_CM_F_RAILS;
+	return gdrfab_ud_send_len(conn->proto, &conn->peer, conn->initiated,
+				  &m.msg, sizeof(m.msg) + trailer);
 }
 
 /* Tells a peer whose REQ we refuse which setting differs. */
@@ -258,6 +272,7 @@ err:
 
 static void conn_free(struct gdrfab_conn *conn)
 {
+	gdrfab_conn_rails_free(conn);
 	qpn_remove(conn->proto, conn);
 	gdrfab_list_remove(&conn->entry);
 	if (conn->qp && gdrfab_vops->destroy_qp(conn->qp))
@@ -584,6 +599,7 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 	/* Outstanding work requests come back flushed. */
 	if (conn->qp)
 		gdrfab_vops->modify_qp(conn->qp, &attr, IBV_QP_STATE);
+	gdrfab_conn_rails_error(conn);
 	gdrfab_list_for_each_safe (&conn->pending, it, tmp) {
 		struct gdrfab_req *req =
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
@@ -676,6 +692,7 @@ static void accept_req(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 {
 	if (!take_peer(conn, msg))
 		return;
+	gdrfab_conn_rails_accept(conn, msg);
 	learn_service(proto, msg);
 	set_state(conn, GDRFAB_CONN_ACCEPTING);
 	gdrfab_pstat_inc(proto, GDRFAB_STAT_conn_accepted);
@@ -775,7 +792,8 @@ static struct gdrfab_conn *known_conn(struct gdrfab_proto *proto,
 }
 
 static void handle_rep(struct gdrfab_proto *proto,
-		       const struct gdrfab_cm_msg *msg)
+		       const struct gdrfab_cm_msg *msg,
+		       const struct gdrfab_cm_rails *rails)
 {
 	struct gdrfab_conn *conn = known_conn(proto, msg);
 
@@ -789,6 +807,7 @@ static void handle_rep(struct gdrfab_proto *proto,
 		}
 		if (!take_peer(conn, msg))
 			return;
+		gdrfab_conn_rails_on_rep(conn, rails);
 		send_cm(conn, GDRFAB_CM_RTU);
 		established(conn);
 	} else if (conn->state == GDRFAB_CONN_CONNECTED &&
@@ -799,13 +818,34 @@ static void handle_rep(struct gdrfab_proto *proto,
 }
 
 static void handle_rtu(struct gdrfab_proto *proto,
-		       const struct gdrfab_cm_msg *msg)
+		       const struct gdrfab_cm_msg *msg,
+		       const struct gdrfab_cm_rails *rails)
 {
 	struct gdrfab_conn *conn = known_conn(proto, msg);
+	bool rails_up;
 
-	if (conn && conn->state == GDRFAB_CONN_ACCEPTING &&
-	    conn->remote_qpn == msg->qpn && conn->peer_nonce == msg->nonce)
-		established(conn);
+	if (!conn || conn->remote_qpn != msg->qpn ||
+	    conn->peer_nonce != msg->nonce)
+		return;
+	/* The requester's first message on rail 0 may overtake its RTU
+	 * (UD) and confirm the connection first: its rails still wait for
+	 * the RTU's list. */
+	if (conn->state == GDRFAB_CONN_CONNECTED && conn->rails &&
+	    !conn->rails->up) {
+		if (gdrfab_conn_rails_on_rtu(conn, rails))
+			gdrfab_send_ctrl(proto, conn, GDRFAB_PKT_NOP,
+					 GDRFAB_NOP_RAILS_UP, 0);
+		return;
+	}
+	if (conn->state != GDRFAB_CONN_ACCEPTING)
+		return;
+	rails_up = gdrfab_conn_rails_on_rtu(conn, rails);
+	established(conn);
+	/* On rail 0, after everything of ours on it: the requester's
+	 * rails may go from when it reads this. */
+	if (rails_up)
+		gdrfab_send_ctrl(proto, conn, GDRFAB_PKT_NOP,
+				 GDRFAB_NOP_RAILS_UP, 0);
 }
 
 /* The peer refused our REQ: it names the QP we asked with. */
@@ -842,13 +882,19 @@ static void handle_bye(struct gdrfab_proto *proto,
 	conn->peer_left_ms = GDRFAB_MAX(gdrfab_tick_ms(), 1);
 }
 
-/* What is wrong with a connection message, or NULL. */
-static const char *check_cm(const struct gdrfab_cm_msg *msg, size_t len)
+/* What is wrong with a connection message (rails: the bytes after it),
+ * or NULL. */
+static const char *check_cm(const struct gdrfab_cm_msg *msg,
+			    const struct gdrfab_cm_rails *rails, size_t len)
 {
+	const char *rails_why;
 	char why[128];
 
-	if (len != sizeof(*msg))
+	if (len < sizeof(*msg) || len > sizeof(*msg) + sizeof(*rails))
 		return "wrong length";
+	rails_why = gdrfab_cm_rails_check(msg, rails, len);
+	if (rails_why)
+		return rails_why;
 	if (msg->version != GDRFAB_WIRE_VERSION)
 		return "unknown wire version";
 	if (msg->type < GDRFAB_CM_REQ || msg->type > GDRFAB_CM_BYE)
@@ -872,13 +918,19 @@ static const char *check_cm(const struct gdrfab_cm_msg *msg, size_t len)
 void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *buf,
 			   size_t len)
 {
+	struct {
+		struct gdrfab_cm_msg msg;
+		struct gdrfab_cm_rails rails; /* on the wire right after */
+	} in;
 	struct gdrfab_cm_msg msg;
+	const struct gdrfab_cm_rails *rails = NULL;
 	const char *why;
 
 	/* A copy: the receive slot is reposted while we still act. */
-	memset(&msg, 0, sizeof(msg));
-	memcpy(&msg, buf, GDRFAB_MIN(len, sizeof(msg)));
-	why = check_cm(&msg, len);
+	memset(&in, 0, sizeof(in));
+	memcpy(&in, buf, GDRFAB_MIN(len, sizeof(in)));
+	msg = in.msg;
+	why = check_cm(&msg, &in.rails, len);
 	if (why) {
 		GDRFAB_WIRE_WARN(proto, FI_LOG_EP_CTRL,
 				 "connection message dropped: %s (%zu bytes)",
@@ -889,10 +941,12 @@ void gdrfab_conn_handle_cm(struct gdrfab_proto *proto, const void *buf,
 	 * while this one says farewell, when no connection may start. */
 	if (!gdrfab_addr_equal(&msg.dst, &proto->env.name) || proto->closing)
 		return;
+	if (len > sizeof(msg))
+		rails = &in.rails;
 	switch (msg.type) {
 	case GDRFAB_CM_REQ: handle_req(proto, &msg); break;
-	case GDRFAB_CM_REP: handle_rep(proto, &msg); break;
-	case GDRFAB_CM_RTU: handle_rtu(proto, &msg); break;
+	case GDRFAB_CM_REP: handle_rep(proto, &msg, rails); break;
+	case GDRFAB_CM_RTU: handle_rtu(proto, &msg, rails); break;
 	case GDRFAB_CM_REJ: handle_rej(proto, &msg); break;
 	case GDRFAB_CM_BYE: handle_bye(proto, &msg); break;
 	}

@@ -97,6 +97,9 @@ struct gdrfab_conn {
 	 * requests come back flushed after that; 0 before. */
 	int fail_err, fail_prov_errno;
 	struct gdrfab_list entry; /* proto->conns or proto->dead */
+	/* Its rails beyond rail 0 (gdrfab_conn_rails.h); NULL for a pair
+	 * that uses rail 0 alone. */
+	struct gdrfab_conn_rails *rails;
 };
 
 /* ---- connections (gdrfab_conn.c) ---- */
@@ -149,6 +152,11 @@ size_t gdrfab_ud_mem_size(void);
  * peer yet: local says our application waits for it). */
 bool gdrfab_ud_send(struct gdrfab_proto *proto, const struct gdrfab_addr *peer,
 		    bool local, const struct gdrfab_cm_msg *msg);
+/* The same for a message of len bytes from msg (len at most
+ * sizeof(*msg) + sizeof(struct gdrfab_cm_rails): a trailer follows). */
+bool gdrfab_ud_send_len(struct gdrfab_proto *proto,
+			const struct gdrfab_addr *peer, bool local,
+			const struct gdrfab_cm_msg *msg, size_t len);
 /* Receives connection messages (to gdrfab_conn_handle_cm). */
 void gdrfab_conn_poll_ud(struct gdrfab_proto *proto);
 /* Resets the UD QP once it is found out of RTS (from the timers). */

@@ -20,6 +20,7 @@
 #include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_strerror.h"
+#include "gdrfab_stripe.h"
 
 /* The checks of gdrfab_check_iov again, saying which failed (out of
  * line: the check every data call makes then saves no registers for the
@@ -250,6 +251,7 @@ static int prepare_rndv(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	if (ret)
 		return ret;
 	gdrfab_rndv_header(proto, req, flags);
+	gdrfab_stripe_rndv_keys(proto, req);
 	return 0;
 }
 

@@ -35,6 +35,9 @@ struct gdrfab_unexp {
 	struct gdrfab_conn *conn;
 	struct gdrfab_pkt_hdr hdr;
 	struct gdrfab_rndv_seg seg[GDRFAB_MAX_IOV];
+	/* An RNDV's keys on the sender's rails (GDRFAB_PKT_RAIL_KEYS):
+	 * its segments' on every rail there may be (gdrfab_stripe.h). */
+	uint32_t rail_keys[GDRFAB_MAX_IOV * (GDRFAB_CM_RAILS_MAX - 1)];
 	uint8_t *payload; /* eager: a copy, or in held */
 	/* No memory for a copy: the message keeps its receive buffer,
 	 * reposted once the message is taken (FI_RM_ENABLED: nothing a

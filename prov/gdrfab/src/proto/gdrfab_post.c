@@ -11,6 +11,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_conn_rails.h"
 #include "gdrfab_gpu.h"
 #include "gdrfab_hmem.h"
 #include "gdrfab_host_cache.h"
@@ -20,6 +21,7 @@
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
 #include "gdrfab_strerror.h"
+#include "gdrfab_stripe.h"
 #include "gdrfab_verbs_ops.h"
 
 struct gdrfab_req *gdrfab_req_alloc(struct gdrfab_proto *proto, bool ctrl)
@@ -131,10 +133,11 @@ int gdrfab_req_set_local(struct gdrfab_proto *proto, struct gdrfab_req *req,
 }
 
 /* The next RDMA READ/WRITE piece: one remote segment range, local SGEs
- * up to max_sge, at most max_wr_len bytes. */
+ * up to max_sge, at most max_wr_len bytes; with the keys of rail (0, or
+ * a striped request's rail). */
 static uint32_t next_chunk(struct gdrfab_proto *proto, struct gdrfab_req *req,
-			   struct ibv_sge *sge, int *nsge, uint64_t *raddr,
-			   uint32_t *rkey, uint64_t cap)
+			   size_t rail, struct ibv_sge *sge, int *nsge,
+			   uint64_t *raddr, uint32_t *rkey, uint64_t cap)
 {
 	const struct gdrfab_rndv_seg *rs = &req->rseg[req->riov];
 	uint64_t want = GDRFAB_MIN(
@@ -143,7 +146,7 @@ static uint32_t next_chunk(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	uint32_t len = 0;
 
 	*raddr = rs->addr + req->roff;
-	*rkey = rs->rkey;
+	*rkey = rail ? req->rail_rkey[req->riov][rail - 1] : rs->rkey;
 	*nsge = 0;
 	while (len < want && *nsge < proto->max_sge &&
 	       req->liov < req->iov_count) {
@@ -159,7 +162,8 @@ static uint32_t next_chunk(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		sge[*nsge].addr =
 			(uintptr_t)req->iov[req->liov].iov_base + req->loff;
 		sge[*nsge].length = take;
-		sge[*nsge].lkey = req->lkey[req->liov];
+		sge[*nsge].lkey = rail ? req->rail_lkey[req->liov][rail - 1]
+				       : req->lkey[req->liov];
 		(*nsge)++;
 		len += take;
 		req->loff += take;
@@ -200,6 +204,36 @@ static int post_wr(struct gdrfab_req *req, struct ibv_send_wr *wr)
 static bool can_post(struct gdrfab_req *req)
 {
 	return req->conn->sq_avail > 0 && req->conn->proto->cq_credits > 0;
+}
+
+/* A striped request's piece on rail r > 0: that rail's QP, send slots
+ * and CQ room (gdrfab_stripe.h). */
+static bool rail_can_post(struct gdrfab_req *req, size_t r)
+{
+	return req->conn->rails->sq_avail[r - 1] > 0 &&
+	       req->conn->proto->rail_cq_credits[r - 1] > 0;
+}
+
+static int post_wr_rail(struct gdrfab_req *req, size_t r,
+			struct ibv_send_wr *wr)
+{
+	struct gdrfab_conn *conn = req->conn;
+	struct ibv_send_wr *bad;
+	int err;
+
+	wr->wr_id = (uintptr_t)req;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	err = gdrfab_vops->post_send(conn->rails->qp[r - 1], wr, &bad);
+	if (err) {
+		GDRFAB_WARN(FI_LOG_EP_DATA, "ibv_post_send on rail %zu: %s\n",
+			    r, strerror(err));
+		return err;
+	}
+	conn->rails->sq_avail[r - 1]--;
+	conn->wr_outstanding++;
+	conn->proto->rail_cq_credits[r - 1]--;
+	req->wr_pending++;
+	return 0;
 }
 
 /* SEND (eager or rendezvous header) and control messages: one WR, inline
@@ -294,7 +328,9 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 		struct ibv_sge sge[GDRFAB_MAX_IOV];
 		struct ibv_send_wr wr = {.sg_list = sge};
 		uint64_t cap = UINT64_MAX;
+		size_t rail = 0;
 		uint32_t len;
+		int err;
 
 		/* A staged write goes piece by piece as its copies end; a
 		 * staged read in pieces of the copy chunk, a few at a time,
@@ -311,11 +347,19 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 			cap = gdrfab_params.stage_chunk -
 			      req->posted % gdrfab_params.stage_chunk;
 		}
-		if (!can_post(req))
+		if (req->striped) {
+			uint64_t left;
+
+			rail = gdrfab_stripe_rail(req, &left);
+			cap = GDRFAB_MIN(cap, left);
+		}
+		if (rail ? !rail_can_post(req, rail) : !can_post(req))
 			return false;
-		len = next_chunk(proto, req, sge, &wr.num_sge,
+		len = next_chunk(proto, req, rail, sge, &wr.num_sge,
 				 &wr.wr.rdma.remote_addr, &wr.wr.rdma.rkey,
 				 cap);
+		if (req->striped)
+			proto->stripe_bytes[rail] += len;
 		req->posted += len;
 		req->fully_posted = req->posted >= req->len;
 		wr.opcode = is_read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
@@ -324,7 +368,8 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 			wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
 			wr.imm_data = htonl((uint32_t)req->data);
 		}
-		if (post_wr(req, &wr)) {
+		err = rail ? post_wr_rail(req, rail, &wr) : post_wr(req, &wr);
+		if (err) {
 			req->error = FI_EIO;
 			req->fully_posted = true;
 		} else if (is_read && req->staged) {
@@ -470,6 +515,32 @@ void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		gdrfab_stage_landed(proto, req);
 	req->wr_pending--;
 	/* The connection may be freed with the request: kick it first. */
+	if (conn->state == GDRFAB_CONN_CONNECTED)
+		gdrfab_conn_kick(conn);
+	req_settle(proto, req);
+}
+
+void gdrfab_req_rail_wc(struct gdrfab_proto *proto, size_t rail,
+			struct gdrfab_req *req, const struct ibv_wc *wc)
+{
+	struct gdrfab_conn *conn = req->conn;
+
+	conn->rails->sq_avail[rail - 1]++;
+	proto->rail_cq_credits[rail - 1]++;
+	conn->wr_outstanding--;
+	if (wc->status == IBV_WC_SUCCESS) {
+		conn->last_rx_ms = conn->tx_done_ms = proto->now_ms;
+	} else {
+		if (!req->error)
+			gdrfab_conn_wc_error(conn, wc->status, &req->error,
+					     &req->prov_errno);
+		gdrfab_wc_error_log(proto, conn, gdrfab_req_op_name(req), wc);
+		/* A rail that fails fails the pair for now (rail failure,
+		 * DESIGN.md: its pieces would go again on the others). */
+		if (conn->state != GDRFAB_CONN_FAILED)
+			gdrfab_conn_fail(conn, req->error, wc->status);
+	}
+	req->wr_pending--;
 	if (conn->state == GDRFAB_CONN_CONNECTED)
 		gdrfab_conn_kick(conn);
 	req_settle(proto, req);

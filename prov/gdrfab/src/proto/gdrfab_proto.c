@@ -14,6 +14,7 @@
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_conn_rails.h"
 #include "gdrfab_gpu.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_params.h"
@@ -107,7 +108,7 @@ static int create_queues(struct gdrfab_proto *proto)
 			    proto->rxbuf_cnt, strerror(errno));
 		return -FI_ENOMEM;
 	}
-	return 0;
+	return gdrfab_rails_cqs_create(proto);
 }
 
 static int create_buffers(struct gdrfab_proto *proto)
@@ -292,6 +293,7 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 		gdrfab_vops->destroy_srq(proto->srq);
 	if (proto->cq)
 		gdrfab_vops->destroy_cq(proto->cq);
+	gdrfab_rails_cqs_destroy(proto);
 	if (proto->rx_mr)
 		gdrfab_vops->dereg_mr(proto->rx_mr);
 	if (proto->tx_mr)
@@ -336,14 +338,15 @@ void gdrfab_proto_handle_wc(struct gdrfab_proto *proto, const struct ibv_wc *wc)
 
 /* Whether anything besides the CQ and the clock may want this call:
  * receive buffers to give back, requests to finish, staged copies, the
- * loopback engine, atomics held back. */
+ * loopback engine, atomics held back, other rails' CQs. */
 static inline bool side_work(const struct gdrfab_proto *proto)
 {
 	return proto->repost_cnt >= proto->repost_min ||
 	       !gdrfab_list_empty(&proto->finished) ||
 	       gdrfab_stage_pool_busy(&proto->stage_pool) || proto->loop ||
 	       !gdrfab_list_empty(&proto->atomic_ready) ||
-	       !gdrfab_list_empty(&proto->atomic_backlog);
+	       !gdrfab_list_empty(&proto->atomic_backlog) ||
+	       proto->env.nrails > 1;
 }
 
 /* Handles n completions progress polled into proto->wc, then polls again
@@ -358,6 +361,25 @@ static void handle_polled(struct gdrfab_proto *proto, int n)
 		n = gdrfab_vops->poll_cq(proto->cq, POLL_BATCH, proto->wc);
 		if (n <= 0)
 			break;
+	}
+}
+
+/* Rails beyond rail 0 (a rail-set domain): their QPs' completions, the
+ * same work request contexts as rail 0's. */
+static void poll_rails(struct gdrfab_proto *proto)
+{
+	struct ibv_wc wc[POLL_BATCH];
+
+	for (size_t r = 0; r + 1 < proto->env.nrails; r++) {
+		int n = gdrfab_vops->poll_cq(proto->rail_cq[r], POLL_BATCH, wc);
+
+		/* Only a striped request's pieces go on a rail. */
+		for (int i = 0; i < n; i++) {
+			gdrfab_req_rail_wc(proto, r + 1,
+					   (void *)(uintptr_t)wc[i].wr_id,
+					   &wc[i]);
+			gdrfab_req_drain(proto);
+		}
 	}
 }
 
@@ -389,6 +411,9 @@ static void progress_full(struct gdrfab_proto *proto, int polled)
 		    : gdrfab_vops->poll_cq(proto->cq, POLL_BATCH, proto->wc);
 	if (n > 0)
 		handle_polled(proto, n);
+	/* One test of a field for an endpoint of one NIC. */
+	if (proto->env.nrails > 1)
+		poll_rails(proto);
 	/* Staging and the loopback QP are idle on most endpoints: tested
 	 * here, so that an empty poll calls neither. */
 	if (gdrfab_stage_pool_busy(&proto->stage_pool)) {

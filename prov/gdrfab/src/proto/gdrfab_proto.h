@@ -118,6 +118,13 @@ struct gdrfab_proto {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq; /* every RC QP's sends and receives */
+	/* Rails 1 and on (env.nrails > 1): rail i's RC QPs' CQ is
+	 * rail_cq[i - 1] (a CQ never spans devices). */
+	struct ibv_cq *rail_cq[GDRFAB_CM_RAILS_MAX - 1];
+	int rail_cq_credits[GDRFAB_CM_RAILS_MAX - 1];
+	/* Bytes of striped RDMA posted on each rail, rail 0 first (no
+	 * public counter yet: read by the tests). */
+	uint64_t stripe_bytes[GDRFAB_CM_RAILS_MAX];
 	struct ibv_srq *srq;
 	/* Receive bounce buffers. */
 	struct gdrfab_rxbuf *rxbufs;

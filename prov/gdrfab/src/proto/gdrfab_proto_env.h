@@ -24,6 +24,19 @@
 #include <infiniband/verbs.h>
 
 #include "gdrfab_addr.h"
+#include "gdrfab_wire.h"
+
+/* A rail beyond rail 0: its device, PD and port, where the endpoint makes
+ * a CQ and, per peer of several rails, an RC QP. */
+struct gdrfab_proto_rail {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	const struct ibv_device_attr *dev_attr;
+	uint8_t port_num;
+	int gid_index;
+	struct gdrfab_addr port_addr; /* the port's name (no endpoint) */
+	enum ibv_mtu active_mtu;
+};
 
 /* The object layer's objects, opaque here: only handed back to it
  * through struct gdrfab_proto_ops. */
@@ -64,6 +77,12 @@ struct gdrfab_proto_env {
 	/* The device's port outages and returns, counted by whichever of its
 	 * endpoints reads the event (gdrfab_async_poll). */
 	_Atomic unsigned *port_events;
+
+	/* A rail-set domain's rails (issue 31): nrails in all, 1 for a NIC
+	 * alone; rail 0 is the device and port above, rail i
+	 * more_rails[i - 1] (gdrfab_conn_rails.h). */
+	size_t nrails;
+	struct gdrfab_proto_rail more_rails[GDRFAB_CM_RAILS_MAX - 1];
 
 	/* ---- the endpoint ---- */
 	struct gdrfab_addr name;

@@ -14,6 +14,7 @@
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
 #include "gdrfab_conn.h"
+#include "gdrfab_conn_rails.h"
 #include "gdrfab_gpu.h"
 #include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
@@ -21,6 +22,7 @@
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
 #include "gdrfab_strerror.h"
+#include "gdrfab_stripe.h"
 #include "gdrfab_verbs_ops.h"
 
 static void gdrfab_rndv_read_done(struct gdrfab_proto *proto,
@@ -37,9 +39,13 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 		return "shorter than a header";
 	if (h->version != GDRFAB_WIRE_VERSION)
 		return "unknown wire version";
-	if (h->flags & ~(GDRFAB_PKT_TAGGED | GDRFAB_PKT_CQ_DATA |
-			 GDRFAB_PKT_EMU | GDRFAB_PKT_DELIVERY_ACK))
+	if (h->flags &
+	    ~(GDRFAB_PKT_TAGGED | GDRFAB_PKT_CQ_DATA | GDRFAB_PKT_EMU |
+	      GDRFAB_PKT_DELIVERY_ACK | GDRFAB_PKT_RAIL_KEYS))
 		return "unknown flags";
+	if ((h->flags & GDRFAB_PKT_RAIL_KEYS) &&
+	    (h->type != GDRFAB_PKT_RNDV || (h->flags & GDRFAB_PKT_EMU)))
+		return "rail keys on a message that is not a plain rendezvous";
 	if ((h->flags & GDRFAB_PKT_DELIVERY_ACK) &&
 	    ((h->type != GDRFAB_PKT_EAGER && h->type != GDRFAB_PKT_RNDV) ||
 	     (h->flags & GDRFAB_PKT_EMU)))
@@ -57,7 +63,9 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 		return NULL;
 	case GDRFAB_PKT_RNDV:
 		if (!h->seg_count || h->seg_count > GDRFAB_MAX_IOV ||
-		    len != sizeof(*h) + h->seg_count * sizeof(*seg))
+		    len < sizeof(*h) + h->seg_count * sizeof(*seg) ||
+		    !gdrfab_stripe_keys_fit(
+			    h, len - sizeof(*h) - h->seg_count * sizeof(*seg)))
 			return "bad rendezvous segment count";
 		for (uint32_t i = 0; i < h->seg_count; i++) {
 			if (seg[i].reserved || seg[i].len > max_msg ||
@@ -187,6 +195,7 @@ static size_t take_space(struct gdrfab_proto *proto, struct gdrfab_req *req,
 static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 			    const struct gdrfab_pkt_hdr *h,
 			    const struct gdrfab_rndv_seg *seg,
+			    const uint32_t *rail_keys,
 			    struct gdrfab_conn *conn);
 
 /* The FIN the sender of a delivery ACK waits for
@@ -286,7 +295,13 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	int err;
 
 	if (h->type == GDRFAB_PKT_RNDV) {
-		start_rndv_read(proto, req, h, seg, conn);
+		/* The rail keys, when it has them, follow its segments in the
+		 * receive buffer (checked by check_header). */
+		start_rndv_read(proto, req, h, seg,
+				(h->flags & GDRFAB_PKT_RAIL_KEYS)
+					? (const uint32_t *)(seg + h->seg_count)
+					: NULL,
+				conn);
 		return;
 	}
 	off = take_space(proto, req, h->size, &got, &done);
@@ -319,11 +334,13 @@ static void rndv_read_resume(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 	gdrfab_rndv_read_done(proto, rd);
 }
 
-/* The rendezvous READ request for one message into a receive. */
+/* The rendezvous READ request for one message into a receive; rail_keys
+ * the sender's keys of its segments on its rails (GDRFAB_PKT_RAIL_KEYS),
+ * or NULL. */
 static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 			    const struct gdrfab_pkt_hdr *h,
 			    const struct gdrfab_rndv_seg *seg,
-			    struct gdrfab_conn *conn)
+			    const uint32_t *rail_keys, struct gdrfab_conn *conn)
 {
 	struct gdrfab_req *rd = gdrfab_req_alloc(proto, true);
 	size_t got, off, skip;
@@ -406,6 +423,8 @@ static void start_rndv_read(struct gdrfab_proto *proto, struct gdrfab_req *recv,
 		gdrfab_rndv_read_done(proto, rd);
 		return;
 	}
+	if (rail_keys && !rd->staged)
+		gdrfab_stripe_read_setup(proto, rd, h, rail_keys);
 	gdrfab_req_submit(rd);
 }
 
@@ -565,10 +584,17 @@ static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	u->conn = conn;
 	conn->refs++;
 	u->hdr = *h;
-	if (h->type == GDRFAB_PKT_RNDV)
+	if (h->type == GDRFAB_PKT_RNDV) {
 		memcpy(u->seg, seg, h->seg_count * sizeof(*seg));
-	else if (h->size && !held)
+		/* As many as the receive buffer may hold (GDRFAB_CTRL_SIZE):
+		 * the rails agreed say how many are read. */
+		if (h->flags & GDRFAB_PKT_RAIL_KEYS)
+			memcpy(u->rail_keys, seg + h->seg_count,
+			       h->seg_count * (GDRFAB_CM_RAILS_MAX - 1) *
+				       sizeof(uint32_t));
+	} else if (h->size && !held) {
 		memcpy(u->payload, payload, h->size);
+	}
 	gdrfab_list_push_tail((h->flags & GDRFAB_PKT_TAGGED)
 				      ? &proto->unexp_tag
 				      : &proto->unexp_msg,
@@ -734,7 +760,10 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 		gdrfab_atomic_handle(proto, conn, h);
 	} else if (h->type == GDRFAB_PKT_ATOMIC_RESP) {
 		gdrfab_atomic_resp(proto, conn, h);
-	} else if (h->type != GDRFAB_PKT_NOP) {
+	} else if (h->type == GDRFAB_PKT_NOP) {
+		if (h->msg_id == GDRFAB_NOP_RAILS_UP)
+			gdrfab_conn_rails_up(conn);
+	} else {
 		take_message(proto, conn, h, (const uint8_t *)(h + 1), rxbuf);
 		return;
 	}
@@ -767,7 +796,11 @@ static void take_unexpected(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	gdrfab_list_remove(&u->entry);
 	gdrfab_list_init(&u->entry);
 	if (u->hdr.type == GDRFAB_PKT_RNDV)
-		start_rndv_read(proto, req, &u->hdr, u->seg, u->conn);
+		start_rndv_read(proto, req, &u->hdr, u->seg,
+				(u->hdr.flags & GDRFAB_PKT_RAIL_KEYS)
+					? u->rail_keys
+					: NULL,
+				u->conn);
 	else if (!u->held)
 		deliver(proto, req, &u->hdr, NULL, u->payload, u->conn, NULL,
 			&u->payload);

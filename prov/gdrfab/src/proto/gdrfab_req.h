@@ -67,7 +67,8 @@ enum gdrfab_op {
  * registered request slab, so control messages need no bounce buffer. */
 #define GDRFAB_CTRL_SIZE                                                       \
 	(sizeof(struct gdrfab_pkt_hdr) +                                       \
-	 GDRFAB_IOV_LIMIT * sizeof(struct gdrfab_rndv_seg))
+	 GDRFAB_IOV_LIMIT * sizeof(struct gdrfab_rndv_seg) +                   \
+	 GDRFAB_IOV_LIMIT * (GDRFAB_CM_RAILS_MAX - 1) * sizeof(uint32_t))
 
 #define GDRFAB_MAX_IOV GDRFAB_IOV_LIMIT
 
@@ -270,6 +271,9 @@ struct gdrfab_req {
 		 * copied from or into the application's buffers by the
 		 * pipeline (hmem/gdrfab_stage.h, gdrfab_req_stage.c). */
 		bool staged;
+		/* Its RDMA goes in one piece per rail (gdrfab_stripe.h):
+		 * the keys below are set. */
+		bool striped;
 		struct gdrfab_stage_job stage;
 		/* A staged RDMA READ's work requests in flight (they end
 		 * in order): each piece copies into the GPU as soon as its
@@ -284,6 +288,13 @@ struct gdrfab_req {
 	 * function of each. */
 	uint8_t steps;
 	gdrfab_req_step_fn step_fn[GDRFAB_STEP_COUNT];
+
+	/* Striped (not cleared at allocation: read only when striped): the
+	 * rails it goes on beyond rail 0, each local iovec's lkey and each
+	 * remote segment's rkey on rail r at [i][r - 1]. */
+	size_t stripe_more;
+	uint32_t rail_lkey[GDRFAB_MAX_IOV][GDRFAB_CM_RAILS_MAX - 1];
+	uint32_t rail_rkey[GDRFAB_MAX_IOV][GDRFAB_CM_RAILS_MAX - 1];
 
 	/* Last (not cleared at allocation): the header and rendezvous
 	 * segments of control messages, in the registered slab. */
@@ -367,6 +378,10 @@ void gdrfab_conn_send_wc(struct gdrfab_conn *conn, const struct ibv_wc *wc,
 			 int err);
 void gdrfab_req_send_wc(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			const struct ibv_wc *wc);
+/* The same for a striped request's work request on rail (> 0): that
+ * rail's slots and CQ room come back (gdrfab_stripe.h). */
+void gdrfab_req_rail_wc(struct gdrfab_proto *proto, size_t rail,
+			struct gdrfab_req *req, const struct ibv_wc *wc);
 /* What the FIN answering a delivery ACK (GDRFAB_PKT_DELIVERY_ACK) says
  * of a message of size bytes, got of which reached the receive's buffer:
  * err (FI_E*, positive) when its delivery failed, else FI_ETRUNC when not

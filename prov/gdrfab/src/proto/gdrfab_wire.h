@@ -68,6 +68,13 @@ enum gdrfab_pkt_type {
  * rendezvous's FIN carries 0). Never with GDRFAB_PKT_EMU (an emulated
  * write has its own FIN). */
 #define GDRFAB_PKT_DELIVERY_ACK 0x10
+/* An RNDV to a peer whose rails are up (GDRFAB_CM_F_RAILS, issue 31):
+ * after its seg_count segments come seg_count * n rkeys (uint32_t), n the
+ * rails beyond rail 0 (1 to GDRFAB_CM_RAILS_MAX - 1, told by the length):
+ * segment s's rkey on rail r is at s * n + r - 1. The receiver may read
+ * each of its pieces through the rail it goes on. Sent only to a peer
+ * that agreed on rails, never with GDRFAB_PKT_EMU. */
+#define GDRFAB_PKT_RAIL_KEYS 0x20
 
 struct gdrfab_pkt_hdr {
 	uint8_t version;
@@ -139,6 +146,22 @@ enum gdrfab_cm_type {
 /* The sender counts RMA aimed at it (FI_RMA_EVENT): send it
  * GDRFAB_PKT_RMA_EVENT after each RMA to it. */
 #define GDRFAB_CM_F_RMA_EVENTS 0x1
+/* 0x2, 0x4: GDRFAB_CM_F_NIC_ATOMIC_* (gdrfab_atomic.h). */
+/* Rails (issue 31), negotiated without a version change, so that a
+ * single-rail peer of any build sees the messages it always saw. A REQ
+ * from an endpoint of several rails sets the flag and says how many in
+ * `rails` (a field earlier builds leave 0 and never read); a peer of
+ * several rails answers with the flag on its REP followed by a struct
+ * gdrfab_cm_rails trailer (its rails 1 and on, min(both) - 1 of them),
+ * and the requester's RTU carries its own trailer. A peer of one rail,
+ * or of a build before rails, answers a plain REP: the pair then uses
+ * rail 0 alone. The acceptor connects its rails on the RTU and then
+ * says so on rail 0 (GDRFAB_PKT_NOP, msg_id GDRFAB_NOP_RAILS_UP): the
+ * requester posts on its rails only from then on, never into a QP the
+ * acceptor has not connected yet. */
+#define GDRFAB_CM_F_RAILS   0x8
+#define GDRFAB_CM_RAILS_MAX 8 /* rails of a pair, rail 0 included */
+#define GDRFAB_NOP_RAILS_UP 1
 
 /* Settings both sides of a connection must share (REJ's reject). */
 enum gdrfab_cm_reject {
@@ -162,9 +185,31 @@ struct gdrfab_cm_msg {
 	 * IP:port in its AV knows its name without asking. */
 	uint16_t ns_port;
 	uint16_t cm_flags; /* GDRFAB_CM_F_* of the sender */
-	uint16_t reserved;
+	/* REQ with GDRFAB_CM_F_RAILS: the sender's rails (2 to
+	 * GDRFAB_CM_RAILS_MAX); else 0 (earlier builds: reserved). */
+	uint16_t rails;
 	struct gdrfab_addr src; /* the sender's endpoint name */
 	struct gdrfab_addr dst; /* the endpoint it means to reach */
+};
+
+/* One rail beyond rail 0 of a REP's or RTU's sender: its RC QP for the
+ * pair and the port it is on. */
+struct gdrfab_cm_rail {
+	uint32_t qpn;
+	uint32_t psn;
+	uint8_t gid[16];
+	uint16_t lid_be;
+	uint8_t port_num;
+	uint8_t mtu; /* enum ibv_mtu of the rail's port */
+};
+
+/* After a REP's or RTU's struct gdrfab_cm_msg when it has
+ * GDRFAB_CM_F_RAILS: count rails, 4 + count * sizeof(rail[0]) bytes on
+ * the wire. */
+struct gdrfab_cm_rails {
+	uint8_t count; /* rails beyond rail 0: 1 to GDRFAB_CM_RAILS_MAX - 1 */
+	uint8_t reserved[3];
+	struct gdrfab_cm_rail rail[GDRFAB_CM_RAILS_MAX - 1];
 };
 
 #endif /* GDRFAB_WIRE_H */

@@ -79,6 +79,9 @@ const struct gdrfab_topo *gdrfab_topo_get(void);
 /* This process's GPU: gpu_param (FI_GDRFAB_GPU) if set, else the local
  * rank modulo the GPUs; -1 when unknown. */
 int gdrfab_topo_process_gpu(const struct gdrfab_topo *t, const char *gpu_param);
+/* The GPU this process really uses: the calling thread's CUDA context's,
+ * else gdrfab_topo_process_gpu with FI_GDRFAB_GPU; -1 when unknown. */
+int gdrfab_topo_this_process_gpu(const struct gdrfab_topo *t);
 
 struct fi_info;
 /* Orders infos nearest-first for a GPU; nic_map is FI_GDRFAB_NIC_MAP. */

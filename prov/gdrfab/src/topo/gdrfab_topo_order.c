@@ -77,7 +77,7 @@ int gdrfab_topo_process_gpu(const struct gdrfab_topo *t, const char *gpu_param)
 
 /* The GPU of the calling thread's CUDA context comes first: it is the one
  * the process really uses. Then FI_GDRFAB_GPU, then the local rank. */
-static int this_process_gpu(const struct gdrfab_topo *t)
+int gdrfab_topo_this_process_gpu(const struct gdrfab_topo *t)
 {
 	int dev = gdrfab_cuda_current_device();
 	const struct gdrfab_cuda_dev *d = gdrfab_cuda_device(dev);
@@ -218,7 +218,7 @@ int gdrfab_topo_gdr_class(const struct fi_info *info, enum gdrfab_path *path,
 		snprintf(desc, len, "no topology");
 		return -FI_ENODATA;
 	}
-	gpu = this_process_gpu(t);
+	gpu = gdrfab_topo_this_process_gpu(t);
 	/* No context, parameter or rank yet: CUDA's device 0 is the one a
 	 * context made later defaults to. */
 	if (gpu < 0 && d0 && d0->bus_id[0])
@@ -245,6 +245,6 @@ void gdrfab_topo_order(struct fi_info **head)
 		return;
 	t = gdrfab_topo_get();
 	if (t)
-		gdrfab_topo_sort_infos(t, this_process_gpu(t),
+		gdrfab_topo_sort_infos(t, gdrfab_topo_this_process_gpu(t),
 				       gdrfab_params.nic_map, head);
 }

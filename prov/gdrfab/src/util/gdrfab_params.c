@@ -33,6 +33,7 @@ struct gdrfab_params gdrfab_params = {
 	.kmod_copy_max = GDRFAB_DEFAULT_KMOD_COPY_MAX,
 	.stage_chunk = GDRFAB_DEFAULT_STAGE_CHUNK,
 	.gdr_level = GDRFAB_DEFAULT_GDR_LEVEL,
+	.stripe_min = GDRFAB_DEFAULT_STRIPE_MIN,
 };
 
 /* enum gdrfab_host_cache_mode order. */
@@ -233,6 +234,12 @@ void gdrfab_params_init(void)
 		&gdrfab_prov, "NIC_MAP", FI_PARAM_STRING,
 		"GPU=NIC[,NIC];GPU=NIC... with exact device names: overrides the NIC choice per GPU");
 	fi_param_define(
+		&gdrfab_prov, "RAILS", FI_PARAM_STRING,
+		"Rail sets: the NICs one GPU's endpoint may use together, listed by fi_getinfo as one more domain named by its NICs joined with '+' (rxe0+rxe2) when a set has more than one NIC: N (at most N of the GPU's nearest NICs, 1 to 8), all, 1 (never a rail set), or named sets rxe0+rxe2,rxe1+rxe3 for machines whose topology hwloc cannot see (default: at most 4 of the nearest NICs)");
+	fi_param_define(
+		&gdrfab_prov, "STRIPE_MIN", FI_PARAM_STRING,
+		"A rendezvous message of at least this many bytes to a peer of a rail-set domain is read in one piece per rail, each a multiple of 64 KiB but the last (default: 262144)");
+	fi_param_define(
 		&gdrfab_prov, "EAGER_MAX", FI_PARAM_INT,
 		"Largest message sent eagerly through bounce buffers; larger messages are pulled by the receiver with RDMA READ (default: 8192)");
 	fi_param_define(
@@ -315,6 +322,7 @@ void gdrfab_params_init(void)
 	read_str("TOPO_FILE", &gdrfab_params.topo_file);
 	read_str("GPU", &gdrfab_params.gpu);
 	read_str("NIC_MAP", &gdrfab_params.nic_map);
+	read_str("RAILS", &gdrfab_params.rails);
 	read_str("STATS", &gdrfab_params.stats);
 	read_size("CQ_SIZE", &gdrfab_params.cq_size, GDRFAB_DEFAULT_CQ_SIZE);
 	read_size("QP_DEPTH", &gdrfab_params.qp_depth, GDRFAB_DEFAULT_QP_DEPTH);
@@ -344,6 +352,7 @@ void gdrfab_params_init(void)
 		    gdrfab_relaxed_ordering_names,
 		    GDRFAB_RELAXED_ORDERING_AUTO);
 	read_bytes("MR_CACHE_MAX_SIZE", &gdrfab_params.mr_cache_max_size);
+	read_bytes("STRIPE_MIN", &gdrfab_params.stripe_min);
 	read_size("MR_CACHE_MAX_COUNT", &gdrfab_params.mr_cache_max_count,
 		  GDRFAB_DEFAULT_MR_CACHE_COUNT);
 	read_int_in("PEER_TIMEOUT_MS", &gdrfab_params.peer_timeout_ms,
@@ -377,8 +386,9 @@ void gdrfab_params_fini(void)
 	free(gdrfab_params.topo_file);
 	free(gdrfab_params.gpu);
 	free(gdrfab_params.nic_map);
+	free(gdrfab_params.rails);
 	free(gdrfab_params.stats);
 	gdrfab_params.topo_file = gdrfab_params.gpu = gdrfab_params.nic_map =
 		NULL;
-	gdrfab_params.stats = NULL;
+	gdrfab_params.rails = gdrfab_params.stats = NULL;
 }

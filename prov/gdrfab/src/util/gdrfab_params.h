@@ -75,6 +75,11 @@ struct gdrfab_params {
 	char *topo_file;
 	char *gpu;
 	char *nic_map;
+	/* FI_GDRFAB_RAILS: the rail sets fi_getinfo lists as domains of
+	 * their own (N, all, 1, or named sets a+b,c+d; NULL when unset:
+	 * the topology's nearest NICs, at most GDRFAB_RAILS_DEFAULT). Parsed
+	 * where the devices are known (obj/gdrfab_rail_info.c). */
+	char *rails;
 	/* FI_GDRFAB_CUDA_REG: auto|dmabuf|peermem|staged (enum
 	 * gdrfab_cuda_reg order: 0 auto). FI_GDRFAB_CUDA_FLUSH:
 	 * auto|cuda|read|none (enum gdrfab_cuda_flush order). */
@@ -100,6 +105,9 @@ struct gdrfab_params {
 	 * RMA writes, sent) in pieces of this many bytes, so that the
 	 * copies of one piece overlap the network transfer of another. */
 	size_t stage_chunk;
+	/* FI_GDRFAB_STRIPE_MIN: RDMA of at least this many bytes to a peer
+	 * whose rails are up goes in one piece per rail. */
+	size_t stripe_min;
 	/* FI_GDRFAB_NIC_ATOMICS: auto|off|unsafe_hca (enum
 	 * gdrfab_nic_atomics_mode order): which atomics the NIC executes. */
 	int nic_atomics;
@@ -131,6 +139,7 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_MAX_KMOD_COPY		(1 << 20)
 #define GDRFAB_DEFAULT_GDR_LEVEL	1 /* PXB, as NCCL */
 #define GDRFAB_DEFAULT_STAGE_CHUNK	(1 << 20)
+#define GDRFAB_DEFAULT_STRIPE_MIN	(256 << 10)
 #define GDRFAB_MIN_STAGE_CHUNK		4096
 #define GDRFAB_MAX_STAGE_CHUNK		(64 << 20)
 #define GDRFAB_DEFAULT_DISCOVERY_TTL_MS 1000

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Rails of an endpoint and of its connections (issue 31). An endpoint of
+ * a rail-set domain has a CQ on each rail beyond rail 0 (a CQ never spans
+ * devices); a connection to a peer of several rails has one RC QP per
+ * rail of the pair, min(ours, its) of them, rail i paired with the peer's
+ * rail i. Rail 0 is the connection's own QP, which alone carries eager
+ * messages, control packets and FINs: tag matching, the repeat memo and
+ * delivery order rest on one QP's order. Rails beyond it carry RDMA READs
+ * and WRITEs only, so they need no receive queue.
+ *
+ * They are agreed by the connection's one exchange on rail 0
+ * (gdrfab_wire.h, GDRFAB_CM_F_RAILS): the REQ offers, the acceptor makes
+ * its rail QPs and lists them in its REP, the requester makes and
+ * connects its own and lists them in its RTU, the acceptor connects and
+ * tells the requester on rail 0 that they are up. Nothing here calls the
+ * connection core: it asks, and the core sends and decides.
+ */
+#ifndef GDRFAB_CONN_RAILS_H
+#define GDRFAB_CONN_RAILS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gdrfab_conn.h"
+#include "gdrfab_wire.h"
+
+struct gdrfab_conn_rails {
+	size_t more; /* rails of the pair beyond rail 0 */
+	/* Both sides' rail QPs are connected: work may go on them. The
+	 * acceptor knows it at the RTU, the requester from the acceptor's
+	 * GDRFAB_NOP_RAILS_UP. */
+	bool up;
+	struct ibv_qp *qp[GDRFAB_CM_RAILS_MAX - 1];
+	uint32_t psn[GDRFAB_CM_RAILS_MAX - 1];
+	int sq_avail[GDRFAB_CM_RAILS_MAX - 1]; /* free send queue slots */
+};
+
+/* ---- the endpoint's CQs ---- */
+/* A CQ per rail beyond rail 0 (none for a NIC alone): 0 or -FI_ENOMEM,
+ * logged. */
+int gdrfab_rails_cqs_create(struct gdrfab_proto *proto);
+void gdrfab_rails_cqs_destroy(struct gdrfab_proto *proto);
+
+/* ---- the connection messages ---- */
+/* Marks a REQ as coming from an endpoint of several rails. */
+void gdrfab_cm_rails_offer(const struct gdrfab_proto *proto,
+			   struct gdrfab_cm_msg *msg);
+/* What is wrong with a connection message of len bytes as to its length
+ * and rails (flag, count, and the trailer t, the bytes after msg), or
+ * NULL. */
+const char *gdrfab_cm_rails_check(const struct gdrfab_cm_msg *msg,
+				  const struct gdrfab_cm_rails *t, size_t len);
+/* Fills out with conn's rails for its REP or RTU: the wire length of the
+ * trailer, 0 when the pair has no rails. */
+size_t gdrfab_cm_rails_fill(const struct gdrfab_conn *conn,
+			    struct gdrfab_cm_rails *out);
+
+/* ---- a connection's rails ---- */
+/* The acceptor of a REQ: makes rail QPs for the pair when both sides
+ * have several rails (none when it cannot: the pair uses rail 0). */
+void gdrfab_conn_rails_accept(struct gdrfab_conn *conn,
+			      const struct gdrfab_cm_msg *req);
+/* The requester, on a REP whose trailer is peer (NULL: the peer uses one
+ * rail): makes its rail QPs and connects them to the peer's. Without
+ * rails after it (none offered, or a QP that could not be made), the
+ * RTU goes without a trailer and the pair uses rail 0 alone. */
+void gdrfab_conn_rails_on_rep(struct gdrfab_conn *conn,
+			      const struct gdrfab_cm_rails *peer);
+/* The acceptor, on the RTU whose trailer is peer: connects its rail QPs
+ * to the requester's. True when they are up, and the requester must be
+ * told (GDRFAB_NOP_RAILS_UP); false when the pair uses rail 0 alone. */
+bool gdrfab_conn_rails_on_rtu(struct gdrfab_conn *conn,
+			      const struct gdrfab_cm_rails *peer);
+/* The acceptor said its rails are up. */
+void gdrfab_conn_rails_up(struct gdrfab_conn *conn);
+/* The connection failed: its rail QPs go to the error state, so that
+ * what they hold comes back flushed now, as rail 0's does. */
+void gdrfab_conn_rails_error(struct gdrfab_conn *conn);
+/* Destroys conn's rail QPs. */
+void gdrfab_conn_rails_free(struct gdrfab_conn *conn);
+
+#endif /* GDRFAB_CONN_RAILS_H */

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Striping over rails (gdrfab_stripe.h). */
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_conn.h"
+#include "gdrfab_conn_rails.h"
+#include "gdrfab_hmem.h"
+#include "gdrfab_mr_cache.h"
+#include "gdrfab_mr_desc.h"
+#include "gdrfab_params.h"
+#include "gdrfab_stripe.h"
+
+bool gdrfab_stripe_keys_fit(const struct gdrfab_pkt_hdr *h, size_t extra)
+{
+	size_t per_rail = (size_t)h->seg_count * sizeof(uint32_t);
+
+	if (!(h->flags & GDRFAB_PKT_RAIL_KEYS))
+		return !extra;
+	return per_rail && extra && !(extra % per_rail) &&
+	       extra / per_rail <= GDRFAB_CM_RAILS_MAX - 1;
+}
+
+/* The registration of iovec i on rail r (1-based): its descriptor's (the
+ * rendezvous twin for the peer's reads) or the one gdrfab made for it;
+ * NULL when there is none on that rail. */
+static struct ibv_mr *rail_mr(const struct gdrfab_req *req, size_t i, size_t r,
+			      bool remote)
+{
+	const struct gdrfab_mr_desc *d = req->desc[i];
+	const struct gdrfab_reg *reg =
+		d ? (remote ? d->rndv_reg : d->reg) : req->tmp_reg[i];
+
+	return reg ? reg->more_mr[r - 1] : NULL;
+}
+
+static bool rails_up(const struct gdrfab_conn *conn)
+{
+	return conn && conn->rails && conn->rails->up;
+}
+
+void gdrfab_stripe_rndv_keys(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
+	uint32_t *keys = (uint32_t *)(req->ctrl + req->ctrl_len);
+	size_t more;
+
+	(void)proto;
+	if (!rails_up(req->conn) || req->staged ||
+	    req->len < gdrfab_params.stripe_min ||
+	    (hdr->flags & GDRFAB_PKT_EMU) || req->rseg_count != req->iov_count)
+		return;
+	more = req->conn->rails->more;
+	for (size_t i = 0; i < req->rseg_count; i++) {
+		for (size_t r = 1; r <= more; r++) {
+			struct ibv_mr *mr = rail_mr(req, i, r, true);
+
+			if (!req->iov[i].iov_len) {
+				keys[i * more + r - 1] = 0;
+				continue;
+			}
+			if (!mr)
+				return; /* rail 0 alone, as before */
+			keys[i * more + r - 1] = mr->rkey;
+		}
+	}
+	hdr->flags |= GDRFAB_PKT_RAIL_KEYS;
+	req->ctrl_len += req->rseg_count * more * sizeof(uint32_t);
+}
+
+/* Whether rd writes into GPU memory whose writes are made visible by a
+ * flush READ, which orders one QP's writes only. */
+static bool flushed_by_read(const struct gdrfab_proto *proto,
+			    const struct gdrfab_req *rd)
+{
+	if (!proto->env.flush_by_read)
+		return false;
+	for (size_t i = 0; i < rd->iov_count; i++) {
+		const struct gdrfab_mr_desc *d = rd->desc[i];
+
+		if (d && d->iface == FI_HMEM_CUDA)
+			return true;
+	}
+	return false;
+}
+
+void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
+			      const struct gdrfab_pkt_hdr *h,
+			      const uint32_t *keys)
+{
+	size_t more;
+
+	if (!rails_up(rd->conn) || rd->len < gdrfab_params.stripe_min ||
+	    flushed_by_read(proto, rd))
+		return;
+	/* The pair agreed on as many rails as the sender listed keys for.
+	 * A peer that listed fewer had its keys checked against the length
+	 * it sent, and what is read past them is still inside the receive
+	 * buffer (it holds GDRFAB_CTRL_SIZE): a wrong key, which the NIC
+	 * refuses as it would any wrong key of that peer's. */
+	(void)h;
+	more = rd->conn->rails->more;
+	for (size_t i = 0; i < rd->iov_count; i++) {
+		for (size_t r = 1; r <= more; r++) {
+			struct ibv_mr *mr = rail_mr(rd, i, r, false);
+
+			if (!rd->iov[i].iov_len)
+				continue;
+			if (!mr)
+				return;
+			rd->rail_lkey[i][r - 1] = mr->lkey;
+		}
+	}
+	for (size_t s = 0; s < rd->rseg_count; s++) {
+		for (size_t r = 1; r <= more; r++)
+			rd->rail_rkey[s][r - 1] = keys[s * more + r - 1];
+	}
+	rd->stripe_more = more;
+	rd->striped = true;
+}
+
+size_t gdrfab_stripe_rail(const struct gdrfab_req *req, uint64_t *left)
+{
+	size_t rails = req->stripe_more + 1;
+	uint64_t piece = (req->len + rails - 1) / rails;
+	size_t rail;
+
+	piece = (piece + GDRFAB_STRIPE_ALIGN - 1) &
+		~(uint64_t)(GDRFAB_STRIPE_ALIGN - 1);
+	rail = (size_t)(req->posted / piece);
+	*left = GDRFAB_MIN((uint64_t)(rail + 1) * piece, (uint64_t)req->len) -
+		req->posted;
+	return rail;
+}
