@@ -22,6 +22,9 @@ spid=''
 trap '[ -n "$spid" ] && kill -9 "$spid" 2>/dev/null; rm -rf "$dir"' EXIT
 small=1,64,4096,65536
 large=$stripe_min,1048576,4194304,16777216
+# The runs where one side is a NIC alone: the sizes around the stripe
+# threshold, not the long ones (CI time; no striping to measure there).
+fallback=1,65536,$stripe_min,4194304
 port=47610
 rxes="rxe0 rxe1 rxe2 rxe3"
 declare -A before delta
@@ -95,11 +98,11 @@ check "rail sets, 1 B .. 64 KiB, data checked" pingpong small rxe0+rxe2 rxe1+rxe
 check "below $stripe_min B rxe2/rxe3 carry nothing (not striped)" second_rails_idle
 check "rail sets, $stripe_min B .. 16 MiB, data checked" pingpong large rxe0+rxe2 rxe1+rxe3 "$large" 3
 check "striped: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
-check "NICs alone (rxe0, rxe1), 1 B .. 16 MiB, data checked" pingpong single rxe0 rxe1 "$small,$large" 3
+check "NICs alone (rxe0, rxe1), 1 B .. 4 MiB, data checked" pingpong single rxe0 rxe1 "$fallback" 3
 check "NICs alone: rxe2/rxe3 carry nothing" second_rails_idle
-check "rail set server, NIC alone client, 1 B .. 16 MiB, data checked" pingpong mixed1 rxe0+rxe2 rxe1 "$small,$large" 3
+check "rail set server, NIC alone client, 1 B .. 4 MiB, data checked" pingpong mixed1 rxe0+rxe2 rxe1 "$fallback" 3
 check "rail set to NIC alone: one rail, rxe2/rxe3 carry nothing" second_rails_idle
-check "NIC alone server, rail set client, 1 B .. 16 MiB, data checked" pingpong mixed2 rxe0 rxe1+rxe3 "$small,$large" 3
+check "NIC alone server, rail set client, 1 B .. 4 MiB, data checked" pingpong mixed2 rxe0 rxe1+rxe3 "$fallback" 3
 check "NIC alone to rail set: one rail, rxe2/rxe3 carry nothing" second_rails_idle
 echo "rails: ${SECONDS}s in the VM"
 totals
