@@ -35,15 +35,10 @@ static void open_side(struct pf *f, struct fid_domain *domain,
 	cr_assert_eq(fi_enable(s->ep), 0);
 }
 
-static void open_all(struct pf *f, int ndevs, const char *const dom[2])
+struct fi_info *pf_fake_info(struct fid_fabric **fabric)
 {
-	struct fi_info *hints = fi_allocinfo();
-	char name[2][128];
-	size_t len[2] = {sizeof(name[0]), sizeof(name[1])};
+	struct fi_info *hints = fi_allocinfo(), *info;
 
-	memset(f, 0, sizeof(*f));
-	fake_verbs_install();
-	fake_verbs_set_devices(ndevs);
 	/* Registrations made for buffers without a descriptor are not
 	 * cached (no userfaultfd monitor thread in a unit test). */
 	gdrfab_params.host_mr_cache = GDRFAB_HOST_CACHE_OFF;
@@ -52,14 +47,25 @@ static void open_all(struct pf *f, int ndevs, const char *const dom[2])
 	hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	cr_assert_eq(gdrfab_getinfo(gdrfab_api_version, NULL, NULL, 0, hints,
-				    &f->info),
-		     0, "fi_getinfo on the fake device");
+	cr_assert_eq(
+		gdrfab_getinfo(gdrfab_api_version, NULL, NULL, 0, hints, &info),
+		0, "fi_getinfo on the fake device");
 	fi_freeinfo(hints);
-	cr_assert_str_eq(f->info->domain_attr->name, FAKE_VERBS_DEV);
-	cr_assert_eq(gdrfab_fabric_open(f->info->fabric_attr, &f->fabric, NULL),
-		     0);
-	f->fabric->api_version = gdrfab_api_version; /* the core's job */
+	cr_assert_str_eq(info->domain_attr->name, FAKE_VERBS_DEV);
+	cr_assert_eq(gdrfab_fabric_open(info->fabric_attr, fabric, NULL), 0);
+	(*fabric)->api_version = gdrfab_api_version; /* the core's job */
+	return info;
+}
+
+static void open_all(struct pf *f, int ndevs, const char *const dom[2])
+{
+	char name[2][128];
+	size_t len[2] = {sizeof(name[0]), sizeof(name[1])};
+
+	memset(f, 0, sizeof(*f));
+	fake_verbs_install();
+	fake_verbs_set_devices(ndevs);
+	f->info = pf_fake_info(&f->fabric);
 	if (dom) {
 		for (int i = 0; i < 2; i++) {
 			free(f->info->domain_attr->name);

@@ -49,6 +49,10 @@ struct pf {
 };
 
 /* Opens both sides (asserting every step). */
+/* The fake device's fi_info for an RDM endpoint as the protocol tests
+ * ask for it, and its fabric opened in *fabric (fake verbs installed
+ * first; host registrations uncached). */
+struct fi_info *pf_fake_info(struct fid_fabric **fabric);
 void pf_open(struct pf *f);
 /* As pf_open with the fake offering ndevs devices, side i in a domain
  * of its own named dom[i] (a device, or a rail set fake0+fake1). */

@@ -20,6 +20,7 @@
 #include "gdrfab_info.h"
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
+#include "proto_fixture.h"
 
 #define RO IBV_ACCESS_RELAXED_ORDERING
 
@@ -31,24 +32,10 @@ struct dom {
 
 static void dom_open(struct dom *d, int mode)
 {
-	struct fi_info *hints = fi_allocinfo();
-
 	memset(d, 0, sizeof(*d));
 	fake_verbs_install();
 	gdrfab_params.relaxed_ordering = mode;
-	gdrfab_params.host_mr_cache = GDRFAB_HOST_CACHE_OFF;
-	cr_assert(hints);
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
-	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
-				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	cr_assert_eq(gdrfab_getinfo(gdrfab_api_version, NULL, NULL, 0, hints,
-				    &d->info),
-		     0);
-	fi_freeinfo(hints);
-	cr_assert_eq(gdrfab_fabric_open(d->info->fabric_attr, &d->fabric, NULL),
-		     0);
-	d->fabric->api_version = gdrfab_api_version;
+	d->info = pf_fake_info(&d->fabric);
 	cr_assert_eq(fi_domain(d->fabric, d->info, &d->domain, NULL), 0);
 }
 
