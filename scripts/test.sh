@@ -18,11 +18,12 @@ cd build
 # inside is not counted again). Exit 77 is a skip, its reason the step's
 # "SKIP: what: why" lines.
 step() { # name, command...
-	local name=$1 rc
+	local name=$1 rc start=$SECONDS
 	shift
 	mkdir -p checks
 	"$@" >"checks/$name.out" 2>&1
 	rc=$?
+	echo "time: checks/$name: $((SECONDS - start)) s" >>checks/times.txt
 	if [ $rc = 0 ]; then
 		echo "$name: 1 passed, 0 failed" >"checks/$name.log"
 		echo ":test-result: PASS" >"checks/$name.trs"
@@ -39,9 +40,11 @@ step() { # name, command...
 	echo "$rc: $name (build/checks/$name.out)"
 }
 rm -rf checks
+setup_s=$SECONDS
 step style make --no-print-directory format-check
 # The VM suite runs once, against the build with the sanitizers (the
 # plain build still carries every consumer and fabtests run below).
+check_start=$(date +%s)
 GDRFAB_VM_TESTS_SANITIZED=1 make --no-print-directory check
 # The tarball, holding every tracked file (tests/dist/check-dist.sh), built
 # and unit-tested from a read-only copy of the sources;
@@ -101,6 +104,20 @@ for suite in $suites; do
 	echo "==== $suite.log"
 	sed -e 's/\x1b\[[0-9;]*m//g' "$suite.log" 2>/dev/null
 done
+# Where CI's minutes went, next to the totals (the end of the output is
+# what a CI summary keeps): each suite from the end of the one before it
+# (make check runs them in this order), each step as timed above.
+echo "==== times"
+echo "time: install and build: $setup_s s"
+prev=$check_start
+for suite in $suites; do
+	[ -e "$suite.trs" ] || continue
+	end=$(stat -c %Y "$suite.trs")
+	echo "time: $suite: $((end - prev)) s"
+	prev=$end
+done
+cat checks/times.txt
+echo "time: in all: $SECONDS s"
 echo "==== totals"
 # shellcheck disable=SC2086
 ../tests/totals.sh $suites checks/style checks/distcheck checks/packaging checks/asan-unit checks/fabtests

@@ -108,6 +108,15 @@ if [ "${GDRFAB_FABTESTS_STRICT:-0}" = 1 ]; then
 		}
 		END { print n + 0 }' "$srcdir/tests/fabtests/gdrfab-known-fail.txt" "$tsv")
 	printf '%s\n' "$nfail" | sed '$d'
+	# What each counted failure printed, from runfabtests' YAML (the
+	# build directory does not outlive CI; its log does).
+	printf '%s\n' "$nfail" | sed -n 's/^fabtests: FAIL: \(.*\) (\(.*\) mode)$/\2\t\1/p' |
+		while IFS=$'\t' read -r mode test; do
+			awk -v want="- name:   $test -p \"gdrfab\"" '
+				$0 == want { on = 1; next }
+				on && /^- name:/ { exit }
+				on { print "fabtests:   " $0 }' "$outdir/gdrfab.$mode.yaml" | tail -n 60
+		done
 	nfail=$(printf '%s\n' "$nfail" | tail -n 1)
 	if [ "$nfail" != 0 ]; then
 		echo "fabtests: FAIL: gdrfab failed $nfail tests (GDRFAB_FABTESTS_STRICT=1)"
