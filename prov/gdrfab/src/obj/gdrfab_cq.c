@@ -60,6 +60,30 @@ static size_t ring_index(const struct gdrfab_cq *cq, size_t i)
 	return at >= cq->cap ? at - cq->cap : at;
 }
 
+/* count and err_head change only under the lock, and are also read
+ * without it (cq_readfrom's empty poll): those stores and that read are
+ * atomic, relaxed. */
+static void set_count(struct gdrfab_cq *cq, size_t count)
+{
+	__atomic_store_n(&cq->count, count, __ATOMIC_RELAXED);
+}
+
+static void set_err_head(struct gdrfab_cq *cq, struct gdrfab_cq_err *err)
+{
+	__atomic_store_n(&cq->err_head, err, __ATOMIC_RELAXED);
+}
+
+/* Whether the CQ holds nothing, read without its lock. An entry being
+ * written by another thread as this reads may be missed: the read is
+ * then ordered before that write, as if it had come a moment earlier.
+ * What this thread's own progress wrote, and what any write that
+ * happened before the call wrote, it sees. */
+static bool looks_empty(struct gdrfab_cq *cq)
+{
+	return !__atomic_load_n(&cq->count, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&cq->err_head, __ATOMIC_RELAXED);
+}
+
 static void progress_eps(struct gdrfab_cq *cq)
 {
 	gdrfab_eplist_progress(&cq->eps, gdrfab_ep_progress);
@@ -82,7 +106,7 @@ take_entries(struct gdrfab_cq *cq, void *buf, size_t count, fi_addr_t *src_addr)
 			src_addr[i] = e->src;
 		cq->head = ring_index(cq, 1);
 	}
-	cq->count -= n;
+	set_count(cq, cq->count - n);
 	if (!cq->count)
 		gdrfab_signal_clear(&cq->wait.signal);
 	gdrfab_lock_release(&cq->lock);
@@ -105,6 +129,9 @@ static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	if (!buf && count)
 		return null_buffer();
 	progress_eps(cq);
+	/* Most calls of a polling loop find nothing: they take no lock. */
+	if (looks_empty(cq))
+		return -FI_EAGAIN;
 	gdrfab_lock_acquire(&cq->lock);
 	if (cq->count && !cq->err_head)
 		return take_entries(cq, buf, count, src_addr);
@@ -138,7 +165,7 @@ static ssize_t cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
 		gdrfab_lock_release(&cq->lock);
 		return -FI_EAGAIN;
 	}
-	cq->err_head = err->next;
+	set_err_head(cq, err->next);
 	if (!cq->err_head)
 		cq->err_tail = NULL;
 	if (!cq->err_head && !cq->count)
@@ -351,7 +378,7 @@ int gdrfab_cq_write(struct gdrfab_cq *cq, const struct fi_cq_tagged_entry *e,
 	slot = &cq->ring[ring_index(cq, cq->count)];
 	slot->e = *e;
 	slot->src = src;
-	cq->count++;
+	set_count(cq, cq->count + 1);
 	gdrfab_signal_raise(&cq->wait.signal);
 	gdrfab_lock_release(&cq->lock);
 	return 0;
@@ -380,7 +407,7 @@ int gdrfab_cq_write_error(struct gdrfab_cq *cq,
 	if (cq->err_tail)
 		cq->err_tail->next = entry;
 	else
-		cq->err_head = entry;
+		set_err_head(cq, entry);
 	cq->err_tail = entry;
 	gdrfab_signal_raise(&cq->wait.signal);
 	gdrfab_lock_release(&cq->lock);
