@@ -6,7 +6,10 @@
 # size, larger by rendezvous), interleaved round by round in one boot, the
 # order rotating. Prints per size from 4 KiB to 512 KiB the median of the
 # rounds for each, and each gdrfab setting's ratio to rxm. A benchmark,
-# not a test.
+# not a test. Another setting can be swept the same way:
+# GDRFAB_SWEEP_VAR (default FI_GDRFAB_EAGER_MAX) and GDRFAB_SWEEP_VALUES
+# (bytes, default "8192 16384 32768 65536"), e.g.
+#   GDRFAB_SWEEP_VAR=FI_GDRFAB_SEG_MAX GDRFAB_SWEEP_VALUES="0 65536 131072"
 #
 #   tests/bench/osu-eager-sweep.sh [ROUNDS]     (default 3)
 set -euo pipefail
