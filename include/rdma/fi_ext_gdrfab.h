@@ -74,6 +74,10 @@ struct fi_gdrfab_atomic_ops {
  * says what each counts. */
 #define FI_GDRFAB_STATS_OPS   "gdrfab_stats_v1"
 #define FI_GDRFAB_STATS_PEERS 64
+/* Rails of a rail-set domain a struct holds: as many as a rail set may
+ * have NICs. */
+#define FI_GDRFAB_STATS_RAILS	8
+#define FI_GDRFAB_RAIL_NAME_LEN 32
 
 /* One peer's share, by the fi_addr the application's AV gave it. */
 struct fi_gdrfab_peer_stats {
@@ -82,6 +86,22 @@ struct fi_gdrfab_peer_stats {
 	uint64_t rx_msgs, rx_bytes; /* messages received from it */
 	/* Failed work completions on its connection and failures of the
 	 * connection itself (each fails the operations queued on it). */
+	uint64_t errors;
+};
+
+/* One NIC's share of a rail-set domain's traffic (domain "a+b"). */
+struct fi_gdrfab_rail_stats {
+	/* The NIC's device name, NUL-terminated (cut to fit). */
+	char name[FI_GDRFAB_RAIL_NAME_LEN];
+	/* RDMA READ work requests a striped rendezvous posted on this
+	 * rail, rail 0's piece included, and their bytes: over the rails,
+	 * the bytes add up to the striped messages' (those the receiver
+	 * read in one piece per rail). Counted by the reader, when posted. */
+	uint64_t stripe_ops, stripe_bytes;
+	/* Failed work completions on this rail's QPs (rail 0: any the
+	 * endpoint's own QPs report), flushed ones not counted: a rail that
+	 * fails counts its error there, not on the rails whose work it
+	 * flushed. */
 	uint64_t errors;
 };
 
@@ -137,6 +157,13 @@ struct fi_gdrfab_stats {
 	uint64_t peer_count;
 	struct fi_gdrfab_peer_stats peer_other;
 	struct fi_gdrfab_peer_stats peers[FI_GDRFAB_STATS_PEERS];
+	/* Appended (a struct of an older size ends above): the NICs of a
+	 * rail-set domain, rails[0] the primary, in the set's order.
+	 * rail_count is 0 for an endpoint or domain of one NIC, which
+	 * stripes nothing (its traffic is all its NIC's, counted above);
+	 * a domain's rows are its rails, the sum of its endpoints'. */
+	uint64_t rail_count;
+	struct fi_gdrfab_rail_stats rails[FI_GDRFAB_STATS_RAILS];
 };
 
 struct fi_gdrfab_stats_ops {

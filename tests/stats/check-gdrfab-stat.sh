@@ -3,7 +3,7 @@
 # written here in the format the provider prints (gdrfab_stats_fmt.h), one
 # with its endpoint and domain tables, one whose domain was never closed
 # (its endpoint tables count instead). Checks the sums, the peers merged
-# by fi_addr, the note about the missing domain table, -e, and that a
+# by fi_addr, the rails merged by NIC name, the note about the missing domain table, -e, and that a
 # malformed file fails with its line. Prints PASS/FAIL lines; no VM.
 set -u
 builddir=${GDRFAB_BUILDDIR:-$PWD}
@@ -29,6 +29,9 @@ check() { # what, expected, got
 value() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
 # peer ADDR COLUMN FILE: a peer row's column (2 tx_msgs ... 6 errors).
 peer() { awk -v a="$1" -v c="$2" '$1 == "peer" && $2 == a { print $(c + 1) }' "$3"; }
+# rail NIC COLUMN FILE: a rail row's column (4 stripe_ops, 5 stripe_bytes,
+# 6 errors).
+rail() { awk -v n="$1" -v c="$2" '$1 == "rail" && $3 == n { print $c }' "$3"; }
 
 cat >"$tmp/s.n1.100" <<'T'
 gdrfab stats: endpoint rxe0 host=n1 pid=100
@@ -50,6 +53,9 @@ gdrfab stats: domain rxe0 host=n1 pid=100
   endpoints                                   1
   peer   fi_addr    tx_msgs     tx_bytes    rx_msgs     rx_bytes   errors
   peer         1         12      2097232          0            0        1
+  rail index nic              stripe_ops   stripe_bytes   errors
+  rail     0 rxe0                      2        1048576        0
+  rail     1 rxe2                      2        1048576        1
 end
 T
 cat >"$tmp/s.n2.200" <<'T'
@@ -63,6 +69,9 @@ gdrfab stats: endpoint rxe1 host=n2 pid=200
   peer         0          5           40         12      2097232        0
   peer         1          0            0          0            0        2
   peer     other          1            8          0            0        0
+  rail index nic              stripe_ops   stripe_bytes   errors
+  rail     0 rxe2                      1         524288        0
+  rail     1 rxe1                      1         524288        0
 end
 T
 "$tool" "$tmp/s.n1.100" "$tmp/s.n2.200" >"$tmp/job" 2>"$tmp/err"
@@ -77,6 +86,13 @@ check "peer 0 tx_msgs" 5 "$(peer 0 2 "$tmp/job")"
 check "peer 1 tx_msgs" 12 "$(peer 1 2 "$tmp/job")"
 check "peer 1 errors merged" 3 "$(peer 1 6 "$tmp/job")"
 check "peer other" 1 "$(peer other 2 "$tmp/job")"
+check "rail rxe0 bytes" 1048576 "$(rail rxe0 5 "$tmp/job")"
+check "rail rxe2 merged by name" 1572864 "$(rail rxe2 5 "$tmp/job")"
+check "rail rxe2 ops" 3 "$(rail rxe2 4 "$tmp/job")"
+check "rail rxe2 errors" 1 "$(rail rxe2 6 "$tmp/job")"
+check "rail rxe1 a row of its own" 524288 "$(rail rxe1 5 "$tmp/job")"
+check "three rails, in order" "rxe0 rxe2 rxe1" \
+	"$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ { printf "%s%s", s, $3; s = " " }' "$tmp/job")"
 check "a file without a domain table is named" 1 \
 	"$(grep -c 's.n2.200: no domain table' "$tmp/err")"
 "$tool" -e "$tmp/s.n1.100" "$tmp/s.n2.200" >"$tmp/job-e" 2>/dev/null

@@ -9,14 +9,19 @@
  * every rail QP and CQ is gone when they close. A peer's rails in the
  * connection messages are checked field by field. A rendezvous of at
  * least FI_GDRFAB_STRIPE_MIN bytes between two-rail endpoints is read in
- * one piece per rail (the split read from the receiver's per-rail byte
- * counts), intact, whether it waited as unexpected or not; smaller ones
- * and those of a mixed pair go on rail 0.
+ * one piece per rail (the split read from the receiver's public per-rail
+ * counters, struct fi_gdrfab_stats's rails), intact, whether it waited as
+ * unexpected or not; smaller ones and those of a mixed pair go on rail 0.
+ * Those counters name each rail's NIC, add up to the striped bytes, are
+ * summed into the domain, count a failed piece on its own rail, and a
+ * reader of the struct's older size gets what it got before.
  */
 #include <criterion/criterion.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <rdma/fi_ext_gdrfab.h>
 
 #include "fake_verbs.h"
 #include "gdrfab.h"
@@ -84,6 +89,29 @@ Test(rails_conn, two_rail_pair_connects_both_rails)
 
 static void send_one(struct pf *f, size_t len, bool with_desc,
 		     uint64_t split[2]);
+static void read_stats(struct fid *fid, struct fi_gdrfab_stats *out);
+
+/* A side of dom's rails reports them, in the set's order; a NIC alone
+ * reports none (rail_count 0), endpoint and domain alike. dom is
+ * "fakeA+fakeB" or "fakeA" (each name 5 characters). */
+static void expect_rails_named(struct pf *f, int i, const char *dom)
+{
+	static struct fi_gdrfab_stats s;
+	struct fid *fids[2] = {&f->s[i].ep->fid, &f->side_domain[i]->fid};
+
+	for (int k = 0; k < 2; k++) {
+		read_stats(fids[k], &s);
+		if (!strchr(dom, '+')) {
+			cr_expect_eq(s.rail_count, 0, "%s (%d)", dom, k);
+			cr_expect_eq(s.rails[0].name[0], '\0');
+			continue;
+		}
+		cr_expect_eq(s.rail_count, 2, "%s (%d)", dom, k);
+		cr_expect_eq(strncmp(s.rails[0].name, dom, 5), 0, "%s",
+			     s.rails[0].name);
+		cr_expect_str_eq(s.rails[1].name, dom + 6);
+	}
+}
 
 static void single_and_double(const char *const dom[2])
 {
@@ -98,6 +126,8 @@ static void single_and_double(const char *const dom[2])
 		cr_expect_eq(c->state, GDRFAB_CONN_CONNECTED, "side %d", i);
 		cr_expect_null(c->rails, "side %d made rails", i);
 	}
+	for (int i = 0; i < 2; i++)
+		expect_rails_named(&f, i, dom[i]);
 	pf_connect(&f);
 	{
 		uint64_t split[2];
@@ -184,9 +214,35 @@ Test(rails_conn, cm_rails_checked)
 			   "a rail count on a REP");
 }
 
-static struct gdrfab_proto *proto_of(struct pf *f, int i)
+/* fid's counters, read as an application reads them (fi_open_ops), as
+ * far as size (of the caller's struct) says; returns the size filled. */
+static size_t read_sized(struct fid *fid, struct fi_gdrfab_stats *out,
+			 size_t size)
 {
-	return gdrfab_container_of(f->s[i].ep, struct gdrfab_ep, fid)->proto;
+	struct fi_gdrfab_stats_ops *ops = NULL;
+
+	cr_assert_eq(
+		fi_open_ops(fid, FI_GDRFAB_STATS_OPS, 0, (void **)&ops, NULL),
+		0);
+	out->size = size;
+	cr_assert_eq(ops->read(fid, out), 0);
+	return out->size;
+}
+
+static void read_stats(struct fid *fid, struct fi_gdrfab_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	cr_assert_eq(read_sized(fid, out, sizeof(*out)), sizeof(*out));
+}
+
+/* Side i's endpoint's striped bytes on rails 0 and 1 now. */
+static void rail_bytes(struct pf *f, int i, uint64_t bytes[2])
+{
+	static struct fi_gdrfab_stats s;
+
+	read_stats(&f->s[i].ep->fid, &s);
+	bytes[0] = s.rails[0].stripe_bytes;
+	bytes[1] = s.rails[1].stripe_bytes;
 }
 
 /* Sends len bytes from side 0 to side 1 (the receive posted first, so
@@ -199,7 +255,7 @@ static void send_one(struct pf *f, size_t len, bool with_desc,
 	uint8_t *out = malloc(len), *in = calloc(1, len);
 	struct fid_mr *mr[2] = {NULL, NULL};
 	void *desc[2] = {NULL, NULL};
-	struct gdrfab_proto *rx = proto_of(f, 1);
+	uint64_t before[2];
 
 	cr_assert(out && in);
 	pf_fill(out, len, (unsigned)len);
@@ -213,7 +269,7 @@ static void send_one(struct pf *f, size_t len, bool with_desc,
 		desc[0] = fi_mr_desc(mr[0]);
 		desc[1] = fi_mr_desc(mr[1]);
 	}
-	memset(rx->stripe_bytes, 0, sizeof(rx->stripe_bytes));
+	rail_bytes(f, 1, before);
 	cr_assert_eq(fi_trecv(f->s[1].ep, in, len, desc[1], f->s[1].peer, 9, 0,
 			      NULL),
 		     0);
@@ -226,8 +282,9 @@ static void send_one(struct pf *f, size_t len, bool with_desc,
 	cr_expect_eq(f->s[1].ok[0].len, len);
 	cr_expect(pf_check(in, len, (unsigned)len), "the bytes of %zu", len);
 	f->s[0].n_ok = f->s[1].n_ok = 0;
-	split[0] = rx->stripe_bytes[0];
-	split[1] = rx->stripe_bytes[1];
+	rail_bytes(f, 1, split);
+	split[0] -= before[0];
+	split[1] -= before[1];
 	for (int i = 0; i < 2; i++) {
 		if (mr[i])
 			cr_assert_eq(fi_close(&mr[i]->fid), 0);
@@ -270,8 +327,8 @@ Test(rails_conn, rendezvous_striped_from_stripe_min)
 
 		send_one(&f, len, cases[i].desc, split);
 		if (len < min) {
-			cr_expect_eq(split[0] + split[1], 0,
-				     "%zu bytes striped", len);
+			cr_expect_eq(split[1], 0, "%zu bytes on rail 1", len);
+			cr_expect_eq(split[0], 0, "%zu bytes striped", len);
 			continue;
 		}
 		cr_expect_eq(split[0] + split[1], len, "%zu: %llu + %llu", len,
@@ -301,13 +358,11 @@ Test(rails_conn, unexpected_rendezvous_striped)
 {
 	size_t len = 1 << 20;
 	uint8_t *out = malloc(len), *in = calloc(1, len);
-	struct gdrfab_proto *rx;
+	uint64_t split[2];
 	struct pf f;
 
 	cr_assert(out && in);
 	open_two_rail_pair(&f);
-	rx = proto_of(&f, 1);
-	memset(rx->stripe_bytes, 0, sizeof(rx->stripe_bytes));
 	pf_fill(out, len, 5);
 	cr_assert_eq(fi_tsend(f.s[0].ep, out, len, NULL, f.s[0].peer, 9, NULL),
 		     0);
@@ -317,8 +372,9 @@ Test(rails_conn, unexpected_rendezvous_striped)
 	cr_assert(pf_drive_until(&f, 1, 1, 5000));
 	cr_assert(pf_drive_until(&f, 0, 1, 5000));
 	cr_expect(pf_check(in, len, 5));
-	cr_expect_eq(rx->stripe_bytes[0], len / 2);
-	cr_expect_eq(rx->stripe_bytes[1], len / 2);
+	rail_bytes(&f, 1, split);
+	cr_expect_eq(split[0], len / 2);
+	cr_expect_eq(split[1], len / 2);
 	free(out);
 	free(in);
 	pf_close(&f);
@@ -421,14 +477,12 @@ Test(rails_conn, rma_on_rail0_with_the_key)
 	size_t len = 1 << 20;
 	uint8_t *src = malloc(len), *tgt = calloc(1, len),
 		*back = calloc(1, len);
-	struct gdrfab_proto *tx;
+	uint64_t split[2];
 	struct fid_mr *tmr;
 	struct pf f;
 
 	cr_assert(src && tgt && back);
 	open_two_rail_pair(&f);
-	tx = proto_of(&f, 0);
-	memset(tx->stripe_bytes, 0, sizeof(tx->stripe_bytes));
 	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, len,
 			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &tmr,
 			       NULL),
@@ -445,10 +499,113 @@ Test(rails_conn, rma_on_rail0_with_the_key)
 	cr_expect_eq(f.s[0].n_err, 0);
 	cr_expect(pf_check(tgt, len, 21), "written");
 	cr_expect(pf_check(back, len, 21), "read back");
-	cr_expect_eq(tx->stripe_bytes[0] + tx->stripe_bytes[1], 0);
+	rail_bytes(&f, 0, split);
+	cr_expect_eq(split[0] + split[1], 0);
 	cr_assert_eq(fi_close(&tmr->fid), 0);
 	free(src);
 	free(tgt);
 	free(back);
+	pf_close(&f);
+}
+
+/* The public counters of a striped message: each rail's NIC named, rail 0
+ * counted with the others, the rails' bytes adding up to the message's
+ * (rx_rndv_bytes), one READ or more per rail, near even; the reader
+ * counts, not the sender; the domain holds its endpoint's. */
+Test(rails_conn, rail_counters_add_up_to_the_striped_bytes)
+{
+	static struct fi_gdrfab_stats ep, dom, tx;
+	const size_t len = (16 << 20) + 3;
+	uint64_t split[2], sum, diff;
+	struct pf f;
+
+	open_two_rail_pair(&f);
+	expect_rails_named(&f, 0, "fake0+fake1");
+	expect_rails_named(&f, 1, "fake0+fake1");
+	send_one(&f, len, true, split);
+	read_stats(&f.s[1].ep->fid, &ep);
+	cr_expect_eq(split[0] + split[1], len);
+	cr_expect_eq(ep.rails[0].stripe_bytes + ep.rails[1].stripe_bytes,
+		     ep.rx_rndv_bytes, "every rendezvous here was striped");
+	cr_expect_geq(ep.rails[0].stripe_ops, 1);
+	cr_expect_geq(ep.rails[1].stripe_ops, 1);
+	cr_expect_eq(ep.rails[0].errors + ep.rails[1].errors, 0);
+	diff = split[0] > split[1] ? split[0] - split[1] : split[1] - split[0];
+	cr_expect_leq(diff, 2 * 64 << 10, "%llu + %llu",
+		      (unsigned long long)split[0],
+		      (unsigned long long)split[1]);
+	read_stats(&f.s[0].ep->fid, &tx);
+	sum = tx.rails[0].stripe_bytes + tx.rails[1].stripe_bytes;
+	cr_expect_eq(sum, 0, "the sender counts no piece");
+	read_stats(&f.side_domain[1]->fid, &dom);
+	cr_expect_eq(dom.rail_count, 2);
+	for (int r = 0; r < 2; r++) {
+		cr_expect_str_eq(dom.rails[r].name, ep.rails[r].name);
+		cr_expect_eq(dom.rails[r].stripe_bytes,
+			     ep.rails[r].stripe_bytes);
+		cr_expect_eq(dom.rails[r].stripe_ops, ep.rails[r].stripe_ops);
+	}
+	pf_close(&f);
+}
+
+/* A reader whose struct ends before the rails (an older build) gets
+ * exactly the bytes it got before: size is where the rails start, and
+ * nothing past it is written. */
+Test(rails_conn, an_old_size_reader_gets_the_old_bytes)
+{
+	static struct fi_gdrfab_stats full, old;
+	const size_t old_size = offsetof(struct fi_gdrfab_stats, rail_count);
+	uint64_t split[2];
+	struct pf f;
+
+	open_two_rail_pair(&f);
+	send_one(&f, 1 << 20, false, split);
+	read_stats(&f.s[1].ep->fid, &full);
+	memset(&old, 0xab, sizeof(old));
+	cr_assert_eq(read_sized(&f.s[1].ep->fid, &old, old_size), old_size);
+	cr_expect_eq(memcmp((char *)&old + sizeof(old.size),
+			    (char *)&full + sizeof(full.size),
+			    old_size - sizeof(old.size)),
+		     0, "the old fields as a full reader reads them");
+	for (size_t i = old_size; i < sizeof(old); i++)
+		cr_assert_eq(((unsigned char *)&old)[i], 0xab,
+			     "byte %zu written past the old size", i);
+	pf_close(&f);
+}
+
+/* A piece that fails on rail 1 counts its error there; rail 0's READ
+ * completed, and what the connection's failure flushed is not counted
+ * on rail 0. */
+Test(rails_conn, a_failed_piece_counts_on_its_rail)
+{
+	static struct fi_gdrfab_stats s;
+	size_t len = 1 << 20;
+	uint8_t *out = malloc(len), *in = calloc(1, len);
+	struct pf f;
+
+	cr_assert(out && in);
+	open_two_rail_pair(&f);
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	cr_assert_eq(
+		fi_trecv(f.s[1].ep, in, len, NULL, f.s[1].peer, 9, 0, NULL), 0);
+	cr_assert_eq(fi_tsend(f.s[0].ep, out, len, NULL, f.s[0].peer, 9, NULL),
+		     0);
+	pf_drive(&f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 2);
+	fake_verbs_hold(IBV_WR_RDMA_READ, false);
+	cr_assert(fake_verbs_step(), "rail 0's READ");
+	cr_assert_eq(
+		fake_verbs_fail(IBV_WR_RDMA_READ, IBV_WC_REM_ACCESS_ERR, false),
+		1, "rail 1's READ");
+	cr_assert(pf_drive_until(&f, 1, 1, 5000), "the receive's end");
+	pf_drive(&f, 50);
+	cr_expect_eq(f.s[1].n_err, 1);
+	read_stats(&f.s[1].ep->fid, &s);
+	cr_expect_eq(s.rails[1].errors, 1);
+	cr_expect_eq(s.rails[0].errors, 0);
+	cr_expect_eq(s.rails[0].stripe_bytes + s.rails[1].stripe_bytes, len,
+		     "both pieces were posted");
+	free(out);
+	free(in);
 	pf_close(&f);
 }

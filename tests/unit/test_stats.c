@@ -196,6 +196,98 @@ Test(stats, a_reader_gets_what_its_size_holds)
 	cr_assert_eq(gdrfab_stats_copy_out(&all, NULL), -FI_EINVAL);
 }
 
+/* Two rails' counters, as a rail-set endpoint of "mlx5_0+mlx5_1" keeps
+ * them. */
+static void sample_rails(struct gdrfab_stats *s)
+{
+	static const char *const names[] = {"mlx5_0", "mlx5_1"};
+
+	gdrfab_stats_rails_init(s, 2, names);
+	gdrfab_stat_rail_piece(s, 0, 1 << 20);
+	gdrfab_stat_rail_piece(s, 1, 1 << 20);
+	gdrfab_stat_rail_piece(s, 1, 5);
+	gdrfab_stat_rail_error(s, 1);
+}
+
+/* A rail-set endpoint's rails print as rows after the peers and read
+ * back by name; one NIC's table has no rail row (as before rails). */
+Test(stats, rail_rows_print_and_read_back)
+{
+	static struct gdrfab_stats s;
+	static struct fi_gdrfab_stats e;
+	static struct got g;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int line;
+
+	sample(&s);
+	gdrfab_stats_rails_init(&s, 1, (const char *const[]){"mlx5_0"});
+	gdrfab_stat_rail_error(&s, 0); /* no rails: not counted */
+	gdrfab_stats_export(&s, &e);
+	cr_assert_eq(e.rail_count, 0, "one NIC: no rails");
+	cr_assert_eq(e.rails[0].errors, 0);
+	f = open_memstream(&text, &len);
+	cr_assert_eq(gdrfab_stats_print(f, "endpoint mlx5_0", &e), 0);
+	fclose(f);
+	cr_assert_null(strstr(text, "  rail"), "%s", text);
+	free(text);
+
+	sample_rails(&s);
+	gdrfab_stats_export(&s, &e);
+	cr_assert_eq(e.rail_count, 2);
+	cr_assert_str_eq(e.rails[1].name, "mlx5_1");
+	cr_assert_eq(e.rails[1].stripe_ops, 2);
+	cr_assert_eq(e.rails[1].stripe_bytes, (1 << 20) + 5);
+	cr_assert_eq(e.rails[1].errors, 1);
+	f = open_memstream(&text, &len);
+	cr_assert_eq(gdrfab_stats_print(f, "domain mlx5_0+mlx5_1", &e), 0);
+	fclose(f);
+	cr_assert(strstr(text, "  rail index nic"), "%s", text);
+	f = fmemopen(text, len, "r");
+	cr_assert_eq(gdrfab_stats_parse(f, keep, &g, &line), 1, "line %d",
+		     line);
+	fclose(f);
+	cr_assert_eq(g.s.rail_count, 2);
+	cr_assert_eq(memcmp(g.s.rails, e.rails, 2 * sizeof(e.rails[0])), 0);
+	cr_assert_eq(g.s.peer_count, 2, "the peers still read");
+	free(text);
+}
+
+/* Sums merge rails by NIC name: a domain's endpoints add up row by row,
+ * another host's NICs get rows of their own, and once every row is
+ * taken the last one holds the rest, named other. */
+Test(stats, sums_merge_rails_by_nic_name)
+{
+	static struct gdrfab_stats s;
+	static struct fi_gdrfab_stats one, all;
+
+	sample_rails(&s);
+	gdrfab_stats_export(&s, &one);
+	memset(&all, 0, sizeof(all));
+	gdrfab_stats_sum(&all, &one);
+	gdrfab_stats_sum(&all, &one);
+	cr_assert_eq(all.rail_count, 2);
+	cr_assert_str_eq(all.rails[0].name, "mlx5_0");
+	cr_assert_eq(all.rails[0].stripe_bytes, 2 << 20);
+	cr_assert_eq(all.rails[1].errors, 2);
+	/* Another host's rails, the second listed first. */
+	memcpy(one.rails[0].name, "mlx5_1", 7);
+	memcpy(one.rails[1].name, "rxe0", 5);
+	gdrfab_stats_sum(&all, &one);
+	cr_assert_eq(all.rail_count, 3);
+	cr_assert_eq(all.rails[1].stripe_ops, 4 + 1);
+	cr_assert_str_eq(all.rails[2].name, "rxe0");
+	for (int i = 0; i < FI_GDRFAB_STATS_RAILS; i++) {
+		snprintf(one.rails[0].name, sizeof(one.rails[0].name), "n%d",
+			 i);
+		one.rail_count = 1;
+		gdrfab_stats_sum(&all, &one);
+	}
+	cr_assert_eq(all.rail_count, FI_GDRFAB_STATS_RAILS);
+	cr_assert_str_eq(all.rails[FI_GDRFAB_STATS_RAILS - 1].name, "other");
+}
+
 Test(stats, error_completions_are_counted_by_kind)
 {
 	static struct gdrfab_stats s;

@@ -5,18 +5,23 @@
 # FI_GDRFAB_RAILS=rxe0+rxe2,rxe1+rxe3, fi_info lists both sets; a pingpong
 # between them moves 1 B .. 16 MiB with the data checked, and the rxe
 # devices' own packet counters show the split: below FI_GDRFAB_STRIPE_MIN
-# nothing goes over rxe2/rxe3, above it they carry a share of their own
-# (the provider keeps its per-rail byte counts internal, so the NICs'
-# counters are the evidence). The NICs alone (rxe0 to rxe1) and a rail set
+# nothing goes over rxe2/rxe3, above it they carry a share of their own.
+# The provider's public per-rail counters (FI_GDRFAB_STATS tables, summed
+# per side by gdrfab_stat) must tell the same story: each rail named by
+# its NIC, nothing striped below the threshold, the rails' bytes adding up
+# to the rendezvous bytes above it, and the striped bytes they give the
+# rxe2-rxe3 link what its packets carried (a rail beyond rail 0 carries
+# striped READs alone). The NICs alone (rxe0 to rxe1) and a rail set
 # talking to a NIC alone, either way round, still work and leave
-# rxe2/rxe3 idle (one rail). Prints one PASS/FAIL line per check and
-# "rails: N passed, M failed".
+# rxe2/rxe3 idle (one rail), and a NIC alone reports no rail rows. Prints
+# one PASS/FAIL line per check and "rails: N passed, M failed".
 set -u
 suite=rails
 . "$(dirname "$0")/../runner/check-lib.sh"
 export FI_GDRFAB_RAILS=rxe0+rxe2,rxe1+rxe3
 stripe_min=${FI_GDRFAB_STRIPE_MIN:-262144}
 pp=$PWD/examples/gdrfab_pingpong
+stat=$PWD/examples/gdrfab_stat
 dir=$(mktemp -d /tmp/rails.XXXXXX)
 spid=''
 trap '[ -n "$spid" ] && kill -9 "$spid" 2>/dev/null; rm -rf "$dir"' EXIT
@@ -44,22 +49,29 @@ share() {
 
 # pingpong NAME SERVER_DOMAIN CLIENT_DOMAIN SIZES ITERS: one run with the
 # data checked (-c), its output in $dir/NAME.{srv,cli}; the packets each
-# rxe device carried meanwhile in delta[rxe0] .. delta[rxe3]. The client must name
-# the domain it opened (a fallback to another would be no pass).
+# rxe device carried meanwhile in delta[rxe0] .. delta[rxe3]; each side's
+# counters (FI_GDRFAB_STATS) summed by gdrfab_stat in $dir/NAME.{srv,cli}.job.
+# The client must name the domain it opened (a fallback to another would
+# be no pass).
 pingpong() {
 	local name=$1 sdom=$2 cdom=$3 sizes=$4 iters=$5 rc=0 r
 	for r in $rxes; do before[$r]=$(pkts "$r"); done
 	port=$((port + 1))
-	timeout 180 "$pp" -d "$sdom" -P $port -c -i "$iters" -s "$sizes" >"$dir/$name.srv" 2>&1 &
+	FI_GDRFAB_STATS=$dir/$name.srv.stats \
+		timeout 180 "$pp" -d "$sdom" -P $port -c -i "$iters" -s "$sizes" >"$dir/$name.srv" 2>&1 &
 	spid=$!
 	wait_port $port || rc=1
-	[ $rc = 0 ] && { timeout 180 "$pp" -d "$cdom" -P $port -c -i "$iters" -s "$sizes" 192.0.2.1 >"$dir/$name.cli" 2>&1 || rc=1; }
+	[ $rc = 0 ] && { FI_GDRFAB_STATS=$dir/$name.cli.stats \
+		timeout 180 "$pp" -d "$cdom" -P $port -c -i "$iters" -s "$sizes" 192.0.2.1 >"$dir/$name.cli" 2>&1 || rc=1; }
 	wait "$spid" || rc=1
 	spid=''
 	for r in $rxes; do
 		delta[$r]=$(($(pkts "$r") - before[$r]))
 	done
 	grep -qF "($cdom)" "$dir/$name.cli" 2>/dev/null || rc=1
+	for side in srv cli; do
+		"$stat" "$dir/$name.$side".stats.* >"$dir/$name.$side.job" 2>/dev/null || rc=1
+	done
 	if [ $rc = 0 ]; then
 		sed 's/^/    /' "$dir/$name.cli"
 	else
@@ -80,6 +92,74 @@ share_at_least() {
 # second_rails_idle: rxe2 and rxe3 carried nothing in the last run.
 second_rails_idle() { [ "${delta[rxe2]}" = 0 ] && [ "${delta[rxe3]}" = 0 ]; }
 
+# The public counters of run NAME's SIDE (srv, cli), from its job table:
+# rail NAME SIDE NIC COLUMN: the rail row of NIC (4 stripe_ops,
+# 5 stripe_bytes, 6 errors), empty when there is none; counter NAME SIDE
+# COUNTER; rail_nics NAME SIDE: the rails' NICs, in order.
+rail() { awk -v n="$3" -v c="$4" '$1 == "rail" && $3 == n { print $c }' "$dir/$1.$2.job"; }
+counter() { awk -v n="$3" '$1 == n { print $2 }' "$dir/$1.$2.job"; }
+rail_nics() { awk '$1 == "rail" && $2 ~ /^[0-9]+$/ { printf "%s%s", s, $3; s = "+" }' "$dir/$1.$2.job"; }
+# rails_named NAME: the server's rails are rxe0+rxe2, the client's rxe1+rxe3.
+rails_named() { [ "$(rail_nics "$1" srv)" = rxe0+rxe2 ] && [ "$(rail_nics "$1" cli)" = rxe1+rxe3 ]; }
+# no_rail_rows NAME SIDE: a NIC alone reports no rails.
+no_rail_rows() { [ -s "$dir/$1.$2.job" ] && [ -z "$(rail_nics "$1" "$2")" ]; }
+# striped NAME SIDE: the bytes that side's rails carried (striped reads).
+striped() {
+	awk '$1 == "rail" && $2 ~ /^[0-9]+$/ { b += $5 } END { print b + 0 }' "$dir/$1.$2.job"
+}
+# nothing_striped NAME: neither side counted a striped byte or a rail error.
+nothing_striped() {
+	local side
+	for side in srv cli; do
+		[ "$(striped "$1" $side)" = 0 ] || return 1
+		[ -z "$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ && $6 != 0' "$dir/$1.$side.job")" ] || return 1
+	done
+}
+# rails_add_up NAME: on each side, the rails' bytes are its rendezvous
+# bytes received (every one of this run's is at least the threshold) but
+# for those that came before the pair's rails were up (the first, on rail
+# 0 alone, unstriped): at least 90% of them, never more; rail 1 carried
+# 40-60% of them, and no rail counted an error.
+rails_add_up() {
+	local side r1 all rndv
+	for side in srv cli; do
+		all=$(striped "$1" $side)
+		rndv=$(counter "$1" $side rx_rndv_bytes)
+		echo "    $side: striped $all B of rx_rndv_bytes $rndv"
+		[ "$all" -gt 0 ] && [ "$all" -le "$rndv" ] &&
+			[ $((100 * all / rndv)) -ge 90 ] || return 1
+		r1=$(rail "$1" $side "$( [ $side = srv ] && echo rxe2 || echo rxe3)" 5)
+		[ $((100 * r1 / all)) -ge 40 ] && [ $((100 * r1 / all)) -le 60 ] || return 1
+		[ -z "$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ && $6 != 0' "$dir/$1.$side.job")" ] || return 1
+	done
+}
+# mtu DEV: the port's active MTU in bytes (1024, rxe's on a 1500 B link,
+# when ibv_devinfo cannot say).
+mtu() {
+	local m
+	m=$(ibv_devinfo -d "$1" 2>/dev/null | awk '$1 == "active_mtu:" { print $2; exit }')
+	echo "${m:-1024}"
+}
+# link_agrees NAME: the rxe2-rxe3 link carries striped READs alone, each
+# a request and its responses of at most an MTU: the packets rxe2 counted
+# are at least the striped bytes the counters give that link (the
+# server's on rxe2 and the client's on rxe3) over the MTU, and at most
+# that plus three per READ (request, a last short response, slack) and
+# 10% (rxe retransmits READ responses when the emulated CPU lags: 5%
+# seen).
+link_agrees() {
+	local bytes ops m lo hi
+	bytes=$(($(rail "$1" srv rxe2 5) + $(rail "$1" cli rxe3 5)))
+	ops=$(($(rail "$1" srv rxe2 4) + $(rail "$1" cli rxe3 4)))
+	m=$(mtu rxe2)
+	lo=$((bytes / m))
+	hi=$((lo + lo / 10 + 3 * ops + 16))
+	echo "    rxe2-rxe3 link: counters $bytes B in $ops READs (MTU $m): $lo..$hi packets expected;" \
+		"rxe2 ${delta[rxe2]}, rxe3 ${delta[rxe3]}"
+	[ "${delta[rxe2]}" -ge "$lo" ] && [ "${delta[rxe2]}" -le "$hi" ] &&
+		[ "${delta[rxe3]}" -ge "$lo" ] && [ "${delta[rxe3]}" -le "$hi" ]
+}
+
 active() {
 	for r in $rxes; do
 		grep -q ACTIVE "/sys/class/infiniband/$r/ports/1/state" 2>/dev/null || return 1
@@ -87,6 +167,7 @@ active() {
 }
 check "rxe0 .. rxe3 are ACTIVE (GDRFAB_VM_RAILS=1 reached guest-setup)" active
 [ -x "$pp" ] || { echo "FAIL: $suite: $pp is not built"; exit 1; }
+[ -x "$stat" ] || { echo "FAIL: $suite: $stat is not built"; exit 1; }
 
 fi_info -p gdrfab >"$dir/fi_info" 2>&1
 grep 'domain: ' "$dir/fi_info" | sort | uniq -c | sed 's/^/    /'
@@ -96,12 +177,20 @@ check "fi_info still lists rxe0 alone" grep -q "domain: rxe0$" "$dir/fi_info"
 
 check "rail sets, 1 B .. 64 KiB, data checked" pingpong small rxe0+rxe2 rxe1+rxe3 $small 20
 check "below $stripe_min B rxe2/rxe3 carry nothing (not striped)" second_rails_idle
+check "counters: the rails are named rxe0+rxe2 and rxe1+rxe3" rails_named small
+check "counters: below $stripe_min B nothing striped, no rail error" nothing_striped small
 check "rail sets, $stripe_min B .. 16 MiB, data checked" pingpong large rxe0+rxe2 rxe1+rxe3 "$large" 3
 check "striped: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
+sed -n '/^  rail/p' "$dir/large.srv.job" "$dir/large.cli.job" | sed 's/^/    /'
+check "counters: the rails' bytes are the striped rendezvous bytes, split near even" rails_add_up large
+check "counters: the striped bytes on rxe2/rxe3 agree with their packets" link_agrees large
 check "NICs alone (rxe0, rxe1), 1 B .. 4 MiB, data checked" pingpong single rxe0 rxe1 "$fallback" 3
 check "NICs alone: rxe2/rxe3 carry nothing" second_rails_idle
+check "counters: NICs alone report no rails" eval "no_rail_rows single srv && no_rail_rows single cli"
 check "rail set server, NIC alone client, 1 B .. 4 MiB, data checked" pingpong mixed1 rxe0+rxe2 rxe1 "$fallback" 3
 check "rail set to NIC alone: one rail, rxe2/rxe3 carry nothing" second_rails_idle
+check "counters: the rail set names its rails, striped nothing; the NIC alone none" \
+	eval '[ "$(rail_nics mixed1 srv)" = rxe0+rxe2 ] && no_rail_rows mixed1 cli && nothing_striped mixed1'
 check "NIC alone server, rail set client, 1 B .. 4 MiB, data checked" pingpong mixed2 rxe0 rxe1+rxe3 "$fallback" 3
 check "NIC alone to rail set: one rail, rxe2/rxe3 carry nothing" second_rails_idle
 echo "rails: ${SECONDS}s in the VM"

@@ -39,7 +39,23 @@ static void ep_read(struct gdrfab_ep *ep, struct fi_gdrfab_stats *out)
 	gdrfab_lock_release(&ep->lock);
 }
 
-/* What only the domain knows: its registration cache and GPU path. */
+/* A rail set holds no more NICs than the public struct has rows. */
+_Static_assert(GDRFAB_RAILS_MAX <= FI_GDRFAB_STATS_RAILS,
+	       "struct fi_gdrfab_stats has fewer rail rows than a rail set "
+	       "may have NICs");
+
+/* A rail-set domain's rails, each with its row (in the set's order),
+ * whether or not an endpoint counted on it yet; one NIC's has none. */
+static void domain_rails(const struct gdrfab_domain *domain,
+			 struct fi_gdrfab_stats *out)
+{
+	if (domain->rails.count < 2)
+		return;
+	for (size_t i = 0; i < domain->rails.count; i++)
+		gdrfab_stats_rail_row(out, domain->rails.rail[i].name);
+}
+
+/* What only the domain knows: its registration cache, GPU path, rails. */
 static void domain_own(struct gdrfab_domain *domain,
 		       struct fi_gdrfab_stats *out)
 {
@@ -53,6 +69,7 @@ static void domain_own(struct gdrfab_domain *domain,
 	out->mr_cache_host_hits = mc.host_hits;
 	out->mr_cache_host_misses = mc.host_misses;
 	out->gpu_path = (uint64_t)domain->hmem.path;
+	domain_rails(domain, out);
 }
 
 /* The domain's counters: its closed endpoints, its open ones, its own. */

@@ -359,7 +359,7 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 				 &wr.wr.rdma.remote_addr, &wr.wr.rdma.rkey,
 				 cap);
 		if (req->striped)
-			proto->stripe_bytes[rail] += len;
+			gdrfab_pstat_rail_piece(proto, rail, len);
 		req->posted += len;
 		req->fully_posted = req->posted >= req->len;
 		wr.opcode = is_read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE;
@@ -534,7 +534,8 @@ void gdrfab_req_rail_wc(struct gdrfab_proto *proto, size_t rail,
 		if (!req->error)
 			gdrfab_conn_wc_error(conn, wc->status, &req->error,
 					     &req->prov_errno);
-		gdrfab_wc_error_log(proto, conn, gdrfab_req_op_name(req), wc);
+		gdrfab_wc_error_log_rail(proto, rail, conn,
+					 gdrfab_req_op_name(req), wc);
 		/* A rail that fails fails the pair for now (rail failure,
 		 * DESIGN.md: its pieces would go again on the others). */
 		if (conn->state != GDRFAB_CONN_FAILED)

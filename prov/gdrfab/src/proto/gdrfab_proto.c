@@ -19,6 +19,7 @@
 #include "gdrfab_msg.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_stage.h"
 #include "gdrfab_ud.h"
@@ -199,6 +200,7 @@ int gdrfab_proto_create(const struct gdrfab_proto_env *env,
 	proto->pd = env->pd;
 	proto->ud_qp = env->ud_qp;
 	proto->ud_cq = env->ud_cq;
+	gdrfab_pstat_rails_init(proto); /* names its rails' NICs */
 	gdrfab_list_init(&proto->conns);
 	gdrfab_list_init(&proto->dead);
 	gdrfab_list_init(&proto->posted_msg);

@@ -122,9 +122,6 @@ struct gdrfab_proto {
 	 * rail_cq[i - 1] (a CQ never spans devices). */
 	struct ibv_cq *rail_cq[GDRFAB_CM_RAILS_MAX - 1];
 	int rail_cq_credits[GDRFAB_CM_RAILS_MAX - 1];
-	/* Bytes of striped RDMA posted on each rail, rail 0 first (no
-	 * public counter yet: read by the tests). */
-	uint64_t stripe_bytes[GDRFAB_CM_RAILS_MAX];
 	struct ibv_srq *srq;
 	/* Receive bounce buffers. */
 	struct gdrfab_rxbuf *rxbufs;

@@ -6,10 +6,44 @@
 #include "gdrfab_proto_stats.h"
 #include "gdrfab_strerror.h"
 
+/* The public struct has a row for each rail a pair may agree on. */
+_Static_assert(
+	FI_GDRFAB_STATS_RAILS == GDRFAB_CM_RAILS_MAX,
+	"struct fi_gdrfab_stats's rail rows are not GDRFAB_CM_RAILS_MAX");
+
+static const char *ctx_name(const struct ibv_context *ctx)
+{
+	return ctx && ctx->device ? ctx->device->name : "?";
+}
+
 static const char *nic_name(const struct gdrfab_proto *proto)
 {
-	return proto->ctx && proto->ctx->device ? proto->ctx->device->name
-						: "?";
+	return ctx_name(proto->ctx);
+}
+
+/* Rail's NIC: rail 0 the endpoint's own device. */
+static const char *rail_nic_name(const struct gdrfab_proto *proto, size_t rail)
+{
+	if (!rail || rail >= proto->env.nrails)
+		return nic_name(proto);
+	return ctx_name(proto->env.more_rails[rail - 1].ctx);
+}
+
+static unsigned rail_port(const struct gdrfab_proto *proto, size_t rail)
+{
+	if (!rail || rail >= proto->env.nrails)
+		return proto->env.port_num;
+	return proto->env.more_rails[rail - 1].port_num;
+}
+
+void gdrfab_pstat_rails_init(struct gdrfab_proto *proto)
+{
+	const char *names[GDRFAB_CM_RAILS_MAX];
+	size_t n = GDRFAB_MIN(proto->env.nrails, (size_t)GDRFAB_CM_RAILS_MAX);
+
+	for (size_t i = 0; i < n; i++)
+		names[i] = rail_nic_name(proto, i);
+	gdrfab_stats_rails_init(&proto->stats, n, names);
 }
 
 const char *gdrfab_req_op_name(const struct gdrfab_req *req)
@@ -32,11 +66,12 @@ const char *gdrfab_req_op_name(const struct gdrfab_req *req)
 	return "operation";
 }
 
-void gdrfab_wc_error_report(struct gdrfab_proto *proto,
+void gdrfab_wc_error_report(struct gdrfab_proto *proto, size_t rail,
 			    struct gdrfab_conn *conn, fi_addr_t fi_addr,
 			    const char *op, const struct ibv_wc *wc)
 {
-	const char *nic = nic_name(proto);
+	const char *nic = rail_nic_name(proto, rail);
+	unsigned port = rail_port(proto, rail);
 	char peer[128] = "unknown peer";
 
 	if (wc->status == IBV_WC_SUCCESS)
@@ -52,16 +87,15 @@ void gdrfab_wc_error_report(struct gdrfab_proto *proto,
 		GDRFAB_INFO(
 			FI_LOG_EP_DATA,
 			"%s:%u: %s with peer fi_addr %lld %s flushed (qp 0x%x): its connection failed\n",
-			nic, proto->env.port_num, op, (long long)fi_addr, peer,
-			wc->qp_num);
+			nic, port, op, (long long)fi_addr, peer, wc->qp_num);
 		return;
 	}
+	gdrfab_stat_rail_error(&proto->stats, rail);
 	GDRFAB_WARN(
 		FI_LOG_EP_DATA,
 		"%s:%u: %s with peer fi_addr %lld %s failed: status %d (%s), vendor_err 0x%x, qp 0x%x\n",
-		nic, proto->env.port_num, op, (long long)fi_addr, peer,
-		(int)wc->status, ibv_wc_status_str(wc->status), wc->vendor_err,
-		wc->qp_num);
+		nic, port, op, (long long)fi_addr, peer, (int)wc->status,
+		ibv_wc_status_str(wc->status), wc->vendor_err, wc->qp_num);
 }
 
 void gdrfab_conn_fail_log(struct gdrfab_conn *conn, fi_addr_t fi_addr, int err,

@@ -125,6 +125,18 @@ static inline void gdrfab_pstat_copied(struct gdrfab_proto *proto, bool copied,
 		gdrfab_stat_op(&proto->stats, GDRFAB_STAT_gpu_copied_ops, len);
 }
 
+/* The endpoint's rails named for its per-rail counters (none for one
+ * NIC), when it is made. */
+void gdrfab_pstat_rails_init(struct gdrfab_proto *proto);
+
+/* A piece of len bytes of a striped read posted on rail (0 included,
+ * so that the rails' bytes add up to the striped messages'). */
+static inline void gdrfab_pstat_rail_piece(struct gdrfab_proto *proto,
+					   size_t rail, size_t len)
+{
+	gdrfab_stat_rail_piece(&proto->stats, rail, len);
+}
+
 /* A connection request or reply sent again (unanswered). */
 static inline void gdrfab_pstat_resend(struct gdrfab_proto *proto)
 {
@@ -143,26 +155,36 @@ static inline void gdrfab_pstat_conn_failed(struct gdrfab_conn *conn, int err)
 	gdrfab_stat_peer_error(&proto->stats, gdrfab_conn_fi_addr(conn));
 }
 
-/* A failed work completion of an operation of op's kind on conn (NULL
- * when its QP is no longer known): logged as NCCL logs one, naming the
- * NIC, the peer (fi_addr and address), the operation, the verbs status
- * and vendor_err, and counted for the peer. Nothing for a success; a
- * flushed work request (its connection failed first, and said so) is
- * logged at FI_LOG_INFO. The connection's fi_addr is looked up by the
- * inline callers, so that this file calls nothing of the connections
+/* A failed work completion on rail (0: the endpoint's own QPs) of an
+ * operation of op's kind on conn (NULL when its QP is no longer known):
+ * logged as NCCL logs one, naming the rail's NIC, the peer (fi_addr and
+ * address), the operation, the verbs status and vendor_err, and counted
+ * for the peer and, but for a flush, for the rail. Nothing for a
+ * success; a flushed work request (its connection failed first, and said
+ * so) is logged at FI_LOG_INFO. The connection's fi_addr is looked up by
+ * the inline callers, so that this file calls nothing of the connections
  * (which call it): it stays out of the core's circle. */
-void gdrfab_wc_error_report(struct gdrfab_proto *proto,
+void gdrfab_wc_error_report(struct gdrfab_proto *proto, size_t rail,
 			    struct gdrfab_conn *conn, fi_addr_t fi_addr,
 			    const char *op, const struct ibv_wc *wc);
+static inline void gdrfab_wc_error_log_rail(struct gdrfab_proto *proto,
+					    size_t rail,
+					    struct gdrfab_conn *conn,
+					    const char *op,
+					    const struct ibv_wc *wc)
+{
+	if (wc->status != IBV_WC_SUCCESS)
+		gdrfab_wc_error_report(proto, rail, conn,
+				       conn ? gdrfab_conn_fi_addr(conn)
+					    : FI_ADDR_NOTAVAIL,
+				       op, wc);
+}
+/* The same on rail 0, which carries all but striped pieces. */
 static inline void gdrfab_wc_error_log(struct gdrfab_proto *proto,
 				       struct gdrfab_conn *conn, const char *op,
 				       const struct ibv_wc *wc)
 {
-	if (wc->status != IBV_WC_SUCCESS)
-		gdrfab_wc_error_report(proto, conn,
-				       conn ? gdrfab_conn_fi_addr(conn)
-					    : FI_ADDR_NOTAVAIL,
-				       op, wc);
+	gdrfab_wc_error_log_rail(proto, 0, conn, op, wc);
 }
 /* The line of a connection (its fi_addr) that failed with err (FI_E*,
  * positive) and prov_errno: the NIC, the peer, why; its operations fail

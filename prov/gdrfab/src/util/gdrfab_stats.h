@@ -87,10 +87,22 @@ struct gdrfab_stat_peer {
  * row; a peer whose row another holds counts in other. */
 #define GDRFAB_STAT_PEERS FI_GDRFAB_STATS_PEERS
 
+/* A rail's share of a rail-set endpoint's traffic (struct
+ * fi_gdrfab_rail_stats without its name, which is fixed: kept apart, so
+ * that the row a piece counts in stays three words). */
+struct gdrfab_stat_rail {
+	uint64_t stripe_ops, stripe_bytes, errors;
+};
+
 struct gdrfab_stats {
 	uint64_t c[GDRFAB_STAT_COUNT];
 	struct gdrfab_stat_peer peers[GDRFAB_STAT_PEERS];
 	struct gdrfab_stat_peer other;
+	/* Rails: 0 for an endpoint of one NIC (nothing counted), else its
+	 * domain's rails, rail 0 first (gdrfab_stats_rails_init). */
+	size_t nrails;
+	struct gdrfab_stat_rail rails[FI_GDRFAB_STATS_RAILS];
+	char rail_name[FI_GDRFAB_STATS_RAILS][FI_GDRFAB_RAIL_NAME_LEN];
 };
 
 static inline void gdrfab_stat_inc(struct gdrfab_stats *s, enum gdrfab_stat id)
@@ -154,6 +166,27 @@ static inline void gdrfab_stat_peer_error(struct gdrfab_stats *s,
 					  uint64_t fi_addr)
 {
 	gdrfab_stat_peer(s, fi_addr)->errors++;
+}
+
+/* Names the endpoint's n rails (names[i] the NIC of rail i, NULL: "?");
+ * n of 1 (one NIC) or more than FI_GDRFAB_STATS_RAILS counts none. */
+void gdrfab_stats_rails_init(struct gdrfab_stats *s, size_t n,
+			     const char *const *names);
+
+/* A piece of n bytes of a striped message posted on rail (below
+ * nrails: striping happens only on endpoints of several rails). */
+static inline void gdrfab_stat_rail_piece(struct gdrfab_stats *s, size_t rail,
+					  uint64_t n)
+{
+	s->rails[rail].stripe_ops++;
+	s->rails[rail].stripe_bytes += n;
+}
+
+/* A failed work completion on rail (none counted with no rails). */
+static inline void gdrfab_stat_rail_error(struct gdrfab_stats *s, size_t rail)
+{
+	if (rail < s->nrails)
+		s->rails[rail].errors++;
 }
 
 /* An error completion written for the application (the object layer's

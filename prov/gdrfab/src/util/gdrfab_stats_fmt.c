@@ -67,6 +67,24 @@ void gdrfab_stats_count_error(struct gdrfab_stats *s, int err, int prov_errno)
 	s->c[kind]++;
 }
 
+/* Copies name into a rail row's name, cut to fit, zeros after it (rows
+ * compare whole); "?" for none, so that the table's row always has a
+ * name to parse. */
+static void rail_name_set(char *dst, const char *name)
+{
+	memset(dst, 0, FI_GDRFAB_RAIL_NAME_LEN);
+	snprintf(dst, FI_GDRFAB_RAIL_NAME_LEN, "%s",
+		 name && *name ? name : "?");
+}
+
+void gdrfab_stats_rails_init(struct gdrfab_stats *s, size_t n,
+			     const char *const *names)
+{
+	s->nrails = n > 1 && n <= FI_GDRFAB_STATS_RAILS ? n : 0;
+	for (size_t i = 0; i < s->nrails; i++)
+		rail_name_set(s->rail_name[i], names[i]);
+}
+
 uint64_t *gdrfab_stats_field(struct fi_gdrfab_stats *s, unsigned id)
 {
 	return &s->tx_eager_msgs + id;
@@ -131,6 +149,14 @@ void gdrfab_stats_export(const struct gdrfab_stats *s,
 		out->peers[j] = t;
 	}
 	peer_out(&other, FI_ADDR_NOTAVAIL, &out->peer_other);
+	out->rail_count = s->nrails;
+	for (size_t i = 0; i < s->nrails; i++) {
+		memcpy(out->rails[i].name, s->rail_name[i],
+		       sizeof(out->rails[i].name));
+		out->rails[i].stripe_ops = s->rails[i].stripe_ops;
+		out->rails[i].stripe_bytes = s->rails[i].stripe_bytes;
+		out->rails[i].errors = s->rails[i].errors;
+	}
 }
 
 static void peer_add(struct fi_gdrfab_peer_stats *dst,
@@ -163,6 +189,39 @@ static struct fi_gdrfab_peer_stats *peer_row(struct fi_gdrfab_stats *s,
 	return &s->peers[i];
 }
 
+struct fi_gdrfab_rail_stats *gdrfab_stats_rail_row(struct fi_gdrfab_stats *s,
+						   const char *name)
+{
+	char key[FI_GDRFAB_RAIL_NAME_LEN];
+	struct fi_gdrfab_rail_stats *r;
+
+	rail_name_set(key, name);
+	for (uint64_t i = 0; i < s->rail_count && i < FI_GDRFAB_STATS_RAILS;
+	     i++) {
+		if (!strcmp(s->rails[i].name, key))
+			return &s->rails[i];
+	}
+	/* Full (a job's hosts name more NICs than a row each): the last
+	 * row holds the rest, and says so. */
+	if (s->rail_count >= FI_GDRFAB_STATS_RAILS) {
+		r = &s->rails[FI_GDRFAB_STATS_RAILS - 1];
+		rail_name_set(r->name, "other");
+		return r;
+	}
+	r = &s->rails[s->rail_count++];
+	memset(r, 0, sizeof(*r));
+	memcpy(r->name, key, sizeof(r->name));
+	return r;
+}
+
+static void rail_add(struct fi_gdrfab_rail_stats *dst,
+		     const struct fi_gdrfab_rail_stats *src)
+{
+	dst->stripe_ops += src->stripe_ops;
+	dst->stripe_bytes += src->stripe_bytes;
+	dst->errors += src->errors;
+}
+
 void gdrfab_stats_sum(struct fi_gdrfab_stats *dst,
 		      const struct fi_gdrfab_stats *src)
 {
@@ -179,6 +238,12 @@ void gdrfab_stats_sum(struct fi_gdrfab_stats *dst,
 		peer_add(peer_row(dst, src->peers[i].fi_addr), &src->peers[i]);
 	peer_add(&dst->peer_other, &src->peer_other);
 	dst->peer_other.fi_addr = FI_ADDR_NOTAVAIL;
+	/* Rails merged by NIC name: a domain's endpoints share its rails,
+	 * in its order; a job's hosts add theirs. */
+	for (uint64_t i = 0; i < src->rail_count && i < FI_GDRFAB_STATS_RAILS;
+	     i++)
+		rail_add(gdrfab_stats_rail_row(dst, src->rails[i].name),
+			 &src->rails[i]);
 }
 
 int gdrfab_stats_copy_out(const struct fi_gdrfab_stats *all,
@@ -203,6 +268,29 @@ static int peer_print(FILE *f, const char *key,
 		(unsigned long long)p->tx_msgs, (unsigned long long)p->tx_bytes,
 		(unsigned long long)p->rx_msgs, (unsigned long long)p->rx_bytes,
 		(unsigned long long)p->errors);
+}
+
+/* The rails' rows, only for a rail-set domain's table (one NIC's stays
+ * as it was): heading, then a row per rail in its order. */
+static int rails_print(FILE *f, const struct fi_gdrfab_stats *s)
+{
+	if (!s->rail_count)
+		return 0;
+	if (fprintf(f, "  rail %5s %-16s %10s %14s %8s\n", "index", "nic",
+		    "stripe_ops", "stripe_bytes", "errors") < 0)
+		return -1;
+	for (uint64_t i = 0; i < s->rail_count && i < FI_GDRFAB_STATS_RAILS;
+	     i++) {
+		const struct fi_gdrfab_rail_stats *r = &s->rails[i];
+
+		if (fprintf(f, "  rail %5llu %-16.*s %10llu %14llu %8llu\n",
+			    (unsigned long long)i, (int)sizeof(r->name) - 1,
+			    r->name, (unsigned long long)r->stripe_ops,
+			    (unsigned long long)r->stripe_bytes,
+			    (unsigned long long)r->errors) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int gdrfab_stats_print(FILE *f, const char *title,
@@ -238,6 +326,7 @@ int gdrfab_stats_print(FILE *f, const char *title,
 	}
 	if (o->tx_msgs || o->rx_msgs || o->errors)
 		err |= peer_print(f, "other", o) < 0;
+	err |= rails_print(f, s) < 0;
 	err |= fprintf(f, "end\n") < 0;
 	return err ? -1 : 0;
 }
@@ -273,6 +362,20 @@ static bool parse_line(const char *buf, struct fi_gdrfab_stats *s)
 	}
 	if (sscanf(buf, " peer %31s", key) == 1 && !strcmp(key, "fi_addr"))
 		return true; /* the peers' heading */
+	if (sscanf(buf, " rail %31s %31s %llu %llu %llu", key, name, &v[0],
+		   &v[1], &v[2]) == 5) {
+		struct fi_gdrfab_rail_stats r = {
+			.stripe_ops = v[0],
+			.stripe_bytes = v[1],
+			.errors = v[2],
+		};
+
+		/* By the NIC's name: the index is where it printed. */
+		rail_add(gdrfab_stats_rail_row(s, name), &r);
+		return true;
+	}
+	if (sscanf(buf, " rail %31s", key) == 1 && !strcmp(key, "index"))
+		return true; /* the rails' heading */
 	if (sscanf(buf, " %63s %llu", name, &v[0]) == 2) {
 		id = gdrfab_stats_lookup(name);
 		if (id < 0)

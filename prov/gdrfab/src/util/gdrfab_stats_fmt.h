@@ -13,6 +13,10 @@
  *     peer   fi_addr  tx_msgs  tx_bytes  rx_msgs  rx_bytes  errors
  *     peer         3       12        96       12        96       0
  *     peer     other  ...                   (only when not zero)
+ *     rail  index nic   stripe_ops  stripe_bytes  errors
+ *     rail      0 rxe0          16      8388608       0
+ *     rail      1 rxe2          16      8388608       0
+ *                         (rail rows: a rail-set domain's only)
  *   end
  */
 #ifndef GDRFAB_STATS_FMT_H
@@ -40,6 +44,10 @@ void gdrfab_stats_export(const struct gdrfab_stats *s,
  * peers merged by fi_addr (those that find no room go to peer_other). */
 void gdrfab_stats_sum(struct fi_gdrfab_stats *dst,
 		      const struct fi_gdrfab_stats *src);
+/* The row of the rail whose NIC is name (added when new; the last row,
+ * renamed "other", once every row is taken). */
+struct fi_gdrfab_rail_stats *gdrfab_stats_rail_row(struct fi_gdrfab_stats *s,
+						   const char *name);
 /* Copies a whole struct into an application's, as far as its size says
  * (fi_gdrfab_stats_ops.read): 0 or -FI_EINVAL. */
 int gdrfab_stats_copy_out(const struct fi_gdrfab_stats *all,
