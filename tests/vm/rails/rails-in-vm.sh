@@ -145,15 +145,16 @@ mtu() {
 # are at least the striped bytes the counters give that link (the
 # server's on rxe2 and the client's on rxe3) over the MTU, and at most
 # that plus three per READ (request, a last short response, slack) and
-# 10% (rxe retransmits READ responses when the emulated CPU lags: 5%
-# seen).
+# half again: rxe resends READ responses when the emulated CPU lags (5%
+# more seen here, and a slower CI machine lags more). Counters that
+# missed one side's pieces would be off by half, which this still fails.
 link_agrees() {
 	local bytes ops m lo hi
 	bytes=$(($(rail "$1" srv rxe2 5) + $(rail "$1" cli rxe3 5)))
 	ops=$(($(rail "$1" srv rxe2 4) + $(rail "$1" cli rxe3 4)))
 	m=$(mtu rxe2)
 	lo=$((bytes / m))
-	hi=$((lo + lo / 10 + 3 * ops + 16))
+	hi=$((lo + lo / 2 + 3 * ops + 16))
 	echo "    rxe2-rxe3 link: counters $bytes B in $ops READs (MTU $m): $lo..$hi packets expected;" \
 		"rxe2 ${delta[rxe2]}, rxe3 ${delta[rxe3]}"
 	[ "${delta[rxe2]}" -ge "$lo" ] && [ "${delta[rxe2]}" -le "$hi" ] &&
