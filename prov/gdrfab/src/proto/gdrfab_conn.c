@@ -173,7 +173,8 @@ static void cm_fill(struct gdrfab_proto *proto, struct gdrfab_cm_msg *msg,
 	msg->nonce = proto->nonce;
 	msg->ns_port = proto->env.ns_port;
 	msg->cm_flags = (proto->env.rma_events ? GDRFAB_CM_F_RMA_EVENTS : 0) |
-			proto->env.nic_atomic_flag;
+			proto->env.nic_atomic_flag |
+			gdrfab_seg_cm_flags(proto->seg_max);
 	msg->src = proto->env.name;
 	msg->dst = *dst;
 }
@@ -272,6 +273,7 @@ err:
 
 static void conn_free(struct gdrfab_conn *conn)
 {
+	gdrfab_seg_rx_clear(&conn->seg_rx);
 	gdrfab_conn_rails_free(conn);
 	qpn_remove(conn->proto, conn);
 	gdrfab_list_remove(&conn->entry);
@@ -388,6 +390,9 @@ static struct gdrfab_conn *gdrfab_conn_get(struct gdrfab_proto *proto,
 		conn->last_rx_ms = conn->tx_done_ms = gdrfab_tick_ms();
 		conn->peer_rma_events = proto->env.rma_events;
 		peer_nic_atomics(conn, proto->env.nic_atomic_flag);
+		conn->seg_max = gdrfab_seg_pair_max(
+			proto->seg_max, gdrfab_seg_cm_flags(proto->seg_max),
+			proto->eager_max);
 		return conn;
 	}
 	conn->state = GDRFAB_CONN_CONNECTING;
@@ -590,6 +595,7 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 		gdrfab_conn_fail_log(conn, gdrfab_conn_fi_addr(conn), err,
 				     prov_errno);
 	set_state(conn, GDRFAB_CONN_FAILED);
+	gdrfab_seg_rx_clear(&conn->seg_rx); /* it can never be whole */
 	conn->fail_err = err;
 	conn->fail_prov_errno = prov_errno;
 	gdrfab_addrmap_del(&proto->conn_by_name, &conn->peer);
@@ -684,6 +690,8 @@ static bool take_peer(struct gdrfab_conn *conn, const struct gdrfab_cm_msg *msg)
 	conn->peer_nonce = msg->nonce;
 	conn->peer_rma_events = msg->cm_flags & GDRFAB_CM_F_RMA_EVENTS;
 	peer_nic_atomics(conn, msg->cm_flags);
+	conn->seg_max = gdrfab_seg_pair_max(conn->proto->seg_max, msg->cm_flags,
+					    conn->proto->eager_max);
 	return true;
 }
 

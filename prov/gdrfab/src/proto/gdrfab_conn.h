@@ -17,6 +17,7 @@
 #include "gdrfab_addr.h"
 #include "gdrfab_async.h"
 #include "gdrfab_list.h"
+#include "gdrfab_seg.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_wire.h"
 
@@ -60,6 +61,11 @@ struct gdrfab_conn {
 	 * will hold when it reaches the next message), and the last one
 	 * received from it. */
 	struct gdrfab_memo tx_memo, rx_memo;
+	/* Segmented eager (gdrfab_seg.h): the largest message either side
+	 * sends as one, agreed in the handshake (0: none, either way), and
+	 * the message being reassembled from the peer. */
+	size_t seg_max;
+	struct gdrfab_seg_rx seg_rx;
 	int sq_avail; /* free send queue slots */
 	int wr_outstanding;
 	unsigned refs; /* the table, requests, unexpected messages */

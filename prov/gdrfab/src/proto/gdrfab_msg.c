@@ -160,6 +160,47 @@ static int prepare_gather(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return 0;
 }
 
+/* A segmented eager message (gdrfab_seg.h): the header (size: the whole
+ * message) in the request's control area, the pieces gathered by the NIC
+ * from the application's buffers, registered here (the host cache's for
+ * a buffer without a descriptor, as a rendezvous source's): no copy on
+ * the sending side, and the buffer is the caller's again at the last
+ * piece's send completion. */
+static int prepare_seg(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		       const struct iovec *iov, void **desc, size_t count,
+		       uint16_t flags)
+{
+	struct gdrfab_pkt_hdr *hdr = (void *)req->ctrl;
+	int ret = gdrfab_req_set_local(proto, req, iov, desc, count, 0);
+
+	if (ret)
+		return ret;
+	eager_header(hdr, req, flags);
+	hdr->type = GDRFAB_PKT_SEG;
+	hdr->size = req->len;
+	req->ctrl_len = sizeof(*hdr);
+	req->seg = true;
+	proto->seg_tx_msgs++;
+	return 0;
+}
+
+/* Whether a message above the eager limit goes segmented: up to the
+ * limit its connection agreed on (0 until the handshake: a message sent
+ * before it goes by rendezvous), from host memory (GPU sources keep
+ * their GDR or staged rendezvous), with its data still the caller's
+ * until completion (an inject's is copied, by rendezvous's staging), and
+ * the header and each piece's buffers within the SGEs of a work request.
+ * Never an emulated write (its own FIN). */
+static bool seg_wanted(struct gdrfab_proto *proto, const struct gdrfab_req *req,
+		       void **desc, size_t count, size_t len, bool copy,
+		       uint16_t flags)
+{
+	return len <= req->conn->seg_max && !copy &&
+	       !(flags & GDRFAB_PKT_EMU) &&
+	       count + 1 <= (size_t)proto->max_sge &&
+	       !gdrfab_iov_has_gpu(proto, desc, count);
+}
+
 /* Whether an eager send from GPU memory goes out without a bounce copy:
  * its descriptors name GPU memory that the NIC gathers, or that the
  * staging pipeline copies asynchronously. */
@@ -279,6 +320,8 @@ int gdrfab_msg_prepare(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		ret = prepare_gather(proto, req, iov, desc, count, flags);
 	else if (len <= proto->eager_max)
 		ret = prepare_eager(proto, req, iov, count, flags);
+	else if (seg_wanted(proto, req, desc, count, len, copy, flags))
+		ret = prepare_seg(proto, req, iov, desc, count, flags);
 	else
 		ret = prepare_rndv(proto, req, iov, desc, count, flags);
 	gdrfab_pstat_msg_prepared(proto, req, len, flags, ret);

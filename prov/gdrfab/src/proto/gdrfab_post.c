@@ -312,6 +312,74 @@ static bool post_send(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	return true;
 }
 
+/* The SGEs of a segmented message's next piece of n bytes, after the
+ * nsge already in sge, from the request's place in its buffers (liov,
+ * loff), which moves past them. */
+static void seg_gather(struct gdrfab_req *req, size_t n, struct ibv_sge *sge,
+		       int *nsge)
+{
+	while (n && req->liov < req->iov_count) {
+		size_t avail = req->iov[req->liov].iov_len - req->loff;
+		size_t take = GDRFAB_MIN(avail, n);
+
+		if (take) {
+			sge[*nsge].addr =
+				(uintptr_t)req->iov[req->liov].iov_base +
+				req->loff;
+			sge[*nsge].length = (uint32_t)take;
+			sge[*nsge].lkey = req->lkey[req->liov];
+			(*nsge)++;
+			n -= take;
+			req->loff += take;
+		}
+		if (req->loff == req->iov[req->liov].iov_len) {
+			req->liov++;
+			req->loff = 0;
+		}
+	}
+}
+
+/* A segmented eager message (gdrfab_seg.h): its first packet (the header
+ * from ctrl and the first eager_max bytes), then its continuations (SEND
+ * with immediate GDRFAB_IMM_SEG, the next eager_max bytes alone), each
+ * gathered by the NIC from the application's buffers, as far as send
+ * slots and CQ room allow. Until the last is posted the request stays
+ * first in conn->pending, and gdrfab_conn_kick posts nothing behind it,
+ * so the peer receives the pieces back to back, as its reassembly
+ * requires. The request settles once all their completions are in. */
+static bool post_seg(struct gdrfab_proto *proto, struct gdrfab_req *req)
+{
+	while (!req->fully_posted) {
+		struct ibv_sge sge[1 + GDRFAB_MAX_IOV];
+		struct ibv_send_wr wr = {.sg_list = sge, .opcode = IBV_WR_SEND};
+		size_t piece =
+			GDRFAB_MIN(req->len - req->posted, proto->eager_max);
+
+		if (!can_post(req))
+			return false;
+		if (!req->posted) {
+			sge[0].addr = (uintptr_t)req->ctrl;
+			sge[0].length = (uint32_t)req->ctrl_len;
+			sge[0].lkey = proto->req_mr->lkey;
+			wr.num_sge = 1;
+		} else {
+			wr.opcode = IBV_WR_SEND_WITH_IMM;
+			wr.imm_data = htonl(GDRFAB_IMM_SEG);
+		}
+		seg_gather(req, piece, sge, &wr.num_sge);
+		if (post_wr(req, &wr)) {
+			/* The peer, holding part of it, fails the connection
+			 * at the next message (gdrfab_seg.h). */
+			req->error = FI_EIO;
+			req->fully_posted = true;
+			return true;
+		}
+		req->posted += piece;
+		req->fully_posted = req->posted >= req->len;
+	}
+	return true;
+}
+
 /* RDMA READ or WRITE pieces until done or out of slots. */
 static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
@@ -415,6 +483,7 @@ static bool gdrfab_req_post(struct gdrfab_req *req)
 
 	switch (req->op) {
 	case GDRFAB_OP_SEND:
+		return req->seg ? post_seg(proto, req) : post_send(proto, req);
 	case GDRFAB_OP_CTRL: return post_send(proto, req);
 	case GDRFAB_OP_WRITE:
 	case GDRFAB_OP_READ:

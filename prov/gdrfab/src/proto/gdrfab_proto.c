@@ -64,6 +64,9 @@ static void set_limits(struct gdrfab_proto *proto)
 
 	proto->eager_max = gdrfab_params.eager_max;
 	proto->inject_max = proto->eager_max;
+	proto->seg_max = gdrfab_params.seg_max > proto->eager_max
+				 ? gdrfab_params.seg_max
+				 : 0;
 	proto->max_wr_len = env->max_msg_sz ? env->max_msg_sz : 1u << 30;
 	proto->max_sge = GDRFAB_MAX(1, GDRFAB_MIN(a->max_sge, GDRFAB_MAX_IOV));
 	/* A connection's send queue: the endpoint's transmit depth bounds

@@ -178,6 +178,13 @@ struct gdrfab_proto {
 	struct gdrfab_list posted_msg, posted_tag, unexp_msg, unexp_tag;
 	/* Limits. */
 	size_t eager_max, inject_max;
+	/* FI_GDRFAB_SEG_MAX as this endpoint announces it (0: above
+	 * eager_max or off); a connection's own limit is conn->seg_max. */
+	size_t seg_max;
+	/* Segmented eager messages sent and received whole (issue 34):
+	 * internal, as stripe_bytes (the public counters count them among
+	 * the eager ones). */
+	uint64_t seg_tx_msgs, seg_rx_msgs;
 	uint32_t max_wr_len; /* the port's max_msg_sz */
 	int max_sge, sq_depth, max_rd_atomic;
 	enum ibv_mtu port_mtu;

@@ -47,7 +47,8 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 	    (h->type != GDRFAB_PKT_RNDV || (h->flags & GDRFAB_PKT_EMU)))
 		return "rail keys on a message that is not a plain rendezvous";
 	if ((h->flags & GDRFAB_PKT_DELIVERY_ACK) &&
-	    ((h->type != GDRFAB_PKT_EAGER && h->type != GDRFAB_PKT_RNDV) ||
+	    ((h->type != GDRFAB_PKT_EAGER && h->type != GDRFAB_PKT_RNDV &&
+	      h->type != GDRFAB_PKT_SEG) ||
 	     (h->flags & GDRFAB_PKT_EMU)))
 		return "a delivery ACK on a message that is not a plain one";
 	if ((h->flags & GDRFAB_PKT_EMU) &&
@@ -60,6 +61,14 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 	case GDRFAB_PKT_EAGER:
 		if (h->seg_count || h->size != len - sizeof(*h))
 			return "eager length does not match the bytes sent";
+		return NULL;
+	case GDRFAB_PKT_SEG:
+		/* Its first bytes (at least one) and more to come; the
+		 * pair's limit is checked against the connection's. */
+		if (h->seg_count || (h->flags & GDRFAB_PKT_EMU) ||
+		    len == sizeof(*h) || h->size <= len - sizeof(*h) ||
+		    h->size > max_msg)
+			return "bad segmented message header";
 		return NULL;
 	case GDRFAB_PKT_RNDV:
 		if (!h->seg_count || h->seg_count > GDRFAB_MAX_IOV ||
@@ -547,14 +556,16 @@ static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 /* Keeps a message no receive was posted for. Eager payloads are copied
  * (the receive buffer goes back to the SRQ); without memory for the copy
  * the message keeps its buffer instead (true: the caller must not
- * repost it). Nothing is dropped. */
+ * repost it). A reassembled one (own: its heap bytes) is kept as it is,
+ * its bytes taken over (*own NULL). Nothing is dropped. */
 static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			   const struct gdrfab_pkt_hdr *h,
 			   const struct gdrfab_rndv_seg *seg,
-			   const uint8_t *payload, struct gdrfab_rxbuf *rxbuf)
+			   const uint8_t *payload, struct gdrfab_rxbuf *rxbuf,
+			   uint8_t **own)
 {
 	struct gdrfab_unexp *u = calloc(1, sizeof(*u));
-	bool held = false;
+	bool held = false, copy = h->type == GDRFAB_PKT_EAGER && h->size;
 
 	gdrfab_pstat_inc(proto, GDRFAB_STAT_rx_unexpected_msgs);
 	if (!u) {
@@ -564,8 +575,11 @@ static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			"out of memory for an unexpected message: dropped\n");
 		return false;
 	}
-	if (h->type == GDRFAB_PKT_EAGER && h->size &&
-	    !(u->payload = malloc(h->size))) {
+	if (own) {
+		u->payload = *own;
+		*own = NULL;
+		copy = false;
+	} else if (copy && !(u->payload = malloc(h->size))) {
 		if (!rxbuf) {
 			free(u);
 			GDRFAB_WARN(
@@ -580,6 +594,7 @@ static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		u->held = rxbuf;
 		u->payload = (uint8_t *)payload;
 		held = true;
+		copy = false;
 	}
 	u->conn = conn;
 	conn->refs++;
@@ -592,7 +607,7 @@ static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			memcpy(u->rail_keys, seg + h->seg_count,
 			       h->seg_count * (GDRFAB_CM_RAILS_MAX - 1) *
 				       sizeof(uint32_t));
-	} else if (h->size && !held) {
+	} else if (copy) {
 		memcpy(u->payload, payload, h->size);
 	}
 	gdrfab_list_push_tail((h->flags & GDRFAB_PKT_TAGGED)
@@ -621,7 +636,8 @@ static void gdrfab_unexp_free(struct gdrfab_unexp *u)
  * loopback copy out of it says so in proto->rxbuf_held instead. */
 static bool handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			   const struct gdrfab_pkt_hdr *h,
-			   const uint8_t *payload, struct gdrfab_rxbuf *rxbuf)
+			   const uint8_t *payload, struct gdrfab_rxbuf *rxbuf,
+			   uint8_t **own)
 {
 	const struct gdrfab_rndv_seg *seg = (const void *)payload;
 	struct gdrfab_list *posted = (h->flags & GDRFAB_PKT_TAGGED)
@@ -645,11 +661,11 @@ static bool handle_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
 		if (matches(proto, req, h, conn)) {
-			deliver(proto, req, h, seg, payload, conn, rxbuf, NULL);
+			deliver(proto, req, h, seg, payload, conn, rxbuf, own);
 			return false;
 		}
 	}
-	return add_unexpected(proto, conn, h, seg, payload, rxbuf);
+	return add_unexpected(proto, conn, h, seg, payload, rxbuf, own);
 }
 
 static void drop(struct gdrfab_proto *proto, const struct gdrfab_conn *conn,
@@ -671,7 +687,7 @@ static void take_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 {
 	gdrfab_pstat_rx_msg(proto, conn, h);
 	proto->rxbuf_held = false;
-	if (handle_message(proto, conn, h, payload, rxbuf))
+	if (handle_message(proto, conn, h, payload, rxbuf, NULL))
 		return; /* reposted once the message is taken */
 	if (proto->rxbuf_held) {
 		/* A loopback copy reads it: reposted when it ends. */
@@ -679,6 +695,77 @@ static void take_message(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		return;
 	}
 	gdrfab_rxbuf_repost_later(proto, rxbuf);
+}
+
+/* ---- segmented eager messages (gdrfab_seg.h) ---- */
+
+/* A peer that broke the segmented messages' rule: logged, naming it, and
+ * its connection failed (what it sent cannot be put together). */
+static void seg_refuse(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		       const char *why, uint32_t bytes)
+{
+	char peer[128];
+
+	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
+	GDRFAB_WIRE_WARN(
+		proto, FI_LOG_EP_DATA,
+		"segmented message from %s refused: %s (%u bytes); failing the connection",
+		peer, why, bytes);
+	gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_PROTOCOL);
+}
+
+/* The first packet of a segmented message: its reassembly begins. */
+static void seg_first(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		      const struct gdrfab_pkt_hdr *h, uint32_t bytes)
+{
+	const char *why =
+		conn->seg_max
+			? gdrfab_seg_rx_start(&conn->seg_rx, h,
+					      (const uint8_t *)(h + 1),
+					      bytes - sizeof(*h), conn->seg_max,
+					      proto->eager_max)
+			: "a segmented message to a connection that agreed on none";
+
+	if (why)
+		seg_refuse(proto, conn, why, bytes);
+}
+
+/* A message whose last piece came in: matched and delivered (or kept
+ * unexpected) as an eager message of its size is, its bytes handed over
+ * to the unexpected record or to a copy into GPU memory that takes
+ * them. */
+static void seg_whole(struct gdrfab_proto *proto, struct gdrfab_conn *conn)
+{
+	struct gdrfab_pkt_hdr h;
+	uint8_t *bytes = gdrfab_seg_rx_take(&conn->seg_rx, &h);
+
+	proto->seg_rx_msgs++;
+	gdrfab_pstat_rx_msg(proto, conn, &h);
+	handle_message(proto, conn, &h, bytes, NULL, &bytes);
+	free(bytes); /* NULL when taken */
+}
+
+/* A work completion on a connection that reassembles a message, or a
+ * continuation: the message's next bytes; anything else then breaks the
+ * rule (RC order and a sender that posts nothing between the pieces). */
+static void seg_next(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+		     struct gdrfab_rxbuf *rxbuf, const struct ibv_wc *wc)
+{
+	const char *why;
+	bool whole = false;
+
+	if (wc->opcode != IBV_WC_RECV || !(wc->wc_flags & IBV_WC_WITH_IMM) ||
+	    ntohl(wc->imm_data) != GDRFAB_IMM_SEG)
+		why = "another message inside a segmented message";
+	else
+		why = gdrfab_seg_rx_append(&conn->seg_rx, rxbuf->data,
+					   wc->byte_len, proto->eager_max,
+					   &whole);
+	gdrfab_rxbuf_repost_later(proto, rxbuf);
+	if (why)
+		seg_refuse(proto, conn, why, wc->byte_len);
+	else if (whole)
+		seg_whole(proto, conn);
 }
 
 /* A SEND with immediate data: an EAGER message whose header the last
@@ -732,6 +819,12 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 		return;
 	}
 	gdrfab_conn_rx(conn);
+	if (gdrfab_seg_rx_busy(&conn->seg_rx) ||
+	    ((wc->wc_flags & IBV_WC_WITH_IMM) &&
+	     ntohl(wc->imm_data) == GDRFAB_IMM_SEG)) {
+		seg_next(proto, conn, rxbuf, wc);
+		return;
+	}
 	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
 		/* fi_writedata: the data landed; its CQ data is reported
 		 * once what landed in GPU memory is visible (now, or when
@@ -760,6 +853,8 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 		gdrfab_atomic_handle(proto, conn, h);
 	} else if (h->type == GDRFAB_PKT_ATOMIC_RESP) {
 		gdrfab_atomic_resp(proto, conn, h);
+	} else if (h->type == GDRFAB_PKT_SEG) {
+		seg_first(proto, conn, h, wc->byte_len);
 	} else if (h->type == GDRFAB_PKT_NOP) {
 		if (h->msg_id == GDRFAB_NOP_RAILS_UP)
 			gdrfab_conn_rails_up(conn);

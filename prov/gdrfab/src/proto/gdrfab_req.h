@@ -197,6 +197,11 @@ struct gdrfab_req {
 		 * (GDRFAB_PKT_DELIVERY_ACK): fi_cancel may end it while it
 		 * waits for the FIN (gdrfab_send_cancel). */
 		bool delivery_ack;
+		/* A segmented eager message (gdrfab_seg.h): its header from
+		 * ctrl, then its pieces gathered by the NIC from the
+		 * application's registered buffers (lkey[]); posted counts
+		 * the bytes sent, liov and loff its place in iov. */
+		bool seg;
 	};
 
 	/* ---- receive side (RECV, RNDV_READ, GPU_RX) ---- */

@@ -40,6 +40,16 @@ enum gdrfab_pkt_type {
 	 * remote access counters (FI_RMA_EVENT). Sent only to peers that
 	 * asked (GDRFAB_CM_F_RMA_EVENTS). */
 	GDRFAB_PKT_RMA_EVENT = 7,
+	/* The first packet of a segmented eager message (issue 34): the
+	 * header, size the whole message's length (more than eager_max, at
+	 * most the pair's seg_max), then its first bytes (at least one, at
+	 * most eager_max); the rest follows in continuations (SENDs with
+	 * immediate data GDRFAB_IMM_SEG) right after it on this queue pair,
+	 * nothing else in between. Flags as an EAGER message's (never
+	 * GDRFAB_PKT_EMU or GDRFAB_PKT_RAIL_KEYS). Sent only to a peer that
+	 * announced a segment limit (GDRFAB_CM_SEG_MASK), so no version
+	 * change: a peer of an earlier build announces none. */
+	GDRFAB_PKT_SEG = 8,
 };
 
 #define GDRFAB_RMA_EVENT_WRITE 1
@@ -104,6 +114,19 @@ struct gdrfab_pkt_hdr {
  */
 #define GDRFAB_IMM_REPEAT 0x47440001u /* "GD", 1 */
 
+/*
+ * A continuation of a segmented eager message (GDRFAB_PKT_SEG): a SEND
+ * with this immediate data whose bytes are the message's next bytes
+ * alone (1 to eager_max of them), no header. RC delivers a queue pair's
+ * messages in order and the sender posts a message's packets one after
+ * the other with nothing between them, so the receiver appends each to
+ * the one message it reassembles for that connection, at the offset the
+ * bytes before it reached. A continuation without a message in
+ * reassembly, or past its announced size, and any other message while
+ * one is in reassembly, fail the connection.
+ */
+#define GDRFAB_IMM_SEG 0x47440002u /* "GD", 2 */
+
 struct gdrfab_rndv_seg {
 	uint64_t addr;
 	uint64_t len;
@@ -162,6 +185,16 @@ enum gdrfab_cm_type {
 #define GDRFAB_CM_F_RAILS   0x8
 #define GDRFAB_CM_RAILS_MAX 8 /* rails of a pair, rail 0 included */
 #define GDRFAB_NOP_RAILS_UP 1
+
+/* Segmented eager (issue 34), negotiated without a version change: the
+ * high byte of cm_flags (bits earlier builds leave 0 and never read) is
+ * the largest segmented eager message the sender takes, in units of
+ * GDRFAB_SEG_UNIT (FI_GDRFAB_SEG_MAX / 4096; 0: none). Each side of a
+ * pair sends GDRFAB_PKT_SEG messages only up to the smaller of the two
+ * values, and only when it exceeds eager_max; so mixed settings
+ * interoperate, and a peer of an earlier build is never sent one. */
+#define GDRFAB_CM_SEG_SHIFT 8
+#define GDRFAB_CM_SEG_MASK  0xff00
 
 /* Settings both sides of a connection must share (REJ's reject). */
 enum gdrfab_cm_reject {

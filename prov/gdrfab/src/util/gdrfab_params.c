@@ -21,6 +21,7 @@ struct gdrfab_params gdrfab_params = {
 	.qp_depth = GDRFAB_DEFAULT_QP_DEPTH,
 	.idle_timeout_ms = GDRFAB_DEFAULT_IDLE_TIMEOUT_MS,
 	.eager_max = GDRFAB_DEFAULT_EAGER_MAX,
+	.seg_max = GDRFAB_DEFAULT_SEG_MAX,
 	.rx_bufs = GDRFAB_DEFAULT_RX_BUFS,
 	.tx_bufs = GDRFAB_DEFAULT_TX_BUFS,
 	.conn_timeout_ms = GDRFAB_DEFAULT_CONN_TIMEOUT_MS,
@@ -243,6 +244,9 @@ void gdrfab_params_init(void)
 		&gdrfab_prov, "EAGER_MAX", FI_PARAM_INT,
 		"Largest message sent eagerly through bounce buffers; larger messages are pulled by the receiver with RDMA READ (default: 8192)");
 	fi_param_define(
+		&gdrfab_prov, "SEG_MAX", FI_PARAM_INT,
+		"Largest message sent as segmented eager (a header packet and continuations through the bounce buffers, reassembled by the receiver) above FI_GDRFAB_EAGER_MAX; larger messages go by rendezvous. A multiple of 4096 (rounded down), at most 1044480; a pair of endpoints uses the smaller of their values; 0 turns it off (default: 65536)");
+	fi_param_define(
 		&gdrfab_prov, "RX_BUFS", FI_PARAM_INT,
 		"Receive bounce buffers per endpoint, shared by all its peers (default: 256)");
 	fi_param_define(&gdrfab_prov, "TX_BUFS", FI_PARAM_INT,
@@ -328,6 +332,14 @@ void gdrfab_params_init(void)
 	read_size("QP_DEPTH", &gdrfab_params.qp_depth, GDRFAB_DEFAULT_QP_DEPTH);
 	read_size("EAGER_MAX", &gdrfab_params.eager_max,
 		  GDRFAB_DEFAULT_EAGER_MAX);
+	{
+		int seg_max;
+
+		read_int_in("SEG_MAX", &seg_max, GDRFAB_DEFAULT_SEG_MAX, 0,
+			    GDRFAB_SEG_MAX_LIMIT);
+		gdrfab_params.seg_max = (size_t)seg_max / GDRFAB_SEG_UNIT *
+					GDRFAB_SEG_UNIT;
+	}
 	read_size("RX_BUFS", &gdrfab_params.rx_bufs, GDRFAB_DEFAULT_RX_BUFS);
 	read_size("TX_BUFS", &gdrfab_params.tx_bufs, GDRFAB_DEFAULT_TX_BUFS);
 	read_int_in("CONN_TIMEOUT_MS", &gdrfab_params.conn_timeout_ms,

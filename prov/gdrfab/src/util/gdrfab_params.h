@@ -58,6 +58,14 @@ struct gdrfab_params {
 	/* FI_GDRFAB_EAGER_MAX: largest message sent eagerly (copied through
 	 * bounce buffers); larger ones use rendezvous (RDMA READ). */
 	size_t eager_max;
+	/* FI_GDRFAB_SEG_MAX: largest message sent as segmented eager (a
+	 * header packet and continuations through the bounce buffers, one
+	 * eager_max piece each) above eager_max; larger ones go by
+	 * rendezvous. 0 turns segmentation off. A multiple of
+	 * GDRFAB_SEG_UNIT (rounded down), at most GDRFAB_SEG_MAX_LIMIT: it
+	 * travels in the connection messages in those units, and a pair
+	 * uses the smaller of its two values. */
+	size_t seg_max;
 	/* FI_GDRFAB_RX_BUFS / FI_GDRFAB_TX_BUFS: bounce buffers per
 	 * endpoint. */
 	size_t rx_bufs;
@@ -128,6 +136,16 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_DEFAULT_QP_DEPTH		128
 #define GDRFAB_DEFAULT_IDLE_TIMEOUT_MS	30000
 #define GDRFAB_DEFAULT_EAGER_MAX	8192
+/* 64 KiB, not rxm's 128: the message takes seg_max / eager_max receive
+ * buffers of the SRQ that all peers share (8 of the default 256, so 32
+ * peers sending at once still find room; 128 KiB would take 16), the
+ * receiver holds one message of up to seg_max per connection while it
+ * reassembles, and beyond 64 KiB the rendezvous's round trip is a small
+ * share of the transfer (what issue 34 measured was the 16 KiB step).
+ * To be measured per NIC (OSU latency of seg vs rendezvous). */
+#define GDRFAB_DEFAULT_SEG_MAX		(64 << 10)
+#define GDRFAB_SEG_UNIT			4096
+#define GDRFAB_SEG_MAX_LIMIT		(255 * GDRFAB_SEG_UNIT)
 #define GDRFAB_DEFAULT_RX_BUFS		256
 #define GDRFAB_DEFAULT_TX_BUFS		256
 #define GDRFAB_DEFAULT_CONN_TIMEOUT_MS	10000

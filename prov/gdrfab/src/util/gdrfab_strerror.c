@@ -21,6 +21,8 @@ static const char *const own_errors[] = {
 		"the connection's queue pair failed (an access refused by a NIC?): reconnecting for later operations",
 	[GDRFAB_PERR_LINK_STALLED - FI_GDRFAB_PROV_ERRNO_BASE] =
 		"the port went down with the operation in flight and the NIC never completed it: reconnecting for later operations",
+	[GDRFAB_PERR_PROTOCOL - FI_GDRFAB_PROV_ERRNO_BASE] =
+		"the peer broke the wire protocol (a segmented message out of order or past its size): connection failed",
 };
 
 const char *gdrfab_prov_strerror(int prov_errno, char *buf, size_t len)
