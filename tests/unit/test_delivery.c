@@ -2,7 +2,8 @@
 /*
  * Sends with FI_DELIVERY_COMPLETE on the fake verbs device (issue 34): up
  * to FI_GDRFAB_EAGER_MAX they go eagerly with a delivery ACK
- * (GDRFAB_PKT_DELIVERY_ACK), beyond it by rendezvous, and either way the
+ * (GDRFAB_PKT_DELIVERY_ACK), up to FI_GDRFAB_SEG_MAX segmented with it,
+ * beyond it by rendezvous, and either way the
  * send completes only on the receiver's FIN, sent once the data is in the
  * matched receive's buffer: expected, unexpected, truncated, into a
  * multi-receive buffer, through FI_PEEK|FI_CLAIM and FI_DISCARD, with the
@@ -54,12 +55,15 @@ static void recv_at_b(void *buf, size_t len, uint64_t tag, int c)
 		     0);
 }
 
-/* The sizes around the eager limit; the last goes by rendezvous. */
+/* The sizes around the eager limit: one packet up to it, segmented
+ * eager (gdrfab_seg.h) just past it; the last, past FI_GDRFAB_SEG_MAX,
+ * goes by rendezvous. */
+enum { DC_SIZES = 5 };
 static size_t dc_len(int i)
 {
 	size_t e = gdrfab_params.eager_max;
 
-	return (size_t[]){1, e - 1, e, e + 1}[i];
+	return (size_t[]){1, e - 1, e, e + 1, gdrfab_params.seg_max + 1}[i];
 }
 
 /* Message i of len bytes arrived whole at B (its completion k), nothing
@@ -80,17 +84,17 @@ static void check_delivered(const uint8_t *in, size_t len, unsigned seed, int k,
 /* Expected: the receive is posted first. The message is carried, then
  * the wire holds every SEND (the receiver's FIN among them): the receive
  * completes and the send does not, until the FIN goes. No RDMA READ up to
- * the eager limit; one beyond it. */
+ * the segmented eager limit; one beyond it. */
 Test(proto, delivery_complete_expected_eager_up_to_the_limit, .timeout = 10)
 {
-	size_t max = dc_len(3);
+	size_t max = dc_len(DC_SIZES - 1);
 	uint8_t *out = malloc(max), *in = malloc(max + 64);
 
 	pf_open(&f);
 	pf_connect(&f);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < DC_SIZES; i++) {
 		size_t len = dc_len(i);
-		bool rndv = len > gdrfab_params.eager_max;
+		bool rndv = len > gdrfab_params.seg_max;
 
 		pf_fill(out, len, 10 + (unsigned)i);
 		memset(in, 0, max + 64);
@@ -124,12 +128,12 @@ Test(proto, delivery_complete_expected_eager_up_to_the_limit, .timeout = 10)
  * complete until a receive takes it, and then only after it. */
 Test(proto, delivery_complete_unexpected_completes_when_received, .timeout = 10)
 {
-	size_t max = dc_len(3);
+	size_t max = dc_len(DC_SIZES - 1);
 	uint8_t *out = malloc(max), *in = malloc(max + 64);
 
 	pf_open(&f);
 	pf_connect(&f);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < DC_SIZES; i++) {
 		size_t len = dc_len(i);
 
 		pf_fill(out, len, 30 + (unsigned)i);
@@ -142,7 +146,7 @@ Test(proto, delivery_complete_unexpected_completes_when_received, .timeout = 10)
 		fake_verbs_hold(IBV_WR_SEND, true);
 		recv_at_b(in, len + 64, 0x600 + (uint64_t)i, 30 + i);
 		pf_drive(&f, 0);
-		if (len <= gdrfab_params.eager_max) {
+		if (len <= gdrfab_params.seg_max) {
 			cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 0,
 				     "%zu bytes: no READ", len);
 			cr_assert_eq(f.s[B].n_ok, i + 1, "delivered at once");
@@ -167,7 +171,7 @@ Test(proto, delivery_complete_unexpected_completes_when_received, .timeout = 10)
 Test(proto, delivery_complete_truncation_is_reported_on_both_sides,
      .timeout = 10)
 {
-	size_t big = dc_len(3);
+	size_t big = dc_len(DC_SIZES - 1);
 	uint8_t *out = malloc(big), in[3][48];
 
 	pf_open(&f);

@@ -38,6 +38,8 @@ const char *gdrfab_seg_rx_start(struct gdrfab_seg_rx *s,
 {
 	if (h->size > seg_max)
 		return "a segmented message larger than the pair's limit";
+	if (h->size <= eager_max)
+		return "a segmented message within the eager limit";
 	if (n > eager_max)
 		return "a segmented message's first piece exceeds the eager limit";
 	s->buf = malloc(h->size);

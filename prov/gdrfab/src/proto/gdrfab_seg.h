@@ -45,8 +45,8 @@ static inline bool gdrfab_seg_rx_busy(const struct gdrfab_seg_rx *s)
 /* Starts a message from its first packet (header h, n bytes at
  * payload; check_header checked that 0 < n < h->size). NULL, or why the
  * packet is refused (the caller fails the connection): too large for
- * the pair's limit seg_max, a first piece larger than eager_max, or no
- * memory for it. */
+ * the pair's limit seg_max or not above eager_max, a first piece larger
+ * than eager_max, or no memory for it. */
 const char *gdrfab_seg_rx_start(struct gdrfab_seg_rx *s,
 				const struct gdrfab_pkt_hdr *h,
 				const uint8_t *payload, size_t n,

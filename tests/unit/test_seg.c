@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Segmented eager messages (gdrfab_seg.h, issue 34) on the fake verbs
+ * device: a message of eager_max < len <= seg_max goes as a GDRFAB_PKT_SEG
+ * packet and continuations (SEND with GDRFAB_IMM_SEG), no RDMA READ, and
+ * arrives whole, byte for byte, at the sizes around both limits (the one
+ * past seg_max by rendezvous), expected and unexpected, truncated into a
+ * small receive, back to back and queued behind a full send queue; seg
+ * off (FI_GDRFAB_SEG_MAX=0) and mixed settings between the two endpoints
+ * (the pair uses the smaller); a peer that breaks the rule (a continuation
+ * with no message, a message past the pair's limit, a continuation past
+ * the announced size, another message inside one) fails its connection
+ * and delivers nothing. The reassembly and the limit's encoding are also
+ * checked on their own.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_verbs.h"
+#include "gdrfab.h"
+#include "gdrfab_conn.h"
+#include "gdrfab_mr_desc.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_params.h"
+#include "gdrfab_proto.h"
+#include "gdrfab_seg.h"
+#include "gdrfab_verbs_ops.h"
+#include "proto_fixture.h"
+
+#define A 0
+#define B 1
+
+static struct pf f;
+
+static void *ctx(int i)
+{
+	return (void *)(uintptr_t)(0x5e6000 + i);
+}
+
+static struct gdrfab_proto *proto_of(int i)
+{
+	return gdrfab_container_of(f.s[i].ep, struct gdrfab_ep, fid)->proto;
+}
+
+/* Side i's connection to the other side (its only one). */
+static struct gdrfab_conn *conn_of(int i)
+{
+	struct gdrfab_proto *proto = proto_of(i);
+
+	cr_assert(!gdrfab_list_empty(&proto->conns), "side %d: no connection",
+		  i);
+	return gdrfab_list_entry(proto->conns.next, struct gdrfab_conn, entry);
+}
+
+static size_t eager(void)
+{
+	return gdrfab_params.eager_max;
+}
+
+/* The sizes around both limits, and a few odd ones between. */
+enum { SIZES = 10 };
+static size_t seg_len(int i)
+{
+	size_t e = eager(), s = gdrfab_params.seg_max;
+
+	return (size_t[]){e,	     e + 1,	2 * e - 1, 2 * e,
+			  2 * e + 1, 3 * e + 7, 5 * e + 3, s - 1,
+			  s,	     s + 1}[i];
+}
+
+/* Continuations of a segmented message of len bytes. */
+static int continuations(size_t len)
+{
+	return (int)((len - 1) / eager());
+}
+
+static bool is_seg(size_t len)
+{
+	return len > eager() && len <= gdrfab_params.seg_max;
+}
+
+static void tsend(int side, const void *buf, size_t len, uint64_t tag, int c)
+{
+	cr_assert_eq(fi_tsend(f.s[side].ep, buf, len, NULL, f.s[side].peer,
+			      tag, ctx(c)),
+		     0, "send of %zu bytes", len);
+}
+
+static void trecv(int side, void *buf, size_t len, uint64_t tag, int c)
+{
+	cr_assert_eq(fi_trecv(f.s[side].ep, buf, len, NULL, f.s[side].peer,
+			      tag, 0, ctx(c)),
+		     0);
+}
+
+/* Receive k at side rx got len bytes of seed for context c, and nothing
+ * was written past them. */
+static void check_rx(int rx, int k, const uint8_t *in, size_t len,
+		     unsigned seed, int c)
+{
+	cr_assert_eq(f.s[rx].ok[k].op_context, ctx(c), "receive %d", k);
+	cr_assert_eq(f.s[rx].ok[k].len, len, "receive %d", k);
+	cr_assert(pf_check(in, len, seed), "%zu bytes delivered", len);
+	cr_assert_eq(in[len], 0, "nothing past the message of %zu", len);
+}
+
+/* The index of side's completion for context c (they may come in
+ * another order than posted: a rendezvous's after the messages behind
+ * it). */
+static int ok_of(int side, int c)
+{
+	for (int k = 0; k < f.s[side].n_ok; k++) {
+		if (f.s[side].ok[k].op_context == ctx(c))
+			return k;
+	}
+	cr_assert_fail("side %d: no completion for context %d", side, c);
+	return -1;
+}
+
+/* Expected: the receive is posted first. While the continuations are
+ * held on the wire the receiver holds the first packet in reassembly and
+ * completes nothing; once they go the message is whole. No READ up to
+ * seg_max, one past it. */
+Test(seg, sizes_around_both_limits_expected, .timeout = 20)
+{
+	size_t max = seg_len(SIZES - 1);
+	uint8_t *out = malloc(max), *in = malloc(max + 64);
+	uint64_t rx0, tx0;
+
+	pf_open(&f);
+	pf_connect(&f);
+	cr_assert_eq(conn_of(A)->seg_max, gdrfab_params.seg_max);
+	cr_assert_eq(conn_of(B)->seg_max, gdrfab_params.seg_max);
+	for (int i = 0; i < SIZES; i++) {
+		size_t len = seg_len(i);
+		bool seg = is_seg(len);
+
+		rx0 = proto_of(B)->seg_rx_msgs;
+		tx0 = proto_of(A)->seg_tx_msgs;
+		pf_fill(out, len, 10 + (unsigned)i);
+		memset(in, 0, max + 64);
+		trecv(B, in, len + 64, 0x100 + (uint64_t)i, i);
+		fake_verbs_hold(IBV_WR_SEND_WITH_IMM, true);
+		fake_verbs_hold(IBV_WR_RDMA_READ, true);
+		tsend(A, out, len, 0x100 + (uint64_t)i, 100 + i);
+		pf_drive(&f, 0);
+		cr_assert_eq(fake_verbs_waiting(IBV_WR_SEND_WITH_IMM),
+			     seg ? continuations(len) : 0, "%zu bytes", len);
+		cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ),
+			     len > gdrfab_params.seg_max, "%zu bytes", len);
+		cr_assert_eq(gdrfab_seg_rx_busy(&conn_of(B)->seg_rx), seg);
+		if (len > eager())
+			cr_assert_eq(f.s[B].n_ok, i, "%zu bytes: not yet", len);
+		fake_verbs_hold(IBV_WR_SEND_WITH_IMM, false);
+		fake_verbs_hold(IBV_WR_RDMA_READ, false);
+		cr_assert(pf_drive_until(&f, B, i + 1, 2000));
+		cr_assert(pf_drive_until(&f, A, i + 1, 2000));
+		check_rx(B, i, in, len, 10 + (unsigned)i, i);
+		cr_assert_eq(f.s[A].ok[i].op_context, ctx(100 + i));
+		cr_assert_eq(proto_of(B)->seg_rx_msgs - rx0, seg);
+		cr_assert_eq(proto_of(A)->seg_tx_msgs - tx0, seg);
+		cr_assert(!gdrfab_seg_rx_busy(&conn_of(B)->seg_rx));
+	}
+	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
+	pf_close(&f);
+	free(out);
+	free(in);
+}
+
+/* Unexpected: the whole message waits (reassembly over, no completion),
+ * then a receive takes it; FI_PEEK sees its full size first. */
+Test(seg, sizes_around_both_limits_unexpected, .timeout = 20)
+{
+	size_t max = seg_len(SIZES - 1);
+	uint8_t *out = malloc(max), *in = malloc(max + 64);
+
+	pf_open(&f);
+	pf_connect(&f);
+	for (int i = 0; i < SIZES; i++) {
+		size_t len = seg_len(i);
+		struct fi_msg_tagged peek = {.tag = 0x200 + (uint64_t)i,
+					     .addr = f.s[B].peer,
+					     .context = ctx(50 + i)};
+		int k = 2 * i;
+
+		pf_fill(out, len, 30 + (unsigned)i);
+		memset(in, 0, max + 64);
+		tsend(A, out, len, 0x200 + (uint64_t)i, 100 + i);
+		pf_drive(&f, 20);
+		cr_assert_eq(f.s[B].n_ok + f.s[B].n_err, k, "%zu bytes", len);
+		cr_assert(!gdrfab_seg_rx_busy(&conn_of(B)->seg_rx));
+		cr_assert_eq(fi_trecvmsg(f.s[B].ep, &peek, FI_PEEK), 0);
+		cr_assert(pf_drive_until(&f, B, k + 1, 2000));
+		cr_assert_eq(f.s[B].ok[k].len, len, "peek sees the whole size");
+		trecv(B, in, len + 64, 0x200 + (uint64_t)i, i);
+		cr_assert(pf_drive_until(&f, B, k + 2, 2000));
+		cr_assert(pf_drive_until(&f, A, i + 1, 2000));
+		check_rx(B, k + 1, in, len, 30 + (unsigned)i, i);
+	}
+	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
+	pf_close(&f);
+	free(out);
+	free(in);
+}
+
+/* FI_CLAIM then FI_DISCARD of whole segmented messages, as of eager
+ * ones: the claimed one is delivered, the discarded one never is. */
+Test(seg, peek_claim_and_discard, .timeout = 10)
+{
+	size_t len = 3 * eager() + 7;
+	uint8_t *out = malloc(len), *in = calloc(1, len + 64);
+	struct fi_context claim_ctx;
+	struct fi_msg_tagged m = {.tag = 0x300,
+				  .addr = f.s[B].peer,
+				  .context = &claim_ctx};
+	struct iovec iov = {in, len + 64};
+
+	pf_open(&f);
+	pf_connect(&f);
+	m.addr = f.s[B].peer;
+	pf_fill(out, len, 70);
+	tsend(A, out, len, 0x300, 1);
+	tsend(A, out, len, 0x301, 2);
+	cr_assert(pf_drive_until(&f, A, 2, 2000));
+	cr_assert_eq(fi_trecvmsg(f.s[B].ep, &m, FI_PEEK | FI_CLAIM), 0);
+	cr_assert(pf_drive_until(&f, B, 1, 2000));
+	m.msg_iov = &iov;
+	m.iov_count = 1;
+	cr_assert_eq(fi_trecvmsg(f.s[B].ep, &m, FI_CLAIM), 0);
+	cr_assert(pf_drive_until(&f, B, 2, 2000));
+	cr_assert_eq(f.s[B].ok[1].len, len);
+	cr_assert(pf_check(in, len, 70));
+	m.tag = 0x301;
+	m.msg_iov = NULL;
+	m.iov_count = 0;
+	m.context = ctx(9);
+	cr_assert_eq(fi_trecvmsg(f.s[B].ep, &m, FI_PEEK | FI_DISCARD), 0);
+	cr_assert(pf_drive_until(&f, B, 3, 2000));
+	cr_assert(gdrfab_list_empty(&proto_of(B)->unexp_tag), "discarded");
+	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
+	pf_close(&f);
+	free(out);
+	free(in);
+}
+
+/* A receive smaller than the message: FI_ETRUNC with the bytes that fit,
+ * nothing past them, expected and unexpected. */
+Test(seg, truncation_expected_and_unexpected, .timeout = 10)
+{
+	size_t len = 3 * eager() + 5, room = eager() + 100;
+	uint8_t *out = malloc(len), *in[2];
+
+	pf_open(&f);
+	pf_connect(&f);
+	pf_fill(out, len, 80);
+	for (int k = 0; k < 2; k++) {
+		in[k] = calloc(1, room + 64);
+		if (!k)
+			trecv(B, in[k], room, 0x400, k);
+		tsend(A, out, len, 0x400, 10 + k);
+		pf_drive(&f, 0);
+		if (k)
+			trecv(B, in[k], room, 0x400, k);
+		cr_assert(pf_drive_until(&f, B, k + 1, 2000));
+		cr_assert_eq(f.s[B].n_err, k + 1);
+		cr_assert_eq(f.s[B].err[k].err, FI_ETRUNC);
+		cr_assert_eq(f.s[B].err[k].len, room);
+		cr_assert_eq(f.s[B].err[k].olen, len - room);
+		cr_assert(pf_check(in[k], room, 80));
+		cr_assert_eq(in[k][room], 0);
+		free(in[k]);
+	}
+	cr_assert(pf_drive_until(&f, A, 2, 2000));
+	cr_assert_eq(f.s[A].n_err, 0, "the sends complete normally");
+	pf_close(&f);
+	free(out);
+}
+
+/* Messages back to back on one connection, with a send queue of 8
+ * slots held full: the segmented ones post as slots come back, nothing
+ * overtakes them, and eager, segmented and rendezvous messages all
+ * arrive whole and in the order sent, to receives posted before and
+ * after. */
+Test(seg, many_queued_past_a_full_send_queue_arrive_in_order, .timeout = 20)
+{
+	enum { N = 12 };
+	size_t saved = gdrfab_params.tx_size;
+	size_t len[N];
+	uint8_t *out[N], *in[N];
+
+	gdrfab_params.tx_size = 8;
+	pf_open(&f);
+	pf_connect(&f);
+	for (int i = 0; i < N; i++) {
+		len[i] = (size_t[]){100, 5 * eager() + 3, eager() + 1,
+				    gdrfab_params.seg_max + 1}[i % 4];
+		out[i] = malloc(len[i]);
+		in[i] = calloc(1, len[i] + 64);
+		pf_fill(out[i], len[i], 90 + (unsigned)i);
+	}
+	for (int i = 0; i < N / 2; i++)
+		trecv(B, in[i], len[i] + 64, 0x500, i);
+	fake_verbs_hold(IBV_WR_SEND, true);
+	for (int i = 0; i < N; i++)
+		tsend(A, out[i], len[i], 0x500, 100 + i);
+	cr_assert_leq(fake_verbs_waiting(IBV_WR_SEND) +
+			      fake_verbs_waiting(IBV_WR_SEND_WITH_IMM),
+		      8, "no more than the send queue's slots");
+	fake_verbs_hold(IBV_WR_SEND, false);
+	pf_drive(&f, 0);
+	for (int i = N / 2; i < N; i++)
+		trecv(B, in[i], len[i] + 64, 0x500, i);
+	cr_assert(pf_drive_until(&f, B, N, 5000), "all delivered");
+	cr_assert(pf_drive_until(&f, A, N, 5000), "all sent");
+	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
+	for (int i = 0; i < N; i++) {
+		check_rx(B, ok_of(B, i), in[i], len[i], 90 + (unsigned)i, i);
+		free(out[i]);
+		free(in[i]);
+	}
+	pf_close(&f);
+	gdrfab_params.tx_size = saved;
+}
+
+/* FI_GDRFAB_SEG_MAX=0: past eager_max everything goes by rendezvous, and
+ * the connection agrees on no segments. */
+Test(seg, off_when_seg_max_is_0, .timeout = 10)
+{
+	size_t saved = gdrfab_params.seg_max, len = eager() + 1;
+	uint8_t *out = malloc(len), *in = calloc(1, len + 64);
+
+	gdrfab_params.seg_max = 0;
+	pf_open(&f);
+	pf_connect(&f);
+	cr_assert_eq(conn_of(A)->seg_max, 0);
+	cr_assert_eq(conn_of(B)->seg_max, 0);
+	pf_fill(out, len, 3);
+	trecv(B, in, len + 64, 0x600, 0);
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	tsend(A, out, len, 0x600, 1);
+	pf_drive(&f, 0);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 1, "rendezvous");
+	fake_verbs_hold(IBV_WR_RDMA_READ, false);
+	cr_assert(pf_drive_until(&f, B, 1, 2000));
+	check_rx(B, 0, in, len, 3, 0);
+	cr_assert_eq(proto_of(A)->seg_tx_msgs, 0);
+	pf_close(&f);
+	gdrfab_params.seg_max = saved;
+	free(out);
+	free(in);
+}
+
+/* Sends len bytes from side tx to the other and says whether it went by
+ * rendezvous (an RDMA READ), checking the bytes. */
+static bool went_rndv(int tx, size_t len, unsigned seed)
+{
+	int rx = !tx, k = f.s[rx].n_ok, sent = f.s[tx].n_ok;
+	uint8_t *out = malloc(len), *in = calloc(1, len + 64);
+	int reads;
+
+	pf_fill(out, len, seed);
+	trecv(rx, in, len + 64, 0x700 + seed, k);
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	tsend(tx, out, len, 0x700 + seed, 200 + k);
+	pf_drive(&f, 0);
+	reads = fake_verbs_waiting(IBV_WR_RDMA_READ);
+	fake_verbs_hold(IBV_WR_RDMA_READ, false);
+	cr_assert(pf_drive_until(&f, rx, k + 1, 2000));
+	cr_assert(pf_drive_until(&f, tx, sent + 1, 2000));
+	check_rx(rx, k, in, len, seed, k);
+	free(out);
+	free(in);
+	return reads > 0;
+}
+
+/* Mixed settings: each side announces its own limit and both use the
+ * smaller, whichever way a message goes; a side with segments off turns
+ * them off for the pair. Everything still arrives. */
+Test(seg, mixed_settings_use_the_smaller_limit, .timeout = 20)
+{
+	size_t small = 16 << 10;
+
+	pf_open(&f);
+	proto_of(B)->seg_max = small;
+	pf_connect(&f);
+	cr_assert_eq(conn_of(A)->seg_max, small);
+	cr_assert_eq(conn_of(B)->seg_max, small);
+	cr_assert(!went_rndv(A, small, 1));
+	cr_assert(went_rndv(A, small + 1, 2));
+	cr_assert(!went_rndv(B, small, 3));
+	cr_assert(went_rndv(B, gdrfab_params.seg_max, 4));
+	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
+	pf_close(&f);
+
+	pf_open(&f);
+	proto_of(A)->seg_max = 0;
+	pf_connect(&f);
+	cr_assert_eq(conn_of(A)->seg_max, 0);
+	cr_assert_eq(conn_of(B)->seg_max, 0);
+	cr_assert(went_rndv(A, eager() + 1, 5));
+	cr_assert(went_rndv(B, eager() + 1, 6));
+	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
+	pf_close(&f);
+}
+
+/* ---- a peer that breaks the rule ---- */
+
+/* Posts a raw SEND (imm: with GDRFAB_IMM_SEG) of len bytes at p,
+ * registered as mr, on side A's connection QP, unsignaled: what a broken
+ * or hostile peer would put on the wire. */
+static void raw_send(const void *p, size_t len, struct fid_mr *mr, bool imm)
+{
+	struct gdrfab_mr_desc *d = fi_mr_desc(mr);
+	struct ibv_sge sge = {.addr = (uintptr_t)p,
+			      .length = (uint32_t)len,
+			      .lkey = d->ibv_mr->lkey};
+	struct ibv_send_wr wr = {.sg_list = &sge,
+				 .num_sge = 1,
+				 .opcode = imm ? IBV_WR_SEND_WITH_IMM
+					       : IBV_WR_SEND},
+			   *bad;
+
+	if (imm)
+		wr.imm_data = htonl(GDRFAB_IMM_SEG);
+	cr_assert_eq(gdrfab_vops->post_send(conn_of(A)->qp, &wr, &bad), 0);
+}
+
+/* A SEG header of size bytes carrying n bytes, in buf. */
+static size_t seg_header(uint8_t *buf, uint64_t size, size_t n)
+{
+	struct gdrfab_pkt_hdr h = {.version = GDRFAB_WIRE_VERSION,
+				   .type = GDRFAB_PKT_SEG,
+				   .flags = GDRFAB_PKT_TAGGED,
+				   .tag = 0x800,
+				   .size = size};
+
+	memcpy(buf, &h, sizeof(h));
+	return sizeof(h) + n;
+}
+
+enum broken { NO_MESSAGE, TOO_LARGE, PAST_SIZE, INTERLEAVED, BROKEN_COUNT };
+
+/* B fails its connection to A, logs it, and delivers nothing to the
+ * receive waiting for the message; no crash, nothing leaked (pf_close). */
+static void broken_peer(enum broken how)
+{
+	size_t e = eager(), cap = e + 64;
+	uint8_t *buf = calloc(1, cap + sizeof(struct gdrfab_pkt_hdr));
+	uint8_t *in = calloc(1, 4 * e);
+	struct fid_mr *mr;
+	uint64_t failed;
+
+	pf_open(&f);
+	pf_connect(&f);
+	mr = pf_reg(&f, buf, cap + sizeof(struct gdrfab_pkt_hdr), 0);
+	trecv(B, in, 4 * e, 0x800, 0);
+	failed = proto_of(B)->stats.c[GDRFAB_STAT_conn_failed];
+	switch (how) {
+	case NO_MESSAGE: raw_send(buf, 16, mr, true); break;
+	case TOO_LARGE:
+		raw_send(buf, seg_header(buf, gdrfab_params.seg_max + 1, 16),
+			 mr, false);
+		break;
+	case PAST_SIZE:
+		raw_send(buf, seg_header(buf, e + 10, 16), mr, false);
+		pf_drive(&f, 0);
+		cr_assert(gdrfab_seg_rx_busy(&conn_of(B)->seg_rx));
+		raw_send(buf, e, mr, true); /* 16 + e > e + 10 */
+		break;
+	case INTERLEAVED:
+		raw_send(buf, seg_header(buf, 2 * e, 16), mr, false);
+		pf_drive(&f, 0);
+		tsend(A, buf, 8, 0x800, 1);
+		break;
+	case BROKEN_COUNT: break;
+	}
+	pf_drive(&f, 20);
+	cr_assert_eq(proto_of(B)->stats.c[GDRFAB_STAT_conn_failed], failed + 1,
+		     "case %d: B failed the connection", how);
+	cr_assert_eq(f.s[B].n_ok, 0, "case %d: nothing delivered", how);
+	fi_close(&mr->fid);
+	pf_close(&f);
+	free(buf);
+	free(in);
+}
+
+Test(seg, a_continuation_with_no_message_fails_the_connection, .timeout = 10)
+{
+	broken_peer(NO_MESSAGE);
+}
+
+Test(seg, a_message_past_the_pairs_limit_fails_the_connection, .timeout = 10)
+{
+	broken_peer(TOO_LARGE);
+}
+
+Test(seg, a_continuation_past_the_size_fails_the_connection, .timeout = 10)
+{
+	broken_peer(PAST_SIZE);
+}
+
+Test(seg, another_message_inside_one_fails_the_connection, .timeout = 10)
+{
+	broken_peer(INTERLEAVED);
+}
+
+/* ---- the parts on their own ---- */
+
+/* The limit in cm_flags: whole 4 KiB units, the smaller of both, none
+ * when it does not exceed eager_max or a side announces none. */
+Test(seg, the_pair_limit)
+{
+	uint16_t f64 = gdrfab_seg_cm_flags(64 << 10);
+
+	cr_assert_eq(f64 & ~GDRFAB_CM_SEG_MASK, 0);
+	cr_assert_eq(gdrfab_seg_pair_max(64 << 10, f64, 8192), 64 << 10);
+	cr_assert_eq(gdrfab_seg_pair_max(128 << 10, f64, 8192), 64 << 10);
+	cr_assert_eq(gdrfab_seg_pair_max(16 << 10, f64, 8192), 16 << 10);
+	cr_assert_eq(gdrfab_seg_pair_max(64 << 10, 0, 8192), 0,
+		     "an earlier build announces none");
+	cr_assert_eq(gdrfab_seg_pair_max(0, f64, 8192), 0);
+	cr_assert_eq(gdrfab_seg_pair_max(8192, gdrfab_seg_cm_flags(8192),
+					 8192),
+		     0, "not above eager_max");
+	cr_assert_eq(gdrfab_seg_pair_max(GDRFAB_SEG_MAX_LIMIT,
+					 gdrfab_seg_cm_flags(
+						 GDRFAB_SEG_MAX_LIMIT),
+					 8192),
+		     GDRFAB_SEG_MAX_LIMIT);
+	cr_assert_eq(gdrfab_seg_cm_flags(1u << 30) >> GDRFAB_CM_SEG_SHIFT, 255,
+		     "clamped to what the byte holds");
+}
+
+/* Reassembly: pieces in order make the message; a continuation with
+ * none, empty, too large or past the size is refused and changes
+ * nothing. */
+Test(seg, reassembly)
+{
+	struct gdrfab_seg_rx s = {0};
+	struct gdrfab_pkt_hdr h = {.type = GDRFAB_PKT_SEG, .size = 10},
+			      got;
+	const uint8_t bytes[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+	bool whole;
+	uint8_t *msg;
+
+	cr_assert_not_null(gdrfab_seg_rx_append(&s, bytes, 1, 4, &whole));
+	cr_assert_not_null(gdrfab_seg_rx_start(&s, &h, bytes, 4, 8, 4),
+			   "past the pair's limit");
+	cr_assert_not_null(gdrfab_seg_rx_start(&s, &h, bytes, 4, 10, 10),
+			   "within the eager limit");
+	cr_assert_not_null(gdrfab_seg_rx_start(&s, &h, bytes, 5, 10, 4),
+			   "a first piece past the eager limit");
+	cr_assert(!gdrfab_seg_rx_busy(&s));
+	cr_assert_null(gdrfab_seg_rx_start(&s, &h, bytes, 4, 10, 4));
+	cr_assert(gdrfab_seg_rx_busy(&s));
+	cr_assert_not_null(gdrfab_seg_rx_append(&s, bytes, 0, 4, &whole));
+	cr_assert_not_null(gdrfab_seg_rx_append(&s, bytes, 5, 4, &whole));
+	cr_assert_null(gdrfab_seg_rx_append(&s, bytes + 4, 4, 4, &whole));
+	cr_assert(!whole);
+	cr_assert_not_null(gdrfab_seg_rx_append(&s, bytes, 3, 4, &whole),
+			   "past the size");
+	cr_assert_null(gdrfab_seg_rx_append(&s, bytes + 8, 2, 4, &whole));
+	cr_assert(whole);
+	msg = gdrfab_seg_rx_take(&s, &got);
+	cr_assert(!gdrfab_seg_rx_busy(&s));
+	cr_assert_eq(got.type, GDRFAB_PKT_EAGER);
+	cr_assert_eq(got.size, 10);
+	cr_assert_arr_eq(msg, bytes, 10);
+	free(msg);
+	cr_assert_null(gdrfab_seg_rx_start(&s, &h, bytes, 4, 10, 4));
+	gdrfab_seg_rx_clear(&s);
+	cr_assert(!gdrfab_seg_rx_busy(&s));
+}
