@@ -65,9 +65,8 @@ static size_t seg_len(int i)
 {
 	size_t e = eager(), s = gdrfab_params.seg_max;
 
-	return (size_t[]){e,	     e + 1,	2 * e - 1, 2 * e,
-			  2 * e + 1, 3 * e + 7, 5 * e + 3, s - 1,
-			  s,	     s + 1}[i];
+	return (size_t[]){e,	     e + 1,	2 * e - 1, 2 * e, 2 * e + 1,
+			  3 * e + 7, 5 * e + 3, s - 1,	   s,	  s + 1}[i];
 }
 
 /* Continuations of a segmented message of len bytes. */
@@ -83,15 +82,15 @@ static bool is_seg(size_t len)
 
 static void tsend(int side, const void *buf, size_t len, uint64_t tag, int c)
 {
-	cr_assert_eq(fi_tsend(f.s[side].ep, buf, len, NULL, f.s[side].peer,
-			      tag, ctx(c)),
+	cr_assert_eq(fi_tsend(f.s[side].ep, buf, len, NULL, f.s[side].peer, tag,
+			      ctx(c)),
 		     0, "send of %zu bytes", len);
 }
 
 static void trecv(int side, void *buf, size_t len, uint64_t tag, int c)
 {
-	cr_assert_eq(fi_trecv(f.s[side].ep, buf, len, NULL, f.s[side].peer,
-			      tag, 0, ctx(c)),
+	cr_assert_eq(fi_trecv(f.s[side].ep, buf, len, NULL, f.s[side].peer, tag,
+			      0, ctx(c)),
 		     0);
 }
 
@@ -212,9 +211,8 @@ Test(seg, peek_claim_and_discard, .timeout = 10)
 	size_t len = 3 * eager() + 7;
 	uint8_t *out = malloc(len), *in = calloc(1, len + 64);
 	struct fi_context claim_ctx;
-	struct fi_msg_tagged m = {.tag = 0x300,
-				  .addr = f.s[B].peer,
-				  .context = &claim_ctx};
+	struct fi_msg_tagged m = {
+		.tag = 0x300, .addr = f.s[B].peer, .context = &claim_ctx};
 	struct iovec iov = {in, len + 64};
 
 	pf_open(&f);
@@ -521,13 +519,11 @@ Test(seg, the_pair_limit)
 	cr_assert_eq(gdrfab_seg_pair_max(64 << 10, 0, 8192), 0,
 		     "an earlier build announces none");
 	cr_assert_eq(gdrfab_seg_pair_max(0, f64, 8192), 0);
-	cr_assert_eq(gdrfab_seg_pair_max(8192, gdrfab_seg_cm_flags(8192),
-					 8192),
+	cr_assert_eq(gdrfab_seg_pair_max(8192, gdrfab_seg_cm_flags(8192), 8192),
 		     0, "not above eager_max");
-	cr_assert_eq(gdrfab_seg_pair_max(GDRFAB_SEG_MAX_LIMIT,
-					 gdrfab_seg_cm_flags(
-						 GDRFAB_SEG_MAX_LIMIT),
-					 8192),
+	cr_assert_eq(gdrfab_seg_pair_max(
+			     GDRFAB_SEG_MAX_LIMIT,
+			     gdrfab_seg_cm_flags(GDRFAB_SEG_MAX_LIMIT), 8192),
 		     GDRFAB_SEG_MAX_LIMIT);
 	cr_assert_eq(gdrfab_seg_cm_flags(1u << 30) >> GDRFAB_CM_SEG_SHIFT, 255,
 		     "clamped to what the byte holds");
@@ -539,8 +535,7 @@ Test(seg, the_pair_limit)
 Test(seg, reassembly)
 {
 	struct gdrfab_seg_rx s = {0};
-	struct gdrfab_pkt_hdr h = {.type = GDRFAB_PKT_SEG, .size = 10},
-			      got;
+	struct gdrfab_pkt_hdr h = {.type = GDRFAB_PKT_SEG, .size = 10}, got;
 	const uint8_t bytes[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
 	bool whole;
 	uint8_t *msg;

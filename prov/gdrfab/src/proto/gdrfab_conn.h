@@ -17,8 +17,8 @@
 #include "gdrfab_addr.h"
 #include "gdrfab_async.h"
 #include "gdrfab_list.h"
-#include "gdrfab_seg.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_seg.h"
 #include "gdrfab_wire.h"
 
 struct gdrfab_req;

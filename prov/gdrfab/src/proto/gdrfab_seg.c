@@ -23,9 +23,9 @@ size_t gdrfab_seg_pair_max(size_t local, uint16_t peer_cm_flags,
 			       GDRFAB_CM_SEG_SHIFT) *
 		      GDRFAB_SEG_UNIT;
 	/* Ours as announced: in whole units, as the peer reads it. */
-	size_t mine = (size_t)(gdrfab_seg_cm_flags(local) >>
-			       GDRFAB_CM_SEG_SHIFT) *
-		      GDRFAB_SEG_UNIT;
+	size_t mine =
+		(size_t)(gdrfab_seg_cm_flags(local) >> GDRFAB_CM_SEG_SHIFT) *
+		GDRFAB_SEG_UNIT;
 	size_t pair = mine < peer ? mine : peer;
 
 	return pair > eager_max ? pair : 0;

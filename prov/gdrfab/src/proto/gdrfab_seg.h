@@ -60,8 +60,7 @@ const char *gdrfab_seg_rx_append(struct gdrfab_seg_rx *s, const uint8_t *p,
  * its full size, so that matching and delivery treat it as one) and its
  * bytes (the caller's to free); the connection has none in reassembly
  * after. */
-uint8_t *gdrfab_seg_rx_take(struct gdrfab_seg_rx *s,
-			    struct gdrfab_pkt_hdr *h);
+uint8_t *gdrfab_seg_rx_take(struct gdrfab_seg_rx *s, struct gdrfab_pkt_hdr *h);
 /* Forgets a message in reassembly (its connection failed or is freed). */
 void gdrfab_seg_rx_clear(struct gdrfab_seg_rx *s);
 

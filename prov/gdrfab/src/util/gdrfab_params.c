@@ -337,8 +337,8 @@ void gdrfab_params_init(void)
 
 		read_int_in("SEG_MAX", &seg_max, GDRFAB_DEFAULT_SEG_MAX, 0,
 			    GDRFAB_SEG_MAX_LIMIT);
-		gdrfab_params.seg_max = (size_t)seg_max / GDRFAB_SEG_UNIT *
-					GDRFAB_SEG_UNIT;
+		gdrfab_params.seg_max =
+			(size_t)seg_max / GDRFAB_SEG_UNIT * GDRFAB_SEG_UNIT;
 	}
 	read_size("RX_BUFS", &gdrfab_params.rx_bufs, GDRFAB_DEFAULT_RX_BUFS);
 	read_size("TX_BUFS", &gdrfab_params.tx_bufs, GDRFAB_DEFAULT_TX_BUFS);

@@ -136,16 +136,6 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_DEFAULT_QP_DEPTH		128
 #define GDRFAB_DEFAULT_IDLE_TIMEOUT_MS	30000
 #define GDRFAB_DEFAULT_EAGER_MAX	8192
-/* 64 KiB, not rxm's 128: the message takes seg_max / eager_max receive
- * buffers of the SRQ that all peers share (8 of the default 256, so 32
- * peers sending at once still find room; 128 KiB would take 16), the
- * receiver holds one message of up to seg_max per connection while it
- * reassembles, and beyond 64 KiB the rendezvous's round trip is a small
- * share of the transfer (what issue 34 measured was the 16 KiB step).
- * To be measured per NIC (OSU latency of seg vs rendezvous). */
-#define GDRFAB_DEFAULT_SEG_MAX		(64 << 10)
-#define GDRFAB_SEG_UNIT			4096
-#define GDRFAB_SEG_MAX_LIMIT		(255 * GDRFAB_SEG_UNIT)
 #define GDRFAB_DEFAULT_RX_BUFS		256
 #define GDRFAB_DEFAULT_TX_BUFS		256
 #define GDRFAB_DEFAULT_CONN_TIMEOUT_MS	10000
@@ -161,6 +151,17 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_MIN_STAGE_CHUNK		4096
 #define GDRFAB_MAX_STAGE_CHUNK		(64 << 20)
 #define GDRFAB_DEFAULT_DISCOVERY_TTL_MS 1000
+
+/* 64 KiB, not rxm's 128: the message takes seg_max / eager_max receive
+ * buffers of the SRQ that all peers share (8 of the default 256, so 32
+ * peers sending at once still find room; 128 KiB would take 16), the
+ * receiver holds one message of up to seg_max per connection while it
+ * reassembles, and beyond 64 KiB the rendezvous's round trip is a small
+ * share of the transfer (what issue 34 measured was the 16 KiB step).
+ * To be measured per NIC (OSU latency of seg vs rendezvous). */
+#define GDRFAB_DEFAULT_SEG_MAX (64 << 10)
+#define GDRFAB_SEG_UNIT	       4096
+#define GDRFAB_SEG_MAX_LIMIT   (255 * GDRFAB_SEG_UNIT)
 
 /* Defines every parameter with libfabric and fills gdrfab_params. */
 void gdrfab_params_init(void);
