@@ -403,6 +403,104 @@ Test(seg, mixed_settings_use_the_smaller_limit, .timeout = 20)
 	pf_close(&f);
 }
 
+/* The link lost while a segmented message is on the wire: its send
+ * ends once, in error, whether all its pieces were posted (8 send slots)
+ * or some still waited for a slot (4); nothing is delivered, and the
+ * receiver's part of it is freed with its connection (pf_close). */
+static void link_lost_mid_message(size_t slots)
+{
+	size_t saved = gdrfab_params.tx_size, len = 5 * eager() + 3;
+	uint8_t *out = malloc(len), *in = calloc(1, len + 64);
+
+	gdrfab_params.tx_size = slots;
+	pf_open(&f);
+	pf_connect(&f);
+	pf_fill(out, len, 60);
+	trecv(B, in, len + 64, 0x900, 0);
+	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, true);
+	tsend(A, out, len, 0x900, 1);
+	pf_drive(&f, 0);
+	cr_assert(gdrfab_seg_rx_busy(&conn_of(B)->seg_rx), "the first piece");
+	cr_assert_geq(fake_verbs_fail(IBV_WR_SEND_WITH_IMM,
+				      IBV_WC_RETRY_EXC_ERR, true),
+		      1);
+	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, false);
+	cr_assert(pf_drive_until(&f, A, 1, 2000), "the send ends");
+	pf_drive(&f, 50);
+	cr_assert_eq(f.s[A].n_ok, 0);
+	cr_assert_eq(f.s[A].n_err, 1, "one error, got %d", f.s[A].n_err);
+	cr_assert_eq(f.s[A].err[0].op_context, ctx(1));
+	cr_assert_eq(f.s[B].n_ok, 0, "nothing delivered");
+	pf_close(&f);
+	gdrfab_params.tx_size = saved;
+	free(out);
+	free(in);
+}
+
+Test(seg, link_lost_with_every_piece_posted, .timeout = 10)
+{
+	link_lost_mid_message(8);
+}
+
+Test(seg, link_lost_with_pieces_waiting_for_slots, .timeout = 10)
+{
+	link_lost_mid_message(4);
+}
+
+/* A send with FI_DELIVERY_COMPLETE, segmented: it completes on the
+ * receiver's FIN only; FI_ETRUNC reaches both sides; fi_cancel ends one
+ * that waits, once, and the message is still delivered. */
+static void send_dc(const void *buf, size_t len, uint64_t tag, int c)
+{
+	struct iovec iov = {(void *)buf, len};
+	struct fi_msg_tagged m = {.msg_iov = &iov,
+				  .iov_count = 1,
+				  .addr = f.s[A].peer,
+				  .tag = tag,
+				  .context = ctx(c)};
+
+	cr_assert_eq(fi_tsendmsg(f.s[A].ep, &m,
+				 FI_DELIVERY_COMPLETE | FI_COMPLETION),
+		     0);
+}
+
+Test(seg, delivery_complete_truncated_and_cancelled, .timeout = 10)
+{
+	size_t len = 3 * eager() + 9, room = 2 * eager();
+	uint8_t *out = malloc(len), *in = calloc(1, len + 64);
+
+	pf_open(&f);
+	pf_connect(&f);
+	pf_fill(out, len, 66);
+	send_dc(out, len, 0xb00, 1);
+	pf_drive(&f, 10);
+	cr_assert_eq(f.s[A].n_ok + f.s[A].n_err, 0, "waits for the FIN");
+	trecv(B, in, room, 0xb00, 2);
+	cr_assert(pf_drive_until(&f, A, 1, 2000));
+	cr_assert_eq(f.s[B].n_err, 1);
+	cr_assert_eq(f.s[B].err[0].err, FI_ETRUNC);
+	cr_assert_eq(f.s[A].n_err, 1);
+	cr_assert_eq(f.s[A].err[0].err, FI_ETRUNC, "carried by the FIN");
+	cr_assert(pf_check(in, room, 66));
+	cr_assert_eq(in[room], 0);
+
+	memset(in, 0, len + 64);
+	send_dc(out, len, 0xb01, 3);
+	pf_drive(&f, 10);
+	cr_assert_eq(fi_cancel(&f.s[A].ep->fid, ctx(3)), 0);
+	pf_drive(&f, 0);
+	cr_assert_eq(f.s[A].n_err, 2);
+	cr_assert_eq(f.s[A].err[1].err, FI_ECANCELED);
+	trecv(B, in, len + 64, 0xb01, 4);
+	pf_drive(&f, 20);
+	cr_assert_eq(f.s[B].n_ok, 1, "the message was out: it is delivered");
+	check_rx(B, 0, in, len, 66, 4);
+	cr_assert_eq(f.s[A].n_ok + f.s[A].n_err, 2, "nothing more at A");
+	pf_close(&f);
+	free(out);
+	free(in);
+}
+
 /* ---- a peer that breaks the rule ---- */
 
 /* Posts a raw SEND (imm: with GDRFAB_IMM_SEG) of len bytes at p,
