@@ -150,6 +150,9 @@ Test(seg, sizes_around_both_limits_expected, .timeout = 20)
 		cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ),
 			     len > gdrfab_params.seg_max, "%zu bytes", len);
 		cr_assert_eq(gdrfab_seg_rx_busy(&conn_of(B)->seg_rx), seg);
+		cr_assert_eq(conn_of(B)->seg_rx.recv != NULL, seg,
+			     "%zu bytes: filled in place", len);
+		cr_assert_null(conn_of(B)->seg_rx.buf, "no copy of its own");
 		if (len > eager())
 			cr_assert_eq(f.s[B].n_ok, i, "%zu bytes: not yet", len);
 		fake_verbs_hold(IBV_WR_SEND_WITH_IMM, false);
@@ -202,6 +205,55 @@ Test(seg, sizes_around_both_limits_unexpected, .timeout = 20)
 	pf_close(&f);
 	free(out);
 	free(in);
+}
+
+/* Where the first packet finds no receive to fill in place, the message
+ * is put together on its own and matched when whole: a receive posted
+ * while it arrives, and a multi-receive buffer (which later messages may
+ * take space from), get it then, intact. */
+Test(seg, received_whole_when_no_receive_took_the_first_packet, .timeout = 10)
+{
+	size_t len = 4 * eager() + 11;
+	uint8_t *out = malloc(len), *in = calloc(1, len + 64);
+	uint8_t *multi = calloc(1, 2 * len + 64);
+	struct iovec iov = {multi, 2 * len + 64};
+	struct fi_msg m = {.msg_iov = &iov,
+			   .iov_count = 1,
+			   .addr = FI_ADDR_UNSPEC,
+			   .context = ctx(7)};
+
+	pf_open(&f);
+	pf_connect(&f);
+	pf_fill(out, len, 41);
+	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, true);
+	tsend(A, out, len, 0xc00, 1);
+	pf_drive(&f, 0);
+	cr_assert(gdrfab_seg_rx_busy(&conn_of(B)->seg_rx));
+	cr_assert_null(conn_of(B)->seg_rx.recv);
+	trecv(B, in, len + 64, 0xc00, 2);
+	fake_verbs_hold(IBV_WR_SEND_WITH_IMM, false);
+	cr_assert(pf_drive_until(&f, B, 1, 2000));
+	check_rx(B, 0, in, len, 41, 2);
+
+	/* Untagged, into a multi-receive buffer: two messages. */
+	cr_assert_eq(fi_recvmsg(f.s[B].ep, &m, FI_MULTI_RECV), 0);
+	for (int i = 0; i < 2; i++) {
+		pf_fill(out, len, 42 + (unsigned)i);
+		cr_assert_eq(fi_send(f.s[A].ep, out, len, NULL, f.s[A].peer,
+				     ctx(3 + i)),
+			     0);
+		cr_assert(pf_drive_until(&f, B, 2 + i, 2000));
+		cr_assert_eq(f.s[B].ok[1 + i].len, len);
+		cr_assert_eq(f.s[B].ok[1 + i].buf, multi + (size_t)i * len);
+		cr_assert(pf_check(multi + (size_t)i * len, len,
+				   42 + (unsigned)i));
+	}
+	cr_assert(pf_drive_until(&f, A, 3, 2000));
+	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
+	pf_close(&f);
+	free(out);
+	free(in);
+	free(multi);
 }
 
 /* FI_CLAIM then FI_DISCARD of whole segmented messages, as of eager
@@ -576,6 +628,16 @@ static void broken_peer(enum broken how)
 	cr_assert_eq(proto_of(B)->stats.c[GDRFAB_STAT_conn_failed], failed + 1,
 		     "case %d: B failed the connection", how);
 	cr_assert_eq(f.s[B].n_ok, 0, "case %d: nothing delivered", how);
+	if (how == PAST_SIZE || how == INTERLEAVED) {
+		/* The receive its first packet matched fails with it. */
+		cr_assert_eq(f.s[B].n_err, 1, "case %d", how);
+		cr_assert_eq(f.s[B].err[0].err, FI_EIO);
+		cr_assert_eq(f.s[B].err[0].op_context, ctx(0));
+		cr_assert(f.s[B].err[0].flags & FI_RECV);
+	} else {
+		cr_assert_eq(f.s[B].n_err, 0, "case %d: the receive waits",
+			     how);
+	}
 	fi_close(&mr->fid);
 	pf_close(&f);
 	free(buf);
@@ -639,14 +701,15 @@ Test(seg, reassembly)
 	uint8_t *msg;
 
 	cr_assert_not_null(gdrfab_seg_rx_append(&s, bytes, 1, 4, &whole));
-	cr_assert_not_null(gdrfab_seg_rx_start(&s, &h, bytes, 4, 8, 4),
+	cr_assert_not_null(gdrfab_seg_rx_check(&h, 4, 8, 4),
 			   "past the pair's limit");
-	cr_assert_not_null(gdrfab_seg_rx_start(&s, &h, bytes, 4, 10, 10),
+	cr_assert_not_null(gdrfab_seg_rx_check(&h, 4, 10, 10),
 			   "within the eager limit");
-	cr_assert_not_null(gdrfab_seg_rx_start(&s, &h, bytes, 5, 10, 4),
+	cr_assert_not_null(gdrfab_seg_rx_check(&h, 5, 10, 4),
 			   "a first piece past the eager limit");
+	cr_assert_null(gdrfab_seg_rx_check(&h, 4, 10, 4));
 	cr_assert(!gdrfab_seg_rx_busy(&s));
-	cr_assert_null(gdrfab_seg_rx_start(&s, &h, bytes, 4, 10, 4));
+	cr_assert_null(gdrfab_seg_rx_start(&s, &h, bytes, 4));
 	cr_assert(gdrfab_seg_rx_busy(&s));
 	cr_assert_not_null(gdrfab_seg_rx_append(&s, bytes, 0, 4, &whole));
 	cr_assert_not_null(gdrfab_seg_rx_append(&s, bytes, 5, 4, &whole));
@@ -662,7 +725,14 @@ Test(seg, reassembly)
 	cr_assert_eq(got.size, 10);
 	cr_assert_arr_eq(msg, bytes, 10);
 	free(msg);
-	cr_assert_null(gdrfab_seg_rx_start(&s, &h, bytes, 4, 10, 4));
+	cr_assert_null(gdrfab_seg_rx_start(&s, &h, bytes, 4));
 	gdrfab_seg_rx_clear(&s);
+	cr_assert(!gdrfab_seg_rx_busy(&s));
+	/* Filled in place: only counted here, whole all the same. */
+	gdrfab_seg_rx_start_in(&s, &h, 4, (struct gdrfab_req *)&s, 0, 10, true);
+	cr_assert(gdrfab_seg_rx_busy(&s));
+	cr_assert_null(gdrfab_seg_rx_append(&s, bytes, 6, 6, &whole));
+	cr_assert(whole);
+	cr_assert_null(gdrfab_seg_rx_take(&s, &got), "no buffer of its own");
 	cr_assert(!gdrfab_seg_rx_busy(&s));
 }

@@ -595,7 +595,11 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 		gdrfab_conn_fail_log(conn, gdrfab_conn_fi_addr(conn), err,
 				     prov_errno);
 	set_state(conn, GDRFAB_CONN_FAILED);
-	gdrfab_seg_rx_clear(&conn->seg_rx); /* it can never be whole */
+	/* A segmented message can never be whole now: the receive it was
+	 * filling fails as the connection does. */
+	if (conn->seg_rx.recv)
+		gdrfab_req_fail(proto, conn->seg_rx.recv, err, prov_errno);
+	gdrfab_seg_rx_clear(&conn->seg_rx);
 	conn->fail_err = err;
 	conn->fail_prov_errno = prov_errno;
 	gdrfab_addrmap_del(&proto->conn_by_name, &conn->peer);

@@ -245,9 +245,11 @@ static void tx_report(const struct gdrfab_req *req, struct gdrfab_report *r)
 		r->kind = GDRFAB_REPORT_NONE;
 	} else if (req->error) {
 		/* A rendezvous READ carries its receive's context, flags and
-		 * tag. */
+		 * tag; a receive failed with its connection (one a message
+		 * was filling in pieces) its own. */
 		r->kind = GDRFAB_REPORT_ERROR;
-		r->rx = req->op == GDRFAB_OP_RNDV_READ;
+		r->rx = req->op == GDRFAB_OP_RNDV_READ ||
+			req->op == GDRFAB_OP_RECV;
 		r->context = req->context;
 		r->flags = req->cq_flags;
 		r->tag = req->tag;

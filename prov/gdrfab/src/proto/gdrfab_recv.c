@@ -290,6 +290,22 @@ static bool deliver_async(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	return true;
 }
 
+/* The bytes of a message (got of them, from off) are in the receive's
+ * host memory, or err (negative FI_E*) said why not: the sender's
+ * delivery ACK, if it asked, and the receive's report. */
+static void delivered(struct gdrfab_proto *proto, struct gdrfab_req *req,
+		      const struct gdrfab_pkt_hdr *h, struct gdrfab_conn *conn,
+		      size_t off, size_t got, bool done, int err)
+{
+	ack_delivery(proto, conn, h, got, -err);
+	if (err)
+		gdrfab_req_report_error(proto, req, done, rx_flags(req, h), 0,
+					h->size, buf_at(req, off), h->data,
+					h->tag, -err, 0);
+	else
+		finish_recv(proto, req, h, conn, off, got, done);
+}
+
 /* Delivers a message into a matched receive. The eager payload is in a
  * receive bounce buffer (rxbuf) or an unexpected message's copy (*own). */
 static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
@@ -325,13 +341,7 @@ static void deliver(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		gdrfab_req_end_silent(proto, req);
 		return;
 	}
-	ack_delivery(proto, conn, h, got, -err);
-	if (err)
-		gdrfab_req_report_error(proto, req, done, rx_flags(req, h), 0,
-					h->size, buf_at(req, off), h->data,
-					h->tag, -err, 0);
-	else
-		finish_recv(proto, req, h, conn, off, got, done);
+	delivered(proto, req, h, conn, off, got, done, err);
 }
 
 /* A rendezvous READ's copies or flush ended: its error, if any, is in the
@@ -714,18 +724,83 @@ static void seg_refuse(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	gdrfab_conn_fail(conn, FI_EIO, GDRFAB_PERR_PROTOCOL);
 }
 
-/* The first packet of a segmented message: its reassembly begins. */
-static void seg_first(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
-		      const struct gdrfab_pkt_hdr *h, uint32_t bytes)
+/* The receive a segmented message's first packet matches, when its bytes
+ * may go straight into it: host memory (the copy into GPU memory takes
+ * the whole message, gdrfab_gpu_rx.c), not a multi-receive buffer (which
+ * later messages take space from, and may release, while this one
+ * arrives). *host: its buffers were found host memory. NULL: the
+ * message is reassembled and matched when whole (a receive it matches
+ * now is still the first it matches then, none being taken meanwhile
+ * from this connection). */
+static struct gdrfab_req *seg_receive(struct gdrfab_proto *proto,
+				      struct gdrfab_conn *conn,
+				      const struct gdrfab_pkt_hdr *h,
+				      bool *host)
 {
-	const char *why =
-		conn->seg_max
-			? gdrfab_seg_rx_start(&conn->seg_rx, h,
-					      (const uint8_t *)(h + 1),
-					      bytes - sizeof(*h), conn->seg_max,
-					      proto->eager_max)
-			: "a segmented message to a connection that agreed on none";
+	struct gdrfab_list *posted = (h->flags & GDRFAB_PKT_TAGGED)
+					     ? &proto->posted_tag
+					     : &proto->posted_msg;
+	struct gdrfab_list *it, *tmp;
 
+	gdrfab_list_for_each_safe (posted, it, tmp) {
+		struct gdrfab_req *req =
+			gdrfab_list_entry(it, struct gdrfab_req, entry);
+
+		if (!matches(proto, req, h, conn))
+			continue;
+		if (req->op_flags & FI_MULTI_RECV)
+			return NULL;
+		*host = req->host_descs ||
+			!gdrfab_gpu_rx_wanted(proto, req->iov, req->desc,
+					      req->iov_count);
+		return *host ? req : NULL;
+	}
+	return NULL;
+}
+
+/* n bytes of the message filled in place, at pos in it: those that fit
+ * in its receive copied there (the first error kept for the end). */
+static void seg_fill(struct gdrfab_proto *proto, struct gdrfab_seg_rx *s,
+		     size_t pos, const uint8_t *p, size_t n)
+{
+	int err;
+
+	if (pos >= s->fit)
+		return; /* truncated: dropped */
+	err = scatter(proto, s->recv, s->off + pos, p,
+		      GDRFAB_MIN(n, s->fit - pos), s->host);
+	if (err && !s->err)
+		s->err = err;
+}
+
+/* The first packet of a segmented message: its bytes go into the receive
+ * it matches, or into a buffer of its size. Out of line, as seg_next:
+ * gdrfab_recv_wc, every message's path, stays as small as it was. */
+static __attribute__((noinline)) void seg_first(struct gdrfab_proto *proto,
+						struct gdrfab_conn *conn,
+						const struct gdrfab_pkt_hdr *h,
+						uint32_t bytes)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	size_t n = bytes - sizeof(*h), off, fit;
+	struct gdrfab_req *req;
+	const char *why;
+	bool host = false, done;
+
+	why = conn->seg_max
+		      ? gdrfab_seg_rx_check(h, n, conn->seg_max,
+					    proto->eager_max)
+		      : "a segmented message to a connection that agreed on none";
+	if (!why && (req = seg_receive(proto, conn, h, &host))) {
+		off = take_space(proto, req, h->size, &fit, &done);
+		gdrfab_list_remove(&req->entry);
+		gdrfab_seg_rx_start_in(&conn->seg_rx, h, n, req, off, fit,
+				       host);
+		seg_fill(proto, &conn->seg_rx, 0, p, n);
+		return;
+	}
+	if (!why)
+		why = gdrfab_seg_rx_start(&conn->seg_rx, h, p, n);
 	if (why)
 		seg_refuse(proto, conn, why, bytes);
 }
@@ -736,11 +811,16 @@ static void seg_first(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
  * them. */
 static void seg_whole(struct gdrfab_proto *proto, struct gdrfab_conn *conn)
 {
+	const struct gdrfab_seg_rx s = conn->seg_rx;
 	struct gdrfab_pkt_hdr h;
 	uint8_t *bytes = gdrfab_seg_rx_take(&conn->seg_rx, &h);
 
 	proto->seg_rx_msgs++;
 	gdrfab_pstat_rx_msg(proto, conn, &h);
+	if (s.recv) {
+		delivered(proto, s.recv, &h, conn, s.off, s.fit, true, s.err);
+		return;
+	}
 	handle_message(proto, conn, &h, bytes, NULL, &bytes);
 	free(bytes); /* NULL when taken */
 }
@@ -748,8 +828,10 @@ static void seg_whole(struct gdrfab_proto *proto, struct gdrfab_conn *conn)
 /* A work completion on a connection that reassembles a message, or a
  * continuation: the message's next bytes; anything else then breaks the
  * rule (RC order and a sender that posts nothing between the pieces). */
-static void seg_next(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
-		     struct gdrfab_rxbuf *rxbuf, const struct ibv_wc *wc)
+static __attribute__((noinline)) void seg_next(struct gdrfab_proto *proto,
+					       struct gdrfab_conn *conn,
+					       struct gdrfab_rxbuf *rxbuf,
+					       const struct ibv_wc *wc)
 {
 	const char *why;
 	bool whole = false;
@@ -761,6 +843,10 @@ static void seg_next(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 		why = gdrfab_seg_rx_append(&conn->seg_rx, rxbuf->data,
 					   wc->byte_len, proto->eager_max,
 					   &whole);
+	if (!why && conn->seg_rx.recv)
+		seg_fill(proto, &conn->seg_rx, conn->seg_rx.got - wc->byte_len,
+			 rxbuf->data, wc->byte_len);
+	/* Read before it goes back: the NIC may write it at once. */
 	gdrfab_rxbuf_repost_later(proto, rxbuf);
 	if (why)
 		seg_refuse(proto, conn, why, wc->byte_len);

@@ -31,9 +31,7 @@ size_t gdrfab_seg_pair_max(size_t local, uint16_t peer_cm_flags,
 	return pair > eager_max ? pair : 0;
 }
 
-const char *gdrfab_seg_rx_start(struct gdrfab_seg_rx *s,
-				const struct gdrfab_pkt_hdr *h,
-				const uint8_t *payload, size_t n,
+const char *gdrfab_seg_rx_check(const struct gdrfab_pkt_hdr *h, size_t n,
 				size_t seg_max, size_t eager_max)
 {
 	if (h->size > seg_max)
@@ -42,6 +40,13 @@ const char *gdrfab_seg_rx_start(struct gdrfab_seg_rx *s,
 		return "a segmented message within the eager limit";
 	if (n > eager_max)
 		return "a segmented message's first piece exceeds the eager limit";
+	return NULL;
+}
+
+const char *gdrfab_seg_rx_start(struct gdrfab_seg_rx *s,
+				const struct gdrfab_pkt_hdr *h,
+				const uint8_t *payload, size_t n)
+{
 	s->buf = malloc(h->size);
 	if (!s->buf)
 		return "no memory to reassemble a segmented message";
@@ -51,17 +56,32 @@ const char *gdrfab_seg_rx_start(struct gdrfab_seg_rx *s,
 	return NULL;
 }
 
+void gdrfab_seg_rx_start_in(struct gdrfab_seg_rx *s,
+			    const struct gdrfab_pkt_hdr *h, size_t n,
+			    struct gdrfab_req *recv, size_t off, size_t fit,
+			    bool host)
+{
+	s->hdr = *h;
+	s->got = n;
+	s->recv = recv;
+	s->off = off;
+	s->fit = fit;
+	s->host = host;
+	s->err = 0;
+}
+
 const char *gdrfab_seg_rx_append(struct gdrfab_seg_rx *s, const uint8_t *p,
 				 size_t n, size_t eager_max, bool *complete)
 {
 	*complete = false;
-	if (!s->buf)
+	if (!gdrfab_seg_rx_busy(s))
 		return "a continuation with no segmented message in reassembly";
 	if (!n || n > eager_max)
 		return "a continuation of no bytes or more than the eager limit";
 	if (n > s->hdr.size - s->got)
 		return "a continuation past the segmented message's size";
-	memcpy(s->buf + s->got, p, n);
+	if (s->buf)
+		memcpy(s->buf + s->got, p, n);
 	s->got += n;
 	*complete = s->got == s->hdr.size;
 	return NULL;
@@ -74,6 +94,7 @@ uint8_t *gdrfab_seg_rx_take(struct gdrfab_seg_rx *s, struct gdrfab_pkt_hdr *h)
 	*h = s->hdr;
 	h->type = GDRFAB_PKT_EAGER;
 	s->buf = NULL;
+	s->recv = NULL;
 	s->got = 0;
 	return buf;
 }
@@ -82,5 +103,6 @@ void gdrfab_seg_rx_clear(struct gdrfab_seg_rx *s)
 {
 	free(s->buf);
 	s->buf = NULL;
+	s->recv = NULL;
 	s->got = 0;
 }
