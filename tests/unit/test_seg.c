@@ -736,3 +736,36 @@ Test(seg, reassembly)
 	cr_assert_null(gdrfab_seg_rx_take(&s, &got), "no buffer of its own");
 	cr_assert(!gdrfab_seg_rx_busy(&s));
 }
+
+/* FI_GDRFAB_SEG_MAX as the provider reads it when libfabric loads it:
+ * rounded down to whole 4 KiB units, 0 turning it off, a value outside
+ * [0, GDRFAB_SEG_MAX_LIMIT] falling back to the default. */
+Test(seg, the_variable_read_at_start)
+{
+	static const struct {
+		const char *value;
+		size_t want;
+	} cases[] = {
+		{NULL, GDRFAB_DEFAULT_SEG_MAX},
+		{"131072", 128 << 10},
+		{"20000", 16 << 10},
+		{"0", 0},
+		{"1044480", GDRFAB_SEG_MAX_LIMIT},
+		{"1044481", GDRFAB_DEFAULT_SEG_MAX},
+		{"-1", GDRFAB_DEFAULT_SEG_MAX},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].value)
+			setenv("FI_GDRFAB_SEG_MAX", cases[i].value, 1);
+		else
+			unsetenv("FI_GDRFAB_SEG_MAX");
+		gdrfab_params_init();
+		cr_expect_eq(gdrfab_params.seg_max, cases[i].want,
+			     "FI_GDRFAB_SEG_MAX=%s: %zu", cases[i].value,
+			     gdrfab_params.seg_max);
+	}
+	unsetenv("FI_GDRFAB_SEG_MAX");
+	gdrfab_params_init();
+	gdrfab_params_fini();
+}
