@@ -256,6 +256,81 @@ Test(seg, received_whole_when_no_receive_took_the_first_packet, .timeout = 10)
 	free(multi);
 }
 
+/* Side i's connections with a segmented message under way. */
+static int busy_conns(int i)
+{
+	struct gdrfab_list *it;
+	int n = 0;
+
+	for (it = proto_of(i)->conns.next; it != &proto_of(i)->conns;
+	     it = it->next)
+		n += gdrfab_seg_rx_busy(
+			&gdrfab_list_entry(it, struct gdrfab_conn, entry)
+				 ->seg_rx);
+	return n;
+}
+
+/* Two connections into one endpoint, their pieces interleaved: A's
+ * connection to itself and B's to A each put their own message together
+ * (conn->seg_rx is per connection), into posted receives and as
+ * unexpected messages alike. */
+Test(seg, two_peers_interleaved_into_one_endpoint, .timeout = 10)
+{
+	size_t len = 3 * eager() + 1;
+	uint8_t *out[2], *in[2];
+
+	pf_open(&f);
+	pf_connect(&f);
+	for (int k = 0; k < 2; k++) {
+		out[k] = malloc(len);
+		in[k] = calloc(1, len + 64);
+		pf_fill(out[k], len, 20 + (unsigned)k);
+	}
+	for (int round = 0; round < 2; round++) {
+		bool unexpected = round;
+		int a0 = f.s[A].n_ok;
+
+		memset(in[0], 0, len + 64);
+		memset(in[1], 0, len + 64);
+		for (int k = 0; k < 2 && !unexpected; k++)
+			cr_assert_eq(fi_trecv(f.s[A].ep, in[k], len + 64, NULL,
+					      FI_ADDR_UNSPEC,
+					      0xd00 + (uint64_t)k, 0,
+					      ctx(30 + k)),
+				     0);
+		fake_verbs_hold(IBV_WR_SEND_WITH_IMM, true);
+		cr_assert_eq(fi_tsend(f.s[A].ep, out[0], len, NULL, f.s[A].self,
+				      0xd00, ctx(40)),
+			     0);
+		tsend(B, out[1], len, 0xd01, 41);
+		pf_drive(&f, 0);
+		cr_assert_eq(busy_conns(A), 2, "both messages under way");
+		fake_verbs_hold(IBV_WR_SEND_WITH_IMM, false);
+		pf_drive(&f, 0);
+		for (int k = 0; k < 2 && unexpected; k++)
+			cr_assert_eq(fi_trecv(f.s[A].ep, in[k], len + 64, NULL,
+					      FI_ADDR_UNSPEC,
+					      0xd00 + (uint64_t)k, 0,
+					      ctx(30 + k)),
+				     0);
+		/* A's receives, and its own send to itself. */
+		cr_assert(pf_drive_until(&f, A, a0 + 3, 2000), "round %d",
+			  round);
+		for (int k = 0; k < 2; k++) {
+			check_rx(A, ok_of(A, 30 + k), in[k], len,
+				 20 + (unsigned)k, 30 + k);
+			f.s[A].ok[ok_of(A, 30 + k)].op_context = NULL;
+		}
+		f.s[A].ok[ok_of(A, 40)].op_context = NULL;
+	}
+	cr_assert_eq(f.s[A].n_err + f.s[B].n_err, 0);
+	pf_close(&f);
+	for (int k = 0; k < 2; k++) {
+		free(out[k]);
+		free(in[k]);
+	}
+}
+
 /* FI_CLAIM then FI_DISCARD of whole segmented messages, as of eager
  * ones: the claimed one is delivered, the discarded one never is. */
 Test(seg, peek_claim_and_discard, .timeout = 10)
