@@ -52,6 +52,10 @@ const char *gdrfab_req_op_name(const struct gdrfab_req *req)
 	case GDRFAB_OP_SEND:
 		if (req->cq_flags & FI_ATOMIC)
 			return "atomic (message)";
+		if (req->seg)
+			return req->delivery_ack
+				       ? "send (segmented, delivery ACK)"
+				       : "send (segmented)";
 		if (req->delivery_ack)
 			return "send (eager, delivery ACK)";
 		return req->rndv ? "send (rendezvous)" : "send (eager)";
