@@ -24,7 +24,10 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
  * initiator's atomics would never complete). 4: the repeated header
  * (GDRFAB_IMM_REPEAT, which a version-3 peer would not know). 5: the
  * delivery ACK (GDRFAB_PKT_DELIVERY_ACK: a version-4 receiver would drop
- * the flag as unknown, and the sender would wait for a FIN for ever). */
+ * the flag as unknown, and the sender would wait for a FIN for ever).
+ * Segmented eager messages (GDRFAB_PKT_SEG) need none: a peer announces
+ * them in the connection messages (GDRFAB_CM_SEG_MASK), and one that
+ * does not is never sent one. */
 #define GDRFAB_WIRE_VERSION 5
 
 /* ---- messages on RC queue pairs ---- */
