@@ -34,6 +34,16 @@
 
 static struct pf f;
 
+/* The sizes below are chosen against a limit of 64 KiB (eight pieces of
+ * the default 8 KiB eager limit), whatever FI_GDRFAB_SEG_MAX defaults
+ * to. */
+static void seg_64k(void)
+{
+	gdrfab_params.seg_max = 64 << 10;
+}
+
+TestSuite(seg, .init = seg_64k);
+
 static void *ctx(int i)
 {
 	return (void *)(uintptr_t)(0x5e6000 + i);
