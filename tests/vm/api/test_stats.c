@@ -35,10 +35,10 @@ peer_of(const struct fi_gdrfab_stats *s, fi_addr_t a)
 	return NULL;
 }
 
-/* Eager up to FI_GDRFAB_SEG_MAX (64 KiB: one packet up to
+/* Eager up to FI_GDRFAB_SEG_MAX (16 KiB: one packet up to
  * FI_GDRFAB_EAGER_MAX's 8 KiB, segmented past it, both counted as eager),
  * rendezvous beyond. */
-static const size_t sizes[] = {8, 1024, 8192, 8193, 65536, 1 << 20};
+static const size_t sizes[] = {8, 1024, 8192, 8193, 16384, 65536, 1 << 20};
 #define N_SIZES	 (sizeof(sizes) / sizeof(sizes[0]))
 #define N_EAGER	 5
 #define MAX_SIZE (1 << 20)

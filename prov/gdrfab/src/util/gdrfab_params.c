@@ -245,7 +245,7 @@ void gdrfab_params_init(void)
 		"Largest message sent eagerly through bounce buffers; larger messages are pulled by the receiver with RDMA READ (default: 8192)");
 	fi_param_define(
 		&gdrfab_prov, "SEG_MAX", FI_PARAM_INT,
-		"Largest message sent as segmented eager (a header packet and continuations through the bounce buffers, reassembled by the receiver) above FI_GDRFAB_EAGER_MAX; larger messages go by rendezvous. A multiple of 4096 (rounded down), at most 1044480; a pair of endpoints uses the smaller of their values; 0 turns it off (default: 65536)");
+		"Largest message sent as segmented eager (a header packet and continuations through the bounce buffers, reassembled by the receiver) above FI_GDRFAB_EAGER_MAX; larger messages go by rendezvous. A multiple of 4096 (rounded down), at most 1044480; a pair of endpoints uses the smaller of their values; 0 turns it off (default: 16384)");
 	fi_param_define(
 		&gdrfab_prov, "RX_BUFS", FI_PARAM_INT,
 		"Receive bounce buffers per endpoint, shared by all its peers (default: 256)");

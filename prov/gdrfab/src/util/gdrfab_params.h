@@ -152,19 +152,19 @@ extern struct gdrfab_params gdrfab_params;
 #define GDRFAB_MAX_STAGE_CHUNK		(64 << 20)
 #define GDRFAB_DEFAULT_DISCOVERY_TTL_MS 1000
 
-/* 64 KiB, not rxm's 128: the message takes seg_max / eager_max receive
- * buffers of the SRQ that all peers share (8 of the default 256, so 32
- * peers sending at once still find room; 128 KiB would take 16), the
- * receiver holds one message of up to seg_max per connection while it
- * reassembles, and beyond 64 KiB the rendezvous's round trip is a small
- * share of the transfer (what issue 34 measured was the 16 KiB step).
- * Measured so far only on soft-RoCE under TCG (gdrfab_pingpong, host
- * memory, 3 rounds): segmented beats the rendezvous by 16% at 8193 B and
- * 7% at 16 KiB and loses by 7-10% at 32 and 64 KiB, where emulated
- * memcpy makes the receiver's copy dearer than on a real host; the
- * crossover on real NICs is still to be measured and this default set
- * from it. */
-#define GDRFAB_DEFAULT_SEG_MAX (64 << 10)
+/* 16 KiB, where the measurements cross: on soft-RoCE under TCG,
+ * segmented beat the rendezvous by 16% at 8193 B and 7% at 16 KiB and
+ * lost by 7-10% at 32 and 64 KiB (gdrfab_pingpong, host memory, 3
+ * rounds); through Open MPI's osu_latency (tests/bench/osu-eager-sweep.sh
+ * with GDRFAB_SWEEP_VAR=FI_GDRFAB_SEG_MAX, 3 rounds, docs/results.md) 16
+ * KiB went from 1.08x rxm with it off to 0.96-0.99x, and 32 and 64 KiB
+ * were no better segmented. Emulated memcpy makes the receiver's copy
+ * dearer than on a real host, so real NICs may cross later: measure
+ * with the same sweep there and raise it. A message takes seg_max /
+ * eager_max receive buffers of the SRQ all peers share (2 of 256 here),
+ * and the receiver holds one message of up to seg_max per connection
+ * while it reassembles. */
+#define GDRFAB_DEFAULT_SEG_MAX (16 << 10)
 #define GDRFAB_SEG_UNIT	       4096
 #define GDRFAB_SEG_MAX_LIMIT   (255 * GDRFAB_SEG_UNIT)
 
