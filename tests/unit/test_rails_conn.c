@@ -304,6 +304,22 @@ static void open_two_rail_pair(struct pf *f)
 	cr_assert(conn_of(f, 1)->rails && conn_of(f, 1)->rails->up);
 }
 
+/* A two-rail pair with a striped message of len bytes from out to in
+ * under way: its two READs, one per rail, held before they run. */
+static void start_held_striped_read(struct pf *f, uint8_t *out, uint8_t *in,
+				    size_t len)
+{
+	open_two_rail_pair(f);
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	cr_assert_eq(
+		fi_trecv(f->s[1].ep, in, len, NULL, f->s[1].peer, 9, 0, NULL),
+		0);
+	cr_assert_eq(
+		fi_tsend(f->s[0].ep, out, len, NULL, f->s[0].peer, 9, NULL), 0);
+	pf_drive(f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 2);
+}
+
 /* A rendezvous of at least FI_GDRFAB_STRIPE_MIN bytes is read in one
  * piece per rail, the bytes intact; below it, on rail 0 alone as ever
  * (no striped byte). From 1 MiB the rails carry within 10% of even. */
@@ -448,14 +464,7 @@ Test(rails_conn, failed_piece_fails_the_read_once)
 	struct pf f;
 
 	cr_assert(out && in);
-	open_two_rail_pair(&f);
-	fake_verbs_hold(IBV_WR_RDMA_READ, true);
-	cr_assert_eq(
-		fi_trecv(f.s[1].ep, in, len, NULL, f.s[1].peer, 9, 0, NULL), 0);
-	cr_assert_eq(fi_tsend(f.s[0].ep, out, len, NULL, f.s[0].peer, 9, NULL),
-		     0);
-	pf_drive(&f, 20);
-	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 2);
+	start_held_striped_read(&f, out, in, len);
 	cr_assert_eq(
 		fake_verbs_fail(IBV_WR_RDMA_READ, IBV_WC_REM_ACCESS_ERR, false),
 		2);
@@ -584,14 +593,7 @@ Test(rails_conn, a_failed_piece_counts_on_its_rail)
 	struct pf f;
 
 	cr_assert(out && in);
-	open_two_rail_pair(&f);
-	fake_verbs_hold(IBV_WR_RDMA_READ, true);
-	cr_assert_eq(
-		fi_trecv(f.s[1].ep, in, len, NULL, f.s[1].peer, 9, 0, NULL), 0);
-	cr_assert_eq(fi_tsend(f.s[0].ep, out, len, NULL, f.s[0].peer, 9, NULL),
-		     0);
-	pf_drive(&f, 20);
-	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 2);
+	start_held_striped_read(&f, out, in, len);
 	fake_verbs_hold(IBV_WR_RDMA_READ, false);
 	cr_assert(fake_verbs_step(), "rail 0's READ");
 	cr_assert_eq(
