@@ -16,12 +16,14 @@ if [ ! -x "$tool" ]; then
 	exit 77
 fi
 
+passed=0 failed=0
 check() { # what, expected, got
 	if [ "$2" = "$3" ]; then
 		echo "PASS: gdrfab_stat: $1"
+		passed=$((passed + 1))
 	else
 		echo "FAIL: gdrfab_stat: $1: expected '$2', got '$3'"
-		fail=1
+		fail=1 failed=$((failed + 1))
 	fi
 }
 
@@ -102,4 +104,6 @@ printf 'gdrfab stats: domain x\n  bogus_counter 1\nend\n' >"$tmp/bad"
 "$tool" "$tmp/bad" >/dev/null 2>"$tmp/err-bad"
 check "a malformed file fails" 1 $?
 check "and names its line" 1 "$(grep -c 'bad:2: not a gdrfab stats table' "$tmp/err-bad")"
+# The line tests/totals.sh counts.
+echo "gdrfab-stat: $passed passed, $failed failed"
 exit $fail
