@@ -33,6 +33,8 @@ packages=(
 	libfabric-bin rdma-core ibverbs-utils iproute2 hwloc-nox perftest
 	# the soft-RoCE VM (tests/vm/runner/vm-run)
 	qemu-system-x86 linux-image-amd64 busybox-static cpio kmod
+	# a VM command that hangs prints its programs' stacks (guest-setup)
+	gdb
 	# gdrfab.ko and its stand-in, built for the VM's kernel (W=1, sparse)
 	linux-headers-amd64 sparse
 	# the Debian packages (scripts/build-debs.sh) and their check

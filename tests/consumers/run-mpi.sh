@@ -71,5 +71,5 @@ case $? in
 esac
 
 [ "$ready" -gt 0 ] || exit 77
-exec "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1800}" -- \
+exec "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-900}" -- \
 	"$srcdir/tests/consumers/check-mpi.sh"

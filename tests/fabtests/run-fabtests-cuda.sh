@@ -20,5 +20,5 @@ case $? in
 77) exit 77 ;;
 *) exit 1 ;;
 esac
-exec "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-1500}" -- \
+exec "$srcdir/tests/vm/runner/vm-run" --timeout "${GDRFAB_VM_TIMEOUT:-900}" -- \
 	"$srcdir/tests/fabtests/check-fabtests-cuda.sh" "$ft/bin"

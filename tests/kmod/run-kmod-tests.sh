@@ -13,7 +13,7 @@ case $? in
 *) exit 1 ;;
 esac
 
-exec "$srcdir/tests/vm/runner/vm-run" --check-dmesg --timeout "${GDRFAB_VM_TIMEOUT:-1200}" -- bash -c '
+exec "$srcdir/tests/vm/runner/vm-run" --check-dmesg --timeout "${GDRFAB_VM_TIMEOUT:-600}" -- bash -c '
 	status=0
 	k=$PWD/kmod-build
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
