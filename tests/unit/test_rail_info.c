@@ -3,7 +3,7 @@
  * Rail-set domains in fi_getinfo (gdrfab_rail_info.h), on the fake verbs
  * with two devices: without FI_GDRFAB_RAILS (and no GPU in the topology)
  * no new entry; with named sets one entry per set of more than one NIC,
- * after every NIC alone, named by its NICs and addressed by rail 0's
+ * before every NIC alone, named by its NICs and addressed by rail 0's
  * port; the domain's name in the hints selects it; a value that does not
  * parse, or a set with a NIC that is not there, lists none. fi_domain on
  * a rail set opens every NIC of it, rail 0 the first, and refuses a name
@@ -83,13 +83,21 @@ Test(rail_info, unset_lists_no_rail_set)
 	cr_expect_str_eq(got, "fake0 fake1");
 }
 
-Test(rail_info, named_set_listed_after_the_nics)
+/* Asked for (FI_GDRFAB_RAILS set), the sets come first, so that an MPI
+ * taking the first entry, or spreading its ranks over them in order,
+ * stripes; in the order of their rail 0s, each NIC alone after them. */
+Test(rail_info, named_sets_listed_before_the_nics)
 {
 	char got[256];
 
 	set_rails("fake1+fake0");
 	names(NULL, got, sizeof(got));
-	cr_expect_str_eq(got, "fake0 fake1 fake1+fake0");
+	cr_expect_str_eq(got, "fake1+fake0 fake0 fake1");
+	fake_verbs_set_devices(4);
+	set_rails("fake2+fake3,fake0+fake1");
+	names(NULL, got, sizeof(got));
+	cr_expect_str_eq(got,
+			 "fake0+fake1 fake2+fake3 fake0 fake1 fake2 fake3");
 }
 
 Test(rail_info, name_in_hints_selects_the_set)

@@ -13,8 +13,12 @@
 # rxe2-rxe3 link what its packets carried (a rail beyond rail 0 carries
 # striped READs alone). The NICs alone (rxe0 to rxe1) and a rail set
 # talking to a NIC alone, either way round, still work and leave
-# rxe2/rxe3 idle (one rail), and a NIC alone reports no rail rows. Prints
-# one PASS/FAIL line per check and "rails: N passed, M failed".
+# rxe2/rxe3 idle (one rail), and a NIC alone reports no rail rows. Then the
+# MPIs, as their users run them with FI_GDRFAB_RAILS set: Open MPI (mtl
+# ofi) and MPICH (ch4:ofi) run mpi_p2p on 2 ranks, no domain named, and
+# the ranks' counters must show the rail sets striping (rxe2 or rxe3
+# carried striped bytes). Prints one PASS/FAIL line per check and
+# "rails: N passed, M failed".
 set -u
 suite=rails
 . "$(dirname "$0")/../runner/check-lib.sh"
@@ -194,5 +198,44 @@ check "counters: the rail set names its rails, striped nothing; the NIC alone no
 	eval '[ "$(rail_nics mixed1 srv)" = rxe0+rxe2 ] && no_rail_rows mixed1 cli && nothing_striped mixed1'
 check "NIC alone server, rail set client, 1 B .. 4 MiB, data checked" pingpong mixed2 rxe0 rxe1+rxe3 "$fallback" 3
 check "NIC alone to rail set: one rail, rxe2/rxe3 carry nothing" second_rails_idle
+
+# mpi_rails NAME COMMAND...: an MPI run of mpi_p2p, its ranks' counters
+# summed by gdrfab_stat into $dir/NAME.job; passes when every check of
+# the program passed and a second rail (rxe2 or rxe3) carried striped
+# bytes: the MPI took rail-set domains without being told their names.
+mpi_rails() {
+	local name=$1 rc=0
+	shift
+	FI_GDRFAB_STATS=$dir/$name.stats timeout 300 "$@" >"$dir/$name.out" 2>&1 || rc=1
+	grep -q "^mpi: [0-9]* passed, 0 failed" "$dir/$name.out" || rc=1
+	"$stat" "$dir/$name".stats.* >"$dir/$name.job" 2>/dev/null || rc=1
+	grep -E '^mpi:' "$dir/$name.out" | sed 's/^/    /'
+	sed -n '/^  rail/p' "$dir/$name.job" | sed 's/^/    /'
+	[ -n "$(awk '$1 == "rail" && ($3 == "rxe2" || $3 == "rxe3") && $5 > 0' "$dir/$name.job")" ] || rc=1
+	[ $rc = 0 ] || tail -n 20 "$dir/$name.out" | sed 's/^/    /'
+	return $rc
+}
+# The MPICH wheel's environment (tests/consumers/check-mpich.sh), for
+# its run alone.
+mpich_rails() (
+	export FI_PROVIDER_PATH=$FI_PROVIDER_PATH:$GDRFAB_RAILS_MPICH/lib/mpich/libfabric
+	export FI_PROVIDER=gdrfab MPICH_CH4_NETMOD=ofi MPIR_CVAR_NOLOCAL=1
+	mpi_rails mpich "$GDRFAB_RAILS_MPICH/bin/mpiexec" -hosts localhost -n 2 "$@"
+)
+if [ -n "${GDRFAB_RAILS_OPENMPI:-}" ]; then
+	check "Open MPI (mtl ofi), 2 ranks, mpi_p2p 0 B .. 16 MiB: the ranks stripe" \
+		mpi_rails openmpi mpirun --allow-run-as-root --oversubscribe -np 2 \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include gdrfab --mca btl self \
+		-x FI_PROVIDER_PATH -x FI_GDRFAB_RAILS -x FI_GDRFAB_STATS \
+		"$GDRFAB_RAILS_OPENMPI" 16777216
+else
+	echo "SKIP: $suite: Open MPI on rail sets: no mpicc/mpirun (scripts/install-deps.sh)"
+fi
+if [ -n "${GDRFAB_RAILS_MPICH:-}" ]; then
+	check "MPICH (ch4:ofi), 2 ranks, mpi_p2p 0 B .. 16 MiB: the ranks stripe" \
+		mpich_rails "$PWD/tests/vm/rails/mpi_p2p.mpich" 16777216
+else
+	echo "SKIP: $suite: MPICH on rail sets: its wheel did not come (tests/consumers/get-wheel.sh)"
+fi
 echo "rails: ${SECONDS}s in the VM"
 totals

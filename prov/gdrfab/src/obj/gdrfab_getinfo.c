@@ -228,18 +228,17 @@ static int parse_hints(struct request *rq, const struct fi_info *hints)
 	return 0;
 }
 
-/* The rail-set domains, after every NIC alone, so that an application
- * taking the first entry keeps the nearest NIC alone (DESIGN.md,
- * "Rails"). Appended at tail. Hints that name a NIC want no set (and so
- * cost no topology load); hints that name a set get it when its NICs are
- * up, as fi_domain would open it. */
-static int add_rail_sets(uint32_t version, const struct request *rq,
-			 const struct fi_info *hints,
-			 const struct gdrfab_port_desc *ports, size_t nports,
-			 struct fi_info **tail)
+/* The rail-set domains, as a list of their own at *sets. Hints that name
+ * a NIC want no set (and so cost no topology load); hints that name a set
+ * get it when its NICs are up, as fi_domain would open it. */
+static int rail_set_infos(uint32_t version, const struct request *rq,
+			  const struct fi_info *hints,
+			  const struct gdrfab_port_desc *ports, size_t nports,
+			  struct fi_info **sets)
 {
 	const char *want =
 		hints && hints->domain_attr ? hints->domain_attr->name : NULL;
+	struct fi_info **tail = sets;
 	struct gdrfab_rail_list *rails;
 	int ret;
 
@@ -268,12 +267,61 @@ static int add_rail_sets(uint32_t version, const struct request *rq,
 	return ret;
 }
 
+/* Whether the rail set named set (a+b) has nic as its rail 0. */
+static bool set_starts_with(const char *set, const char *nic)
+{
+	size_t n = strlen(nic);
+
+	return !strncmp(set, nic, n) && set[n] == '+';
+}
+
+/* The rail sets go before the NICs alone when the user asked for rails
+ * (FI_GDRFAB_RAILS set): an MPI takes the first entry, or spreads its
+ * ranks over the entries in order, and whoever set the variable wants
+ * their MPI to stripe. The sets are ordered as their rail 0s are (the
+ * topology's order: the GPU's nearest NIC first). Unset, the sets go
+ * after every NIC, so that an application taking the first entry keeps
+ * the nearest NIC alone (DESIGN.md, "Rails"): a rail's failure still
+ * fails its connections. */
+static struct fi_info *place_rail_sets(struct fi_info *nics,
+				       struct fi_info *sets)
+{
+	struct fi_info *head = NULL, **tail = &head, **pp;
+
+	if (!gdrfab_params.rails) {
+		for (tail = &nics; *tail; tail = &(*tail)->next)
+			;
+		*tail = sets;
+		return nics;
+	}
+	for (struct fi_info *nic = nics; nic; nic = nic->next) {
+		for (pp = &sets; *pp;) {
+			struct fi_info *set = *pp;
+
+			if (!set_starts_with(set->domain_attr->name,
+					     nic->domain_attr->name)) {
+				pp = &set->next;
+				continue;
+			}
+			*pp = set->next;
+			set->next = NULL;
+			*tail = set;
+			tail = &set->next;
+		}
+	}
+	*tail = sets; /* a set whose rail 0 has no entry of its own */
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = nics;
+	return head;
+}
+
 int gdrfab_getinfo(uint32_t version, const char *node, const char *service,
 		   uint64_t flags, const struct fi_info *hints,
 		   struct fi_info **info)
 {
 	struct gdrfab_port_desc *ports;
-	struct fi_info *head = NULL, **tail = &head;
+	struct fi_info *head = NULL, **tail = &head, *sets = NULL;
 	struct request rq = {.node = node, .flags = flags};
 	int n, ret = 0;
 
@@ -300,10 +348,9 @@ int gdrfab_getinfo(uint32_t version, const char *node, const char *service,
 	}
 	if (!ret) {
 		gdrfab_topo_order(&head);
-		for (tail = &head; *tail; tail = &(*tail)->next)
-			;
-		ret = add_rail_sets(version, &rq, hints, ports, (size_t)n,
-				    tail);
+		ret = rail_set_infos(version, &rq, hints, ports, (size_t)n,
+				     &sets);
+		head = place_rail_sets(head, sets);
 	}
 	free(ports);
 	if (ret) {
