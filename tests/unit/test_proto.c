@@ -175,6 +175,20 @@ Test(proto, unlocked_idle_reads_poll_once_and_miss_nothing, .timeout = 10)
 	cr_assert_geq(polls, 1000);
 	cr_assert_leq(polls, 1000 + 1000 / 32 + 2 * (ms + 2),
 		      "%ld polls for 1000 reads in %lld ms", polls, ms);
+	/* The budget: spent by quick calls, emptied by a wake, and set
+	 * again by the full call that the next read then runs. */
+	for (int i = 0;
+	     i < 100 && ep->proto->quick_given == ep->proto->quick_left; i++)
+		cr_assert_eq(fi_cq_read(f.s[B].cq, &e, 1), -FI_EAGAIN);
+	cr_assert_gt(ep->proto->quick_given, ep->proto->quick_left,
+		     "no read took the quick path");
+	gdrfab_proto_wake(ep->proto);
+	cr_assert_eq(ep->proto->quick_left, 0);
+	cr_assert_eq(fi_cq_read(f.s[B].cq, &e, 1), -FI_EAGAIN);
+	/* The wake left given (the quick calls made, at least one) above
+	 * left (0): only a full call sets them equal again. */
+	cr_assert_eq(ep->proto->quick_given, ep->proto->quick_left,
+		     "a full call ran");
 	/* A receive cancelled by the application ends outside progress. */
 	cr_assert_eq(fi_trecv(f.s[B].ep, in, sizeof(in), NULL, f.s[B].peer,
 			      0x74, 0, ctx(7)),
