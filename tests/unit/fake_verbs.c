@@ -295,12 +295,21 @@ static void cq_push(struct ibv_cq *cq, const struct ibv_wc *wc)
 	c->wc[(c->head + c->count++) % c->cap] = *wc;
 }
 
+static int f_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+
+static gdrfab_poll_cq_fn f_poll_cq_fn(struct ibv_cq *cq)
+{
+	(void)cq;
+	return f_poll_cq;
+}
+
 static int f_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct fake_cq *c = (struct fake_cq *)cq;
 	int got = 0;
 
 	pthread_mutex_lock(&lock);
+	live.polls++;
 	while (got < n && c->count) {
 		wc[got++] = c->wc[c->head];
 		c->head = (c->head + 1) % c->cap;
@@ -1132,6 +1141,7 @@ static const struct gdrfab_verbs_ops fake_ops = {
 	.post_recv = f_post_recv,
 	.post_srq_recv = f_post_srq_recv,
 	.poll_cq = f_poll_cq,
+	.poll_cq_fn = f_poll_cq_fn,
 };
 
 void fake_verbs_set_devices(int n)

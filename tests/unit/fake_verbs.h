@@ -73,6 +73,7 @@ struct fake_verbs_counts {
 	int ctx, pd, cq, qp, rc_qp, srq, mr, ah;
 	int cq_overruns; /* completions dropped for want of room: a bug */
 	int bad_posts;	 /* posts the fake refused (bad state, sge) */
+	long polls;	 /* poll_cq calls on any CQ, since install */
 };
 struct fake_verbs_counts fake_verbs_counts(void);
 

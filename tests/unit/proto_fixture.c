@@ -35,6 +35,8 @@ static void open_side(struct pf *f, struct fid_domain *domain,
 	cr_assert_eq(fi_enable(s->ep), 0);
 }
 
+enum fi_threading pf_threading;
+
 struct fi_info *pf_fake_info(struct fid_fabric **fabric)
 {
 	struct fi_info *hints = fi_allocinfo(), *info;
@@ -45,6 +47,7 @@ struct fi_info *pf_fake_info(struct fid_fabric **fabric)
 	cr_assert(hints);
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
+	hints->domain_attr->threading = pf_threading;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	cr_assert_eq(

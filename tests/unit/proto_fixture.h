@@ -53,6 +53,10 @@ struct pf {
  * ask for it, and its fabric opened in *fabric (fake verbs installed
  * first; host registrations uncached). */
 struct fi_info *pf_fake_info(struct fid_fabric **fabric);
+/* The threading pf_fake_info asks for: 0 (what it asks by default) gets
+ * the provider's locks, FI_THREAD_DOMAIN none (and the CQ's quick read,
+ * issue 34). */
+extern enum fi_threading pf_threading;
 void pf_open(struct pf *f);
 /* As pf_open with the fake offering ndevs devices, side i in a domain
  * of its own named dom[i] (a device, or a rail set fake0+fake1). */

@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_verbs.h"
 #include "gdrfab.h"
@@ -106,6 +107,101 @@ Test(proto, eager_tagged_expected_and_unexpected, .timeout = 10)
 	cr_assert_eq(f.s[B].err[0].op_context, ctx(2));
 	cr_assert_eq(f.s[A].n_err, 0);
 	pf_close(&f);
+}
+
+/* Issue 34: without locks (FI_THREAD_DOMAIN) a read of an idle CQ is
+ * the protocol's quick path, one poll of the NIC's CQ and nothing else;
+ * what that path does not look for is still found: messages both ways,
+ * eager and rendezvous (whose requests end in progress and from the
+ * application's calls), and a receive cancelled outside progress. */
+Test(proto, unlocked_idle_reads_poll_once_and_miss_nothing, .timeout = 10)
+{
+	uint8_t *src = malloc(RNDV_LEN), *dst = calloc(1, RNDV_LEN);
+	char out[64], in[64];
+	struct fi_cq_tagged_entry e;
+	struct gdrfab_ep *ep;
+	struct gdrfab_cq *cq;
+	struct fid_mr *smr, *dmr;
+	long polls;
+	struct timespec t0, t1;
+	long long ms;
+
+	pf_threading = FI_THREAD_DOMAIN;
+	pf_open(&f);
+	pf_connect(&f);
+	ep = gdrfab_container_of(f.s[B].ep, struct gdrfab_ep, fid);
+	cq = gdrfab_container_of(f.s[B].cq, struct gdrfab_cq, fid);
+	cr_assert_eq(*cq->quick_proto, ep->proto, "the quick read is on");
+	/* Eager, expected then unexpected, and a rendezvous. */
+	pf_fill(out, sizeof(out), 7);
+	post_pair(in, out, sizeof(out), 0x71, 1, 2);
+	pf_drive(&f, 0);
+	cr_assert_eq(f.s[B].n_ok, 1);
+	cr_assert(pf_check(in, sizeof(out), 7));
+	cr_assert_eq(fi_tsend(f.s[A].ep, out, sizeof(out), NULL, f.s[A].peer,
+			      0x72, ctx(3)),
+		     0);
+	pf_drive(&f, 0);
+	memset(in, 0, sizeof(in));
+	cr_assert_eq(fi_trecv(f.s[B].ep, in, sizeof(in), NULL, f.s[B].peer,
+			      0x72, 0, ctx(4)),
+		     0);
+	pf_drive(&f, 0);
+	cr_assert_eq(f.s[B].n_ok, 2);
+	cr_assert(pf_check(in, sizeof(out), 7));
+	pf_fill(src, RNDV_LEN, 8);
+	smr = pf_reg(&f, src, RNDV_LEN, 0);
+	dmr = pf_reg(&f, dst, RNDV_LEN, 0);
+	cr_assert_eq(fi_trecv(f.s[B].ep, dst, RNDV_LEN, fi_mr_desc(dmr),
+			      f.s[B].peer, 0x73, 0, ctx(5)),
+		     0);
+	cr_assert_eq(fi_tsend(f.s[A].ep, src, RNDV_LEN, fi_mr_desc(smr),
+			      f.s[A].peer, 0x73, ctx(6)),
+		     0);
+	pf_drive(&f, 20); /* and the clock's rate is measured */
+	cr_assert_eq(f.s[B].n_ok, 3);
+	cr_assert_eq(f.s[A].n_ok, 3);
+	cr_assert(pf_check(dst, RNDV_LEN, 8));
+	/* Idle: each read polls the NIC's CQ once; a call in full adds
+	 * the UD CQ's poll, every 64 calls or when the ms moves. */
+	polls = fake_verbs_counts().polls;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 1000; i++)
+		cr_assert_eq(fi_cq_read(f.s[B].cq, &e, 1), -FI_EAGAIN);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	polls = fake_verbs_counts().polls - polls;
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+	     (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	cr_assert_geq(polls, 1000);
+	cr_assert_leq(polls, 1000 + 1000 / 32 + 2 * (ms + 2),
+		      "%ld polls for 1000 reads in %lld ms", polls, ms);
+	/* The budget: spent by quick calls, emptied by a wake, and set
+	 * again by the full call that the next read then runs. */
+	for (int i = 0;
+	     i < 100 && ep->proto->quick_given == ep->proto->quick_left; i++)
+		cr_assert_eq(fi_cq_read(f.s[B].cq, &e, 1), -FI_EAGAIN);
+	cr_assert_gt(ep->proto->quick_given, ep->proto->quick_left,
+		     "no read took the quick path");
+	gdrfab_proto_wake(ep->proto);
+	cr_assert_eq(ep->proto->quick_left, 0);
+	cr_assert_eq(fi_cq_read(f.s[B].cq, &e, 1), -FI_EAGAIN);
+	/* The wake left given (the quick calls made, at least one) above
+	 * left (0): only a full call sets them equal again. */
+	cr_assert_eq(ep->proto->quick_given, ep->proto->quick_left,
+		     "a full call ran");
+	/* A receive cancelled by the application ends outside progress. */
+	cr_assert_eq(fi_trecv(f.s[B].ep, in, sizeof(in), NULL, f.s[B].peer,
+			      0x74, 0, ctx(7)),
+		     0);
+	cr_assert_eq(fi_cancel(&f.s[B].ep->fid, ctx(7)), 0);
+	pf_drive(&f, 0);
+	cr_assert_eq(f.s[B].n_err, 1);
+	cr_assert_eq(f.s[B].err[0].err, FI_ECANCELED);
+	fi_close(&smr->fid);
+	fi_close(&dmr->fid);
+	pf_close(&f);
+	free(src);
+	free(dst);
 }
 
 Test(proto, rendezvous_receive_posted_after_the_rndv_arrived, .timeout = 10)

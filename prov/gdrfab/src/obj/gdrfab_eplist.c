@@ -11,6 +11,13 @@ void gdrfab_eplist_init(struct gdrfab_eplist *l, bool locked)
 	l->locked = locked;
 	l->eps = NULL;
 	l->cnt = 0;
+	l->solo = NULL;
+}
+
+/* Under the list's write lock (or the application's promise). */
+static void set_solo(struct gdrfab_eplist *l)
+{
+	l->solo = !l->locked && l->cnt == 1 ? l->eps[0] : NULL;
 }
 
 void gdrfab_eplist_fini(struct gdrfab_eplist *l)
@@ -39,6 +46,7 @@ int gdrfab_eplist_add(struct gdrfab_eplist *l, struct gdrfab_ep *ep)
 	}
 	eps[l->cnt++] = ep;
 	l->eps = eps;
+	set_solo(l);
 out:
 	pthread_rwlock_unlock(&l->lock);
 	return ret;
@@ -55,6 +63,7 @@ int gdrfab_eplist_del(struct gdrfab_eplist *l, struct gdrfab_ep *ep)
 			found = 1;
 		}
 	}
+	set_solo(l);
 	pthread_rwlock_unlock(&l->lock);
 	return found;
 }

@@ -107,6 +107,9 @@ struct gdrfab_cq {
 	atomic_bool woken;		    /* fi_cq_signal() */
 	/* Endpoints bound to this CQ, progressed by every read. */
 	struct gdrfab_eplist eps; /* progressed by every read */
+	/* Where an empty read finds the protocol to poll (gdrfab_cq.c's
+	 * read_quick): eps.solo's proto field, else a NULL. */
+	struct gdrfab_proto *const *quick_proto;
 	atomic_int ref;
 };
 

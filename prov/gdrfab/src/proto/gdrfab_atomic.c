@@ -479,6 +479,7 @@ void gdrfab_atomic_handle(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	b->conn = conn;
 	conn->refs++;
 	gdrfab_list_push_tail(&proto->atomic_backlog, &b->entry);
+	gdrfab_proto_wake(proto);
 }
 
 void gdrfab_atomic_backlog_run(struct gdrfab_proto *proto)

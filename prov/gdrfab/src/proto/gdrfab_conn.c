@@ -1146,6 +1146,7 @@ void gdrfab_conn_atomic_answered(struct gdrfab_req *req)
 	conn->atomic_ready = true;
 	conn->refs++;
 	gdrfab_list_push_tail(&proto->atomic_ready, &conn->ready_entry);
+	gdrfab_proto_wake(proto);
 }
 
 void gdrfab_conn_farewell(struct gdrfab_proto *proto)

@@ -86,6 +86,7 @@ void gdrfab_req_finish(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	req->finish_queued = true;
 	gdrfab_list_remove(&req->entry);
 	gdrfab_list_push_tail(&proto->finished, &req->finish_entry);
+	gdrfab_proto_wake(proto);
 }
 
 void gdrfab_req_fail(struct gdrfab_proto *proto, struct gdrfab_req *req,

@@ -96,6 +96,10 @@ static int create_queues(struct gdrfab_proto *proto)
 			    strerror(errno));
 		return -FI_ENOMEM;
 	}
+	/* A table without the entry (a test's) is called as ever. */
+	proto->poll_cq = gdrfab_vops->poll_cq_fn
+				 ? gdrfab_vops->poll_cq_fn(proto->cq)
+				 : gdrfab_vops->poll_cq;
 	/* The CQ is shared by every QP: never let more work requests be
 	 * outstanding than it has room for. */
 	proto->cq_credits = cqe - (int)proto->rxbuf_cnt - CQ_MARGIN;
@@ -388,6 +392,20 @@ static void poll_rails(struct gdrfab_proto *proto)
 	}
 }
 
+/* Calls since the last full call, this one included, and the UD CQ's turn
+ * and the clock's bound brought up to date with them (the quick path
+ * counts for neither: a store per empty poll). */
+static void count_quick_calls(struct gdrfab_proto *proto)
+{
+	unsigned calls = (unsigned)(proto->quick_given - proto->quick_left);
+
+	/* This call itself counts in gdrfab_tick_now and below. */
+	if (calls > 1) {
+		gdrfab_tick_count(&proto->tick, calls - 1);
+		proto->ud_poll_skips += calls - 1;
+	}
+}
+
 /* Everything progress does, in order; polled: completions the caller
  * already took from the CQ (-1: none taken, poll it here). */
 static void progress_full(struct gdrfab_proto *proto, int polled)
@@ -395,6 +413,7 @@ static void progress_full(struct gdrfab_proto *proto, int polled)
 	long long now;
 	int n;
 
+	count_quick_calls(proto);
 	if (proto->repost_cnt >= proto->repost_min)
 		gdrfab_rxbuf_repost_flush(proto);
 	/* One clock read per call: the handlers of its events take the
@@ -438,26 +457,36 @@ static void progress_full(struct gdrfab_proto *proto, int polled)
 		gdrfab_conn_timers(proto);
 	}
 	gdrfab_req_drain(proto);
+	/* The next calls' budget, from what this one left: the one place
+	 * that reads every queue, so that work made inside this call (its
+	 * handlers make some, and may wake or not) is never missed. It
+	 * lasts until the UD CQ's turn: a loop that only polls still polls
+	 * the UD CQ every UD_POLL_EVERY calls, as a busy one does. */
+	proto->quick_left =
+		side_work(proto)
+			? 0
+			: UD_POLL_EVERY - 1 - (int)proto->ud_poll_skips;
+	proto->quick_given = proto->quick_left;
 }
 
 /* Most calls come from a loop polling an empty CQ. When nothing else
- * waits, the clock has not moved (so no timer is due and the UD CQ was
- * polled at this ms), and the UD CQ's turn in a busy loop has not come,
- * the call is one poll of the CQ; anything else takes the whole path,
- * in the same order as ever (what this poll took is handled first there,
- * as the poll would have come before everything but the work checked
- * for here). */
+ * waits (the budget, which whatever makes work empties), the clock has
+ * not moved (so no timer is due and the UD CQ was polled at this ms), and
+ * the UD CQ's turn in a busy loop has not come (the budget again: it
+ * lasts until then), the call is one poll of the CQ
+ * (gdrfab_proto_poll_quick); anything else takes the whole path, in the
+ * same order as ever (what this poll took is handled first there, as the
+ * poll would have come before everything but the work checked for
+ * here). */
 void gdrfab_proto_progress(struct gdrfab_proto *proto)
 {
-	int n;
+	int n = gdrfab_proto_poll_quick(proto);
 
-	if (side_work(proto) || proto->ud_poll_skips + 1 >= UD_POLL_EVERY ||
-	    !gdrfab_tick_still(&proto->tick)) {
-		progress_full(proto, -1);
-		return;
-	}
-	proto->ud_poll_skips++;
-	n = gdrfab_vops->poll_cq(proto->cq, POLL_BATCH, proto->wc);
 	if (n)
 		progress_full(proto, n);
+}
+
+void gdrfab_proto_progress_polled(struct gdrfab_proto *proto, int n)
+{
+	progress_full(proto, n);
 }

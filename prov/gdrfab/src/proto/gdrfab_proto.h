@@ -35,6 +35,7 @@
 #include "gdrfab_stage.h"
 #include "gdrfab_stats.h"
 #include "gdrfab_tick.h"
+#include "gdrfab_verbs_ops.h"
 #include "gdrfab_wire.h"
 
 /* Completions one poll of the CQ takes. */
@@ -118,6 +119,9 @@ struct gdrfab_proto {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq; /* every RC QP's sends and receives */
+	/* What polls it (gdrfab_vops->poll_cq_fn): the quick path calls the
+	 * driver directly. */
+	gdrfab_poll_cq_fn poll_cq;
 	/* Rails 1 and on (env.nrails > 1): rail i's RC QPs' CQ is
 	 * rail_cq[i - 1] (a CQ never spans devices). */
 	struct ibv_cq *rail_cq[GDRFAB_CM_RAILS_MAX - 1];
@@ -214,6 +218,16 @@ struct gdrfab_proto {
 	unsigned ud_poll_skips;
 	/* That clock, read for real only when it may have moved. */
 	struct gdrfab_tick tick;
+	/* The quick path's budget (gdrfab_proto_poll_quick): calls of
+	 * progress that may still be one poll of the CQ and nothing else.
+	 * A call that runs in full sets it, to 0 while anything besides the
+	 * CQ and the clock waits for progress (side_work, gdrfab_proto.c),
+	 * else to the calls left until the UD CQ's turn; whatever makes such
+	 * work outside a full call sets it to 0 (gdrfab_proto_wake). So an idle
+	 * call tests one word instead of every queue. quick_given: what the
+	 * last full call set, less what wakes took back, so that given - left
+	 * is the calls since it (the UD CQ's turn, the clock's bound). */
+	int quick_left, quick_given;
 	/* What progress polled from the CQ (here, not on the stack: the
 	 * call that finds nothing then needs no frame for it). */
 	struct ibv_wc wc[GDRFAB_POLL_BATCH];
@@ -250,6 +264,32 @@ int gdrfab_proto_create(const struct gdrfab_proto_env *env,
 			struct gdrfab_proto **out);
 void gdrfab_proto_destroy(struct gdrfab_proto *proto);
 void gdrfab_proto_progress(struct gdrfab_proto *proto);
+
+/* Work for progress was made outside a call of it that runs in full (a
+ * request ended, buffers wait for the SRQ, a copy was staged, atomics
+ * wait): the next call runs in full. Called by whatever makes such work;
+ * a full call sets the budget again from what it left. */
+static inline void gdrfab_proto_wake(struct gdrfab_proto *proto)
+{
+	proto->quick_given -= proto->quick_left;
+	proto->quick_left = 0;
+}
+
+/* Progress's quick path, inline for the CQ read that finds nothing: when
+ * no work but the CQ's waits, the budget lasts and the clock cannot have
+ * moved, one poll of the CQ into proto->wc. 0: it found nothing and the
+ * call is done; else gdrfab_proto_progress_polled must run with what it
+ * returned (completions polled, or negative: poll again in full). Under
+ * the endpoint's lock, as all progress. */
+static inline int gdrfab_proto_poll_quick(struct gdrfab_proto *proto)
+{
+	if (--proto->quick_left < 0 || !gdrfab_tick_quick(&proto->tick))
+		return -1;
+	return proto->poll_cq(proto->cq, GDRFAB_POLL_BATCH, proto->wc);
+}
+
+/* The rest of a progress call whose quick path returned n (non-zero). */
+void gdrfab_proto_progress_polled(struct gdrfab_proto *proto, int n);
 /* One work completion of the endpoint's CQ, handled as progress handles
  * it (under the endpoint's lock). */
 void gdrfab_proto_handle_wc(struct gdrfab_proto *proto,

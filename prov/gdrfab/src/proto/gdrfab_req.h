@@ -507,6 +507,8 @@ static inline void gdrfab_rxbuf_repost_later(struct gdrfab_proto *proto,
 	proto->repost_head = rb;
 	if (++proto->repost_cnt >= GDRFAB_REPOST_BATCH)
 		gdrfab_rxbuf_repost_flush(proto);
+	else if (proto->repost_cnt >= proto->repost_min)
+		gdrfab_proto_wake(proto); /* progress reposts them */
 }
 
 #endif /* GDRFAB_REQ_H */

@@ -38,6 +38,8 @@ int gdrfab_loop_open(struct gdrfab_proto *proto)
 {
 	struct gdrfab_loop_port port = loop_port(&proto->env);
 
+	/* An open engine is polled by every progress call: none quick. */
+	gdrfab_proto_wake(proto);
 	return gdrfab_loop_engine_open_copy(
 		&proto->loop, proto->ctx, &port,
 		gdrfab_hmem_loop_pd(proto->env.hmem), proto->rx_mem,
@@ -48,6 +50,7 @@ int gdrfab_loop_flush_open(struct gdrfab_proto *proto)
 {
 	struct gdrfab_loop_port port = loop_port(&proto->env);
 
+	gdrfab_proto_wake(proto);
 	return gdrfab_loop_engine_open_flush(&proto->loop, proto->ctx, &port,
 					     proto->env.pd);
 }

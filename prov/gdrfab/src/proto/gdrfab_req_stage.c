@@ -55,6 +55,10 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	 * request's own (an atomic's result buffers), rewritten below. */
 	ret = gdrfab_stage_job_open(&proto->stage_pool, &req->stage, iov, desc,
 				    count, len, access, stage_cuda(proto));
+	/* Each call into the pool below may start copies that progress
+	 * polls (gdrfab_stage_pool_busy): its quick path must not skip
+	 * them. */
+	gdrfab_proto_wake(proto);
 	req->iov_count = 1;
 	req->iov[0].iov_base = req->stage.host;
 	req->iov[0].iov_len = len;
@@ -69,9 +73,13 @@ int gdrfab_stage_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		req->rseg[0].rkey = req->stage.mr->rkey;
 		req->rseg_count = 1;
 	}
-	if (!fill || !gdrfab_stage_job_fill(&proto->stage_pool, &req->stage,
-					    stage_cuda(proto)))
+	if (!fill)
 		return 0;
+	if (!gdrfab_stage_job_fill(&proto->stage_pool, &req->stage,
+				   stage_cuda(proto))) {
+		gdrfab_proto_wake(proto);
+		return 0;
+	}
 	/* Done at once (host memory, gdrfab.ko) or refused. */
 	return req->stage.err ? -req->stage.err : 0;
 }
@@ -89,11 +97,13 @@ void gdrfab_stage_landed(struct gdrfab_proto *proto, struct gdrfab_req *req)
 	gdrfab_stage_job_landed(&proto->stage_pool, &req->stage,
 				GDRFAB_MIN(len, req->len), req->stage_landed,
 				stage_cuda(proto));
+	gdrfab_proto_wake(proto);
 }
 
 bool gdrfab_stage_drain(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			size_t len)
 {
+	gdrfab_proto_wake(proto);
 	return gdrfab_stage_job_drain(&proto->stage_pool, &req->stage,
 				      GDRFAB_MIN(len, req->len),
 				      stage_cuda(proto));
@@ -140,6 +150,8 @@ void gdrfab_stage_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	gdrfab_stage_job_close(&proto->stage_pool, &req->stage,
 			       !proto->closing);
+	/* A buffer whose copy still runs waits in the pool for progress. */
+	gdrfab_proto_wake(proto);
 	req->staged = false;
 }
 

@@ -20,8 +20,8 @@ long long gdrfab_tick_read(struct gdrfab_tick *t)
 		t->base_ms = ms;
 		t->cycles_per_read = 0;
 	} else if (ms - t->base_ms >= RATE_SPAN_MS) {
-		t->cycles_per_read = (c - t->base_cycles) /
-				     (uint64_t)(4 * (ms - t->base_ms));
+		t->cycles_per_read =
+			(c - t->base_cycles) / (uint64_t)(ms - t->base_ms);
 		t->base_cycles = c;
 		t->base_ms = ms;
 	}

@@ -43,6 +43,12 @@ static int real_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	return cq->context->ops.poll_cq(cq, n, wc);
 }
 
+/* What ibv_poll_cq calls: a CQ's context and its ops never change. */
+static gdrfab_poll_cq_fn real_poll_cq_fn(struct ibv_cq *cq)
+{
+	return cq->context->ops.poll_cq;
+}
+
 const struct gdrfab_verbs_ops gdrfab_verbs_real = {
 	.get_device_list = ibv_get_device_list,
 	.free_device_list = ibv_free_device_list,
@@ -71,6 +77,7 @@ const struct gdrfab_verbs_ops gdrfab_verbs_real = {
 	.post_recv = real_post_recv,
 	.post_srq_recv = real_post_srq_recv,
 	.poll_cq = real_poll_cq,
+	.poll_cq_fn = real_poll_cq_fn,
 };
 
 const struct gdrfab_verbs_ops *gdrfab_vops = &gdrfab_verbs_real;
