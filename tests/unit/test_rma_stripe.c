@@ -549,3 +549,57 @@ Test(rma_stripe, rail_set_and_nic_alone_on_rail0)
 	rail0_only(&f, false);
 	pf_close(&f);
 }
+
+/* Both sides learn the other's key at once, each asking while the other
+ * asks: nothing waits for an answer, both first writes complete on rail
+ * 0, both second ones are striped, all intact. */
+Test(rma_stripe, both_sides_ask_at_once)
+{
+	const size_t len = 1 << 20;
+	uint8_t *src[2], *tgt[2];
+	struct fid_mr *tmr[2];
+	uint64_t before[2][2];
+	struct pf f;
+
+	open_two_rail_pair(&f);
+	for (int i = 0; i < 2; i++) {
+		src[i] = malloc(len);
+		tgt[i] = calloc(1, len);
+		cr_assert(src[i] && tgt[i]);
+		cr_assert_eq(fi_mr_reg(f.side_domain[i], tgt[i], len,
+				       FI_REMOTE_WRITE, 0, 0, 0, &tmr[i], NULL),
+			     0);
+		rail_counts(&f, i, before[i], NULL);
+	}
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 2; i++) {
+			pf_fill(src[i], len, (unsigned)(round * 2 + i));
+			f.s[i].n_ok = 0;
+			cr_assert_eq(fi_write(f.s[i].ep, src[i], len, NULL,
+					      f.s[i].peer,
+					      (uintptr_t)tgt[1 - i],
+					      fi_mr_key(tmr[1 - i]), NULL),
+				     0);
+		}
+		cr_assert(pf_drive_until(&f, 0, 1, 5000));
+		cr_assert(pf_drive_until(&f, 1, 1, 5000));
+		pf_drive(&f, 10);
+		for (int i = 0; i < 2; i++) {
+			uint64_t now[2];
+
+			cr_expect_eq(f.s[i].n_err, 0);
+			cr_expect(pf_check(tgt[1 - i], len,
+					   (unsigned)(round * 2 + i)));
+			rail_counts(&f, i, now, NULL);
+			cr_expect_eq(
+				now[0] + now[1] - before[i][0] - before[i][1],
+				round ? len : 0, "side %d round %d", i, round);
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(fi_close(&tmr[i]->fid), 0);
+		free(src[i]);
+		free(tgt[i]);
+	}
+	pf_close(&f);
+}

@@ -111,7 +111,7 @@ int gdrfab_mr_keys_access(struct gdrfab_domain *domain, uint64_t key,
 }
 
 size_t gdrfab_mr_keys_rails(struct gdrfab_domain *domain, uint64_t key,
-			    uint32_t *rkey, size_t max)
+			    uint32_t *rkey, size_t max, bool gpu_ok)
 {
 	size_t n = 0;
 
@@ -126,11 +126,9 @@ size_t gdrfab_mr_keys_rails(struct gdrfab_domain *domain, uint64_t key,
 		if (mr->fid.key != key || !reg)
 			continue;
 		/* A READ flush orders its own NIC's writes only: GPU
-		 * memory it flushes is written on rail 0 alone. */
+		 * memory it may flush is written on rail 0 alone. */
 		if (mr->desc.iface != FI_HMEM_SYSTEM &&
-		    (mr->access & FI_REMOTE_WRITE) &&
-		    gdrfab_hmem_flush_method(mr->desc.mem.device, false) ==
-			    GDRFAB_FLUSH_READ)
+		    (mr->access & FI_REMOTE_WRITE) && !gpu_ok)
 			break;
 		for (n = 0; n < max && reg->more_mr[n]; n++)
 			rkey[n] = reg->more_mr[n]->rkey;

@@ -169,10 +169,11 @@ int gdrfab_mr_keys_access(struct gdrfab_domain *domain, uint64_t key,
 			  const char **why);
 /* Striped RMA (gdrfab_stripe.h): the rkeys on rails 1 to max of the MR
  * whose key (a GDRFAB_RAIL_KEY one) a peer asks for, into rkey; how many
- * (max), or 0 when no live MR has the key or its RMA may not be striped
- * (GPU memory whose writes a READ flushes, which orders one NIC's). */
+ * (max), or 0 when no live MR has the key or its RMA may not be striped:
+ * GPU memory peers may write into, unless gpu_ok (the asked endpoint
+ * never flushes by a READ, which orders one NIC's writes only). */
 size_t gdrfab_mr_keys_rails(struct gdrfab_domain *domain, uint64_t key,
-			    uint32_t *rkey, size_t max);
+			    uint32_t *rkey, size_t max, bool gpu_ok);
 
 /* Descriptors handed to data calls. gdrfab_mr_check_desc: 0 when desc is
  * NULL or a live MR of the domain whose region holds buf..buf+len; else

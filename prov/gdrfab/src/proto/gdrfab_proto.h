@@ -86,9 +86,10 @@ struct gdrfab_proto_ops {
 			      void (*fn)(void *mem, void *arg), void *arg,
 			      const char **why);
 	/* The rkeys on rails 1 to max of the MR behind a peer's
-	 * GDRFAB_RAIL_KEY key, for striped RMA: how many (max), or 0. */
+	 * GDRFAB_RAIL_KEY key, for striped RMA: how many (max), or 0 (GPU
+	 * memory the peer may write into too, unless gpu_ok). */
 	size_t (*mr_rail_keys)(struct gdrfab_domain *domain, uint64_t key,
-			       uint32_t *rkey, size_t max);
+			       uint32_t *rkey, size_t max, bool gpu_ok);
 	/* Whether atomics to a peer go to the NIC (the domain's policy). */
 	bool (*nic_atomic_pair)(int mode, enum ibv_atomic_cap local_cap,
 				uint16_t peer_cm_flags);

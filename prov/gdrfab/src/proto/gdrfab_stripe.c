@@ -206,7 +206,8 @@ void gdrfab_stripe_keys_answer(struct gdrfab_proto *proto,
 
 	if (conn->rails)
 		n = proto->ops->mr_rail_keys(proto->env.domain, key, rkey,
-					     conn->rails->more);
+					     conn->rails->more,
+					     !proto->env.flush_by_read);
 	if (!gdrfab_send_ctrl_ext(proto, conn, GDRFAB_PKT_RAIL_KEYS_REP, key,
 				  (uint32_t)n, rkey, n * sizeof(*rkey)))
 		GDRFAB_WARN(

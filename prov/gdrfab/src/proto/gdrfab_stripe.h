@@ -36,8 +36,9 @@
  * registration cache still holds the registration (GPU memory is
  * unpinned lazily) the access succeeds on every rail as it does on
  * rail 0. A peer without an MR for the key, or one that will not have
- * it striped (GPU memory whose writes a READ flushes: the flush orders
- * one NIC's writes only), answers with no rkeys: rail 0 for that key.
+ * it striped (GPU memory peers may write into, where its endpoint may
+ * flush GPU writes by a READ, which orders one NIC's writes only:
+ * env.flush_by_read), answers with no rkeys: rail 0 for that key.
  * A striped fi_writedata's remote CQ data must come once and after all
  * its data: rail 0 takes the last piece, and its last work request,
  * the WRITE with immediate (rails beyond 0 have no receive queue),
