@@ -179,8 +179,10 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	req->rseg[0].rkey = (uint32_t)key;
 	req->rseg_count = 1;
 	/* A rail-set domain's key (never on a NIC alone): striped when
-	 * large enough and the pair's rails are up. */
-	if (gdrfab_key_is_rail(key))
+	 * large enough and the pair's rails are up. The keys left here are
+	 * rkeys or rail keys (emulated ones went above): its tag bit says
+	 * which, one bit test and one predictable branch. */
+	if (key & GDRFAB_RAIL_KEY)
 		gdrfab_stripe_rma_setup(proto, req, key);
 	if (op == GDRFAB_OP_READ) {
 		/* The bytes out of staging, or made visible in GPU memory,
