@@ -15,9 +15,11 @@
 # -m rma, the receiver checking the bytes when their CQ data arrives) is
 # striped from the threshold too: rxe2/rxe3 carry a share of the packets
 # and the counters' rail bytes are the written bytes but for each side's
-# first write to the other's key (rail 0, asking for its rkeys); below the
-# threshold, or with a NIC alone, rxe2/rxe3 stay idle. The NICs alone (rxe0 to rxe1) and a rail set
-# talking to a NIC alone, either way round, still work and leave
+# first write to the other's key (rail 0, asking for its rkeys), and
+# windows of fi_write (gdrfab_bw -m rma) the same; below the threshold,
+# or with a NIC alone, rxe2/rxe3 stay idle. The NICs alone (rxe0 to
+# rxe1) and a rail set talking to a NIC alone, either way round, still
+# work and leave
 # rxe2/rxe3 idle (one rail), and a NIC alone reports no rail rows. Prints
 # one PASS/FAIL line per check and "rails: N passed, M failed".
 set -u
@@ -26,6 +28,7 @@ suite=rails
 export FI_GDRFAB_RAILS=rxe0+rxe2,rxe1+rxe3
 stripe_min=${FI_GDRFAB_STRIPE_MIN:-262144}
 pp=$PWD/examples/gdrfab_pingpong
+bw=$PWD/examples/gdrfab_bw
 stat=$PWD/examples/gdrfab_stat
 dir=$(mktemp -d /tmp/rails.XXXXXX)
 spid=''
@@ -55,7 +58,8 @@ share() {
 # pingpong NAME SERVER_DOMAIN CLIENT_DOMAIN SIZES ITERS [MODE]: one run
 # with the data checked (-c), tagged messages or MODE's (rma:
 # fi_writedata, its CQ data saying the bytes are there, the receiver
-# checking them then), its output in $dir/NAME.{srv,cli}; the packets each
+# checking them then), its output in $dir/NAME.{srv,cli} (the program
+# is $prog when set, with $opts added: gdrfab_bw, a window); the packets each
 # rxe device carried meanwhile in delta[rxe0] .. delta[rxe3]; each side's
 # counters (FI_GDRFAB_STATS) summed by gdrfab_stat in $dir/NAME.{srv,cli}.job.
 # The client must name the domain it opened (a fallback to another would
@@ -65,11 +69,11 @@ pingpong() {
 	for r in $rxes; do before[$r]=$(pkts "$r"); done
 	port=$((port + 1))
 	FI_GDRFAB_STATS=$dir/$name.srv.stats \
-		timeout 180 "$pp" -d "$sdom" -P $port -m "$mode" -c -i "$iters" -s "$sizes" >"$dir/$name.srv" 2>&1 &
+		timeout 180 "${prog:-$pp}" ${opts:-} -d "$sdom" -P $port -m "$mode" -c -i "$iters" -s "$sizes" >"$dir/$name.srv" 2>&1 &
 	spid=$!
 	wait_port $port || rc=1
 	[ $rc = 0 ] && { FI_GDRFAB_STATS=$dir/$name.cli.stats \
-		timeout 180 "$pp" -d "$cdom" -P $port -m "$mode" -c -i "$iters" -s "$sizes" 192.0.2.1 >"$dir/$name.cli" 2>&1 || rc=1; }
+		timeout 180 "${prog:-$pp}" ${opts:-} -d "$cdom" -P $port -m "$mode" -c -i "$iters" -s "$sizes" 192.0.2.1 >"$dir/$name.cli" 2>&1 || rc=1; }
 	wait "$spid" || rc=1
 	spid=''
 	for r in $rxes; do
@@ -141,13 +145,14 @@ rails_add_up() {
 		[ -z "$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ && $6 != 0' "$dir/$1.$side.job")" ] || return 1
 	done
 }
-# rma_adds_up NAME: on each side (each writes to the other), the rails'
-# bytes are its RMA write bytes but for the first write to the peer's key
-# (on rail 0 alone, asking for the key's other rkeys): at least 90% of
-# them, never more; rail 1 carried 40-60% of them; no rail error.
+# rma_adds_up NAME [SIDES]: on each side (default both: each writes to
+# the other), the rails' bytes are its RMA write bytes but for the first
+# write to the peer's key (on rail 0 alone, asking for the key's other
+# rkeys): at least 90% of them, never more; rail 1 carried 40-60% of
+# them; no rail error.
 rma_adds_up() {
 	local side r1 all rma
-	for side in srv cli; do
+	for side in ${2:-srv cli}; do
 		all=$(striped "$1" $side)
 		rma=$(counter "$1" $side rma_write_bytes)
 		echo "    $side: striped $all B of rma_write_bytes $rma"
@@ -217,6 +222,10 @@ check "rail sets, fi_writedata $stripe_min B .. 16 MiB, data checked at its CQ d
 check "striped RMA: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
 sed -n '/^  rail/p' "$dir/rlarge.srv.job" "$dir/rlarge.cli.job" | sed 's/^/    /'
 check "counters: the rails' bytes are the RMA's written bytes, split near even" rma_adds_up rlarge
+prog=$bw opts="-w 4" check "rail sets, windows of 4 fi_write $stripe_min B .. 4 MiB, data checked" \
+	pingpong wlarge rxe0+rxe2 rxe1+rxe3 "$stripe_min,1048576,4194304" 2 rma
+check "striped fi_write windows: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
+check "counters: the writer's rails' bytes are its written bytes, split near even" rma_adds_up wlarge cli
 check "NICs alone (rxe0, rxe1), 1 B .. 4 MiB, data checked" pingpong single rxe0 rxe1 "$fallback" 3
 check "NICs alone: rxe2/rxe3 carry nothing" second_rails_idle
 check "counters: NICs alone report no rails" eval "no_rail_rows single srv && no_rail_rows single cli"
