@@ -603,3 +603,39 @@ Test(rma_stripe, both_sides_ask_at_once)
 	}
 	pf_close(&f);
 }
+
+/* FI_GDRFAB_STRIPE_MIN=0: an empty RMA has nothing to cut (its one work
+ * request on rail 0, no piece counted), a byte and more are striped
+ * once the key is known. */
+Test(rma_stripe, stripe_min_0_leaves_empty_rma_whole)
+{
+	uint8_t src[64] = {1, 2, 3}, tgt[64] = {0};
+	struct fid_mr *tmr;
+	uint64_t split[2];
+	struct pf f;
+
+	gdrfab_params.stripe_min = 0;
+	open_two_rail_pair(&f);
+	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, sizeof(tgt),
+			       FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &tmr,
+			       NULL),
+		     0);
+	for (int i = 0; i < 3; i++) {
+		f.s[0].n_ok = 0;
+		rma(&f, WRITE, src, 0, tgt, fi_mr_key(tmr), 0, split);
+		cr_expect_eq(split[0] + split[1], 0, "empty write %d", i);
+		f.s[0].n_ok = 0;
+		rma(&f, READ, src + 32, 0, tgt, fi_mr_key(tmr), 0, split);
+		cr_expect_eq(split[0] + split[1], 0, "empty read %d", i);
+	}
+	f.s[0].n_ok = 0;
+	rma(&f, WRITE, src, 3, tgt, fi_mr_key(tmr), 0, split);
+	pf_drive(&f, 10);
+	f.s[0].n_ok = 0;
+	rma(&f, WRITE, src, 3, tgt, fi_mr_key(tmr), 0, split);
+	cr_expect_eq(split[0], 3, "3 bytes: one piece, rail 0's");
+	cr_expect_eq(memcmp(tgt, src, 3), 0);
+	cr_assert_eq(fi_close(&tmr->fid), 0);
+	pf_close(&f);
+	gdrfab_params.stripe_min = GDRFAB_DEFAULT_STRIPE_MIN;
+}

@@ -159,8 +159,10 @@ void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	struct gdrfab_rail_key *e;
 	size_t more;
 
-	if (!rails_up(conn) || req->len < gdrfab_params.stripe_min ||
-	    req->staged || req->txbuf || req->rseg_count != 1 ||
+	/* Nothing to cut in an empty one (FI_GDRFAB_STRIPE_MIN=0). */
+	if (!rails_up(conn) || !req->len ||
+	    req->len < gdrfab_params.stripe_min || req->staged || req->txbuf ||
+	    req->rseg_count != 1 ||
 	    (req->op == GDRFAB_OP_READ && flushed_by_read(proto, req)))
 		return;
 	more = conn->rails->more;
