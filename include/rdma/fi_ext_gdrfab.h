@@ -96,7 +96,9 @@ struct fi_gdrfab_rail_stats {
 	/* RDMA READ work requests a striped rendezvous posted on this
 	 * rail, rail 0's piece included, and their bytes: over the rails,
 	 * the bytes add up to the striped messages' (those the receiver
-	 * read in one piece per rail). Counted by the reader, when posted. */
+	 * read in one piece per rail). Counted by the reader, when posted.
+	 * Striped RMA's RDMA READs and WRITEs count here too, by the
+	 * initiator. */
 	uint64_t stripe_ops, stripe_bytes;
 	/* Failed work completions on this rail's QPs (rail 0: any the
 	 * endpoint's own QPs report), flushed ones not counted: a rail that

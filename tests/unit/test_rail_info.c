@@ -258,8 +258,9 @@ Test(rail_info, bad_rail_set_name_is_einval)
 }
 
 /* Memory registered in a rail-set domain is registered on every rail's PD
- * (one cache entry holding an MR per rail), its key rail 0's rkey as for
- * a NIC alone; closing it deregisters them all. */
+ * (one cache entry holding an MR per rail), its key rail 0's rkey in the
+ * low 32 bits, tagged as a rail-set domain's (gdrfab_rail_key, for
+ * striped RMA); closing it deregisters them all. */
 Test(rail_info, mr_registers_on_every_rail)
 {
 	static char buf[8192];
@@ -284,7 +285,8 @@ Test(rail_info, mr_registers_on_every_rail)
 	cr_expect_eq(m->desc.reg->more_mr[0]->addr, (void *)buf);
 	cr_expect_eq(m->desc.reg->more_mr[0]->length, sizeof(buf));
 	cr_expect_null(m->desc.reg->more_mr[1]);
-	cr_expect_eq(fi_mr_key(mr), m->desc.reg->mr->rkey);
+	cr_expect_eq((uint32_t)fi_mr_key(mr), m->desc.reg->mr->rkey);
+	cr_expect(gdrfab_key_is_rail(fi_mr_key(mr)));
 	cr_expect_eq(fake_verbs_counts().mr, 2);
 	cr_assert_eq(fi_close(&mr->fid), 0);
 	cr_expect_eq(fake_verbs_counts().mr, 0);

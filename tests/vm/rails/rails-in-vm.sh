@@ -11,20 +11,27 @@
 # its NIC, nothing striped below the threshold, the rails' bytes adding up
 # to the rendezvous bytes above it, and the striped bytes they give the
 # rxe2-rxe3 link what its packets carried (a rail beyond rail 0 carries
-# striped READs alone). The NICs alone (rxe0 to rxe1) and a rail set
-# talking to a NIC alone, either way round, still work and leave
-# rxe2/rxe3 idle (one rail), and a NIC alone reports no rail rows. Then the
-# MPIs, as their users run them with FI_GDRFAB_RAILS set: Open MPI (mtl
-# ofi) and MPICH (ch4:ofi) run mpi_p2p on 2 ranks, no domain named, and
-# the ranks' counters must show the rail sets striping (rxe2 or rxe3
-# carried striped bytes). Prints one PASS/FAIL line per check and
-# "rails: N passed, M failed".
+# striped READs alone). fi_writedata between the sets (gdrfab_pingpong
+# -m rma, the receiver checking the bytes when their CQ data arrives) is
+# striped from the threshold too: rxe2/rxe3 carry a share of the packets
+# and the counters' rail bytes are the written bytes but for each side's
+# first write to the other's key (rail 0, asking for its rkeys), and
+# windows of fi_write (gdrfab_bw -m rma) the same; below the threshold,
+# or with a NIC alone, rxe2/rxe3 stay idle. The NICs alone (rxe0 to
+# rxe1) and a rail set talking to a NIC alone, either way round, still
+# work and leave rxe2/rxe3 idle (one rail), and a NIC alone reports no
+# rail rows. Then the MPIs, as their users run them with FI_GDRFAB_RAILS
+# set: Open MPI (mtl ofi) and MPICH (ch4:ofi) run mpi_p2p on 2 ranks, no
+# domain named, and the ranks' counters must show the rail sets striping
+# (rxe2 or rxe3 carried striped bytes). Prints one PASS/FAIL line per
+# check and "rails: N passed, M failed".
 set -u
 suite=rails
 . "$(dirname "$0")/../runner/check-lib.sh"
 export FI_GDRFAB_RAILS=rxe0+rxe2,rxe1+rxe3
 stripe_min=${FI_GDRFAB_STRIPE_MIN:-262144}
 pp=$PWD/examples/gdrfab_pingpong
+bw=$PWD/examples/gdrfab_bw
 stat=$PWD/examples/gdrfab_stat
 dir=$(mktemp -d /tmp/rails.XXXXXX)
 spid=''
@@ -51,22 +58,25 @@ share() {
 	[ $sum -gt 0 ] && echo $((100 * delta[$1] / sum)) || echo 0
 }
 
-# pingpong NAME SERVER_DOMAIN CLIENT_DOMAIN SIZES ITERS: one run with the
-# data checked (-c), its output in $dir/NAME.{srv,cli}; the packets each
+# pingpong NAME SERVER_DOMAIN CLIENT_DOMAIN SIZES ITERS [MODE]: one run
+# with the data checked (-c), tagged messages or MODE's (rma:
+# fi_writedata, its CQ data saying the bytes are there, the receiver
+# checking them then), its output in $dir/NAME.{srv,cli} (the program
+# is $prog when set, with $opts added: gdrfab_bw, a window); the packets each
 # rxe device carried meanwhile in delta[rxe0] .. delta[rxe3]; each side's
 # counters (FI_GDRFAB_STATS) summed by gdrfab_stat in $dir/NAME.{srv,cli}.job.
 # The client must name the domain it opened (a fallback to another would
 # be no pass).
 pingpong() {
-	local name=$1 sdom=$2 cdom=$3 sizes=$4 iters=$5 rc=0 r
+	local name=$1 sdom=$2 cdom=$3 sizes=$4 iters=$5 mode=${6:-tagged} rc=0 r
 	for r in $rxes; do before[$r]=$(pkts "$r"); done
 	port=$((port + 1))
 	FI_GDRFAB_STATS=$dir/$name.srv.stats \
-		timeout 180 "$pp" -d "$sdom" -P $port -c -i "$iters" -s "$sizes" >"$dir/$name.srv" 2>&1 &
+		timeout 180 "${prog:-$pp}" ${opts:-} -d "$sdom" -P $port -m "$mode" -c -i "$iters" -s "$sizes" >"$dir/$name.srv" 2>&1 &
 	spid=$!
 	wait_port $port || rc=1
 	[ $rc = 0 ] && { FI_GDRFAB_STATS=$dir/$name.cli.stats \
-		timeout 180 "$pp" -d "$cdom" -P $port -c -i "$iters" -s "$sizes" 192.0.2.1 >"$dir/$name.cli" 2>&1 || rc=1; }
+		timeout 180 "${prog:-$pp}" ${opts:-} -d "$cdom" -P $port -m "$mode" -c -i "$iters" -s "$sizes" 192.0.2.1 >"$dir/$name.cli" 2>&1 || rc=1; }
 	wait "$spid" || rc=1
 	spid=''
 	for r in $rxes; do
@@ -107,7 +117,8 @@ rail_nics() { awk '$1 == "rail" && $2 ~ /^[0-9]+$/ { printf "%s%s", s, $3; s = "
 rails_named() { [ "$(rail_nics "$1" srv)" = rxe0+rxe2 ] && [ "$(rail_nics "$1" cli)" = rxe1+rxe3 ]; }
 # no_rail_rows NAME SIDE: a NIC alone reports no rails.
 no_rail_rows() { [ -s "$dir/$1.$2.job" ] && [ -z "$(rail_nics "$1" "$2")" ]; }
-# striped NAME SIDE: the bytes that side's rails carried (striped reads).
+# striped NAME SIDE: the bytes that side's rails carried (striped reads
+# and RMA).
 striped() {
 	awk '$1 == "rail" && $2 ~ /^[0-9]+$/ { b += $5 } END { print b + 0 }' "$dir/$1.$2.job"
 }
@@ -132,6 +143,24 @@ rails_add_up() {
 		echo "    $side: striped $all B of rx_rndv_bytes $rndv"
 		[ "$all" -gt 0 ] && [ "$all" -le "$rndv" ] &&
 			[ $((100 * all / rndv)) -ge 90 ] || return 1
+		r1=$(rail "$1" $side "$( [ $side = srv ] && echo rxe2 || echo rxe3)" 5)
+		[ $((100 * r1 / all)) -ge 40 ] && [ $((100 * r1 / all)) -le 60 ] || return 1
+		[ -z "$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ && $6 != 0' "$dir/$1.$side.job")" ] || return 1
+	done
+}
+# rma_adds_up NAME [SIDES]: on each side (default both: each writes to
+# the other), the rails' bytes are its RMA write bytes but for the first
+# write to the peer's key (on rail 0 alone, asking for the key's other
+# rkeys): at least 90% of them, never more; rail 1 carried 40-60% of
+# them; no rail error.
+rma_adds_up() {
+	local side r1 all rma
+	for side in ${2:-srv cli}; do
+		all=$(striped "$1" $side)
+		rma=$(counter "$1" $side rma_write_bytes)
+		echo "    $side: striped $all B of rma_write_bytes $rma"
+		[ "$all" -gt 0 ] && [ "$all" -le "$rma" ] &&
+			[ $((100 * all / rma)) -ge 90 ] || return 1
 		r1=$(rail "$1" $side "$( [ $side = srv ] && echo rxe2 || echo rxe3)" 5)
 		[ $((100 * r1 / all)) -ge 40 ] && [ $((100 * r1 / all)) -le 60 ] || return 1
 		[ -z "$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ && $6 != 0' "$dir/$1.$side.job")" ] || return 1
@@ -189,6 +218,17 @@ check "striped: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_leas
 sed -n '/^  rail/p' "$dir/large.srv.job" "$dir/large.cli.job" | sed 's/^/    /'
 check "counters: the rails' bytes are the striped rendezvous bytes, split near even" rails_add_up large
 check "counters: the striped bytes on rxe2/rxe3 agree with their packets" link_agrees large
+check "rail sets, fi_writedata 1 B .. 64 KiB, data checked" pingpong rsmall rxe0+rxe2 rxe1+rxe3 $small 20 rma
+check "fi_writedata below $stripe_min B: rxe2/rxe3 carry nothing" second_rails_idle
+check "counters: fi_writedata below $stripe_min B striped nothing" nothing_striped rsmall
+check "rail sets, fi_writedata $stripe_min B .. 16 MiB, data checked at its CQ data" pingpong rlarge rxe0+rxe2 rxe1+rxe3 "$large" 3 rma
+check "striped RMA: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
+sed -n '/^  rail/p' "$dir/rlarge.srv.job" "$dir/rlarge.cli.job" | sed 's/^/    /'
+check "counters: the rails' bytes are the RMA's written bytes, split near even" rma_adds_up rlarge
+prog=$bw opts="-w 4" check "rail sets, windows of 4 fi_write $stripe_min B .. 4 MiB, data checked" \
+	pingpong wlarge rxe0+rxe2 rxe1+rxe3 "$stripe_min,1048576,4194304" 2 rma
+check "striped fi_write windows: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
+check "counters: the writer's rails' bytes are its written bytes, split near even" rma_adds_up wlarge cli
 check "NICs alone (rxe0, rxe1), 1 B .. 4 MiB, data checked" pingpong single rxe0 rxe1 "$fallback" 3
 check "NICs alone: rxe2/rxe3 carry nothing" second_rails_idle
 check "counters: NICs alone report no rails" eval "no_rail_rows single srv && no_rail_rows single cli"
@@ -198,6 +238,8 @@ check "counters: the rail set names its rails, striped nothing; the NIC alone no
 	eval '[ "$(rail_nics mixed1 srv)" = rxe0+rxe2 ] && no_rail_rows mixed1 cli && nothing_striped mixed1'
 check "NIC alone server, rail set client, 1 B .. 4 MiB, data checked" pingpong mixed2 rxe0 rxe1+rxe3 "$fallback" 3
 check "NIC alone to rail set: one rail, rxe2/rxe3 carry nothing" second_rails_idle
+check "rail set server, NIC alone client, fi_writedata to 4 MiB, data checked" pingpong rmixed rxe0+rxe2 rxe1 "$fallback" 3 rma
+check "fi_writedata between a rail set and a NIC alone: rxe2/rxe3 carry nothing" second_rails_idle
 
 # mpi_rails NAME COMMAND...: an MPI run of mpi_p2p, its ranks' counters
 # summed by gdrfab_stat into $dir/NAME.job; passes when every check of

@@ -3,7 +3,8 @@
  * What a misbehaving peer puts on the wire: headers with lengths that do
  * not match, unknown types and flags (a delivery ACK where no FIN can
  * answer it), impossible rendezvous segments, FINs
- * for messages never sent, and malformed connection messages. The
+ * for messages never sent, malformed rail keys (striped RMA) and
+ * malformed connection messages. The
  * receiver must drop each (logging why) and keep working.
  *
  * This binary links gdrfab's code directly (not through libfabric's
@@ -125,6 +126,58 @@ Test(wire, a_delivery_ack_on_a_message_that_is_not_plain_is_dropped)
 	cr_assert(strstr(log, "dropped: a delivery ACK on a message that is "
 			      "not a plain one"),
 		  "log: %s", log);
+}
+
+/* Rail keys (striped RMA, GDRFAB_PKT_RAIL_KEYS_*) from a peer: a request
+ * carrying keys, flags or a tag, an answer whose length is not its count
+ * of keys, or with more keys than a pair has rails beyond rail 0: each
+ * dropped, saying why. A well-formed request for a key unknown here
+ * (answered with no keys) and an answer nobody asked for (ignored)
+ * change nothing. */
+static void send_bad_rail_keys(void)
+{
+	uint8_t pkt[sizeof(struct gdrfab_pkt_hdr) + 4 * GDRFAB_CM_RAILS_MAX] = {
+		0};
+	struct gdrfab_pkt_hdr h = good_header(0);
+
+	h.type = GDRFAB_PKT_RAIL_KEYS_REQ;
+	h.seg_count = 1;
+	memcpy(pkt, &h, sizeof(h));
+	raw_send(pkt, sizeof(h) + 4);
+	h.seg_count = 0;
+	h.flags = GDRFAB_PKT_TAGGED;
+	raw_send(&h, sizeof(h));
+	h.flags = 0;
+	h.tag = 5;
+	raw_send(&h, sizeof(h));
+	h = good_header(0);
+	h.type = GDRFAB_PKT_RAIL_KEYS_REP;
+	h.seg_count = 2;
+	memcpy(pkt, &h, sizeof(h));
+	raw_send(pkt, sizeof(h) + 4);
+	h.seg_count = GDRFAB_CM_RAILS_MAX;
+	memcpy(pkt, &h, sizeof(h));
+	raw_send(pkt, sizeof(h) + 4 * GDRFAB_CM_RAILS_MAX);
+	h.seg_count = 1;
+	h.data = 12345;
+	memcpy(pkt, &h, sizeof(h));
+	raw_send(pkt, sizeof(h) + 4);
+	h = good_header(0);
+	h.type = GDRFAB_PKT_RAIL_KEYS_REQ;
+	h.data = (2ULL << 32) | 7ULL << 34 | 1;
+	raw_send(&h, sizeof(h));
+	expect_only_good_message();
+}
+
+Test(wire, malformed_rail_keys_are_dropped)
+{
+	char *log = capture_stderr(send_bad_rail_keys);
+	int lines = 0;
+
+	for (char *p = log; (p = strstr(p, "dropped: bad rail keys message"));
+	     p++)
+		lines++;
+	cr_assert_eq(lines, 5, "log: %s", log);
 }
 
 /* RMA events (FI_RMA_EVENT) with no count, an unknown kind, flags or

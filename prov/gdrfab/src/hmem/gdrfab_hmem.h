@@ -88,6 +88,26 @@ struct gdrfab_hmem_domain {
 #define GDRFAB_EMU_KEY	   (1ULL << 32)
 #define GDRFAB_EMU_MAX_MRS 65536
 
+/* Keys of a rail-set domain's MRs that peers may access (issue 31,
+ * striped RMA, gdrfab_stripe.h): rail 0's rkey in the low 32 bits (so
+ * that RMA on rail 0 needs nothing more), this tag (bit 33, never set in
+ * an emulated key) and a 30-bit generation of the domain above it, so
+ * that no two MRs of the domain share a key however the NIC reuses
+ * rkeys: an initiator's cache of a key's other rails never answers for
+ * another MR. */
+#define GDRFAB_RAIL_KEY	      (2ULL << 32)
+#define GDRFAB_RAIL_KEY_SHIFT 34
+
+static inline bool gdrfab_key_is_rail(uint64_t key)
+{
+	return (key >> 32 & 3) == 2;
+}
+
+static inline uint64_t gdrfab_rail_key(uint32_t rkey, uint64_t gen)
+{
+	return GDRFAB_RAIL_KEY | gen << GDRFAB_RAIL_KEY_SHIFT | rkey;
+}
+
 /* The flush method for writes into a device's memory, from
  * FI_GDRFAB_CUDA_FLUSH and the device's attributes; never CUDA's unless
  * cuda_ok (the endpoint's FI_OPT_CUDA_API_PERMITTED). */

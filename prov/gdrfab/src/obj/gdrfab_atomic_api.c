@@ -171,7 +171,8 @@ static ssize_t do_atomic(struct gdrfab_ep *ep, const struct call *c)
 		return -FI_EINVAL;
 	}
 	if (c->key > UINT32_MAX &&
-	    (c->key & ~(uint64_t)UINT32_MAX) != GDRFAB_EMU_KEY) {
+	    (c->key & ~(uint64_t)UINT32_MAX) != GDRFAB_EMU_KEY &&
+	    !gdrfab_key_is_rail(c->key)) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "%s: key 0x%llx is not a gdrfab key\n", call,
 			    (unsigned long long)c->key);

@@ -206,5 +206,6 @@ const struct gdrfab_proto_ops gdrfab_ep_proto_ops = {
 	.mr_check_descs = gdrfab_mr_check_descs,
 	.mr_desc_live = gdrfab_mr_desc_live,
 	.mr_keys_access = gdrfab_mr_keys_access,
+	.mr_rail_keys = gdrfab_mr_keys_rails,
 	.nic_atomic_pair = gdrfab_nic_atomic_pair,
 };

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fid_mr for host memory: fi_mr_reg/regv/regattr on a verbs protection
- * domain. fi_mr_key() is the verbs rkey (FI_MR_PROV_KEY), fi_mr_desc() the
- * gdrfab_mr itself (the data path reads its lkey).
+ * domain. fi_mr_key() is the verbs rkey (FI_MR_PROV_KEY), or on a rail-set
+ * domain that rkey tagged with a generation (gdrfab_rail_key, for striped
+ * RMA); fi_mr_desc() the gdrfab_mr itself (the data path reads its lkey).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -396,6 +397,14 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		}
 		mr->fid.key = mr->emu_key;
 	}
+	/* A rail-set domain's key names this MR alone (gdrfab_rail_key):
+	 * peers learn its other rails' rkeys by it to stripe RMA. */
+	if (mr->desc.ibv_mr && domain->rails.count > 1 &&
+	    (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		mr->fid.key = gdrfab_rail_key(
+			mr->desc.ibv_mr->rkey,
+			(atomic_fetch_add(&domain->keys.rail_gen, 1) + 1) &
+				((1ULL << (64 - GDRFAB_RAIL_KEY_SHIFT)) - 1));
 	/* Peers' atomics reach the memory through the data path. */
 	if (mr->desc.ibv_mr &&
 	    (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)))

@@ -109,3 +109,33 @@ int gdrfab_mr_keys_access(struct gdrfab_domain *domain, uint64_t key,
 	pthread_mutex_unlock(&domain->keys.lock);
 	return err;
 }
+
+size_t gdrfab_mr_keys_rails(struct gdrfab_domain *domain, uint64_t key,
+			    uint32_t *rkey, size_t max, bool gpu_ok)
+{
+	size_t n = 0;
+
+	if (!gdrfab_key_is_rail(key) || domain->rails.count < 2)
+		return 0;
+	max = GDRFAB_MIN(max, domain->rails.count - 1);
+	pthread_mutex_lock(&domain->keys.lock);
+	for (struct gdrfab_mr *mr = domain->keys.bucket[bucket_of(key)]; mr;
+	     mr = mr->next_key) {
+		const struct gdrfab_reg *reg = mr->desc.reg;
+
+		if (mr->fid.key != key || !reg)
+			continue;
+		/* A READ flush orders its own NIC's writes only: GPU
+		 * memory it may flush is written on rail 0 alone. */
+		if (mr->desc.iface != FI_HMEM_SYSTEM &&
+		    (mr->access & FI_REMOTE_WRITE) && !gpu_ok)
+			break;
+		for (n = 0; n < max && reg->more_mr[n]; n++)
+			rkey[n] = reg->more_mr[n]->rkey;
+		if (n < max)
+			n = 0;
+		break;
+	}
+	pthread_mutex_unlock(&domain->keys.lock);
+	return n;
+}

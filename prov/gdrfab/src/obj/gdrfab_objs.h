@@ -44,6 +44,8 @@ struct gdrfab_mr;
 struct gdrfab_mr_keys {
 	pthread_mutex_t lock;
 	struct gdrfab_mr *bucket[GDRFAB_MR_KEY_BUCKETS];
+	/* A rail-set domain's key generation (gdrfab_rail_key). */
+	_Atomic uint64_t rail_gen;
 };
 
 struct gdrfab_domain {
@@ -168,6 +170,13 @@ int gdrfab_mr_keys_access(struct gdrfab_domain *domain, uint64_t key,
 			  uint64_t addr, uint64_t len, uint64_t access,
 			  void (*fn)(void *mem, void *arg), void *arg,
 			  const char **why);
+/* Striped RMA (gdrfab_stripe.h): the rkeys on rails 1 to max of the MR
+ * whose key (a GDRFAB_RAIL_KEY one) a peer asks for, into rkey; how many
+ * (max), or 0 when no live MR has the key or its RMA may not be striped:
+ * GPU memory peers may write into, unless gpu_ok (the asked endpoint
+ * never flushes by a READ, which orders one NIC's writes only). */
+size_t gdrfab_mr_keys_rails(struct gdrfab_domain *domain, uint64_t key,
+			    uint32_t *rkey, size_t max, bool gpu_ok);
 
 /* Descriptors handed to data calls. gdrfab_mr_check_desc: 0 when desc is
  * NULL or a live MR of the domain whose region holds buf..buf+len; else

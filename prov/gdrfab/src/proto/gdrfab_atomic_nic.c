@@ -17,6 +17,7 @@
 
 #include "gdrfab.h"
 #include "gdrfab_atomic.h"
+#include "gdrfab_hmem.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_req.h"
 #include "gdrfab_strerror.h"
@@ -105,8 +106,9 @@ bool gdrfab_nic_atomic_eligible(const struct gdrfab_nic_atomic_query *q)
 	if (q->count != 1 || q->addr % 8 || q->remote_data)
 		return false;
 	/* Keys above 32 bits name staged GPU memory, which only the
-	 * target's CPU reaches. */
-	if (q->key > UINT32_MAX)
+	 * target's CPU reaches, but for a rail-set domain's, whose low 32
+	 * bits are rail 0's rkey. */
+	if (q->key > UINT32_MAX && !gdrfab_key_is_rail(q->key))
 		return false;
 	switch (q->kind) {
 	case GDRFAB_ATOMIC_WRITE:

@@ -26,6 +26,23 @@
 #include "gdrfab_conn.h"
 #include "gdrfab_wire.h"
 
+/* Striped RMA (gdrfab_stripe.h): what the initiator learned of the
+ * peer's keys, a small table indexed by the key's hash; a slot taken by
+ * another key is asked again. */
+#define GDRFAB_RAIL_KEY_CACHE 64 /* a power of two */
+enum gdrfab_rail_key_state {
+	GDRFAB_RKEY_EMPTY,
+	GDRFAB_RKEY_ASKED, /* a RAIL_KEYS_REQ is out */
+	GDRFAB_RKEY_KNOWN, /* rkey[] holds the peer's rails' rkeys */
+	GDRFAB_RKEY_NONE,  /* the peer has none for it: rail 0 alone */
+};
+struct gdrfab_rail_key {
+	uint64_t key;
+	uint32_t state; /* enum gdrfab_rail_key_state */
+	uint32_t rkey[GDRFAB_CM_RAILS_MAX - 1];
+	long long asked_ms; /* when ASKED */
+};
+
 struct gdrfab_conn_rails {
 	size_t more; /* rails of the pair beyond rail 0 */
 	/* Both sides' rail QPs are connected: work may go on them. The
@@ -35,6 +52,7 @@ struct gdrfab_conn_rails {
 	struct ibv_qp *qp[GDRFAB_CM_RAILS_MAX - 1];
 	uint32_t psn[GDRFAB_CM_RAILS_MAX - 1];
 	int sq_avail[GDRFAB_CM_RAILS_MAX - 1]; /* free send queue slots */
+	struct gdrfab_rail_key keys[GDRFAB_RAIL_KEY_CACHE];
 };
 
 /* ---- the endpoint's CQs ---- */

@@ -233,6 +233,7 @@ static int post_wr_rail(struct gdrfab_req *req, size_t r,
 	conn->wr_outstanding++;
 	conn->proto->rail_cq_credits[r - 1]--;
 	req->wr_pending++;
+	req->rail_wr_pending++;
 	return 0;
 }
 
@@ -420,6 +421,17 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 
 			rail = gdrfab_stripe_rail(req, &left);
 			cap = GDRFAB_MIN(cap, left);
+			/* A striped fi_writedata's last work request, rail
+			 * 0's, carries the CQ data: only once every other
+			 * rail's pieces completed (nothing orders writes
+			 * across QPs). Its piece ends the buffer
+			 * (stripe_last0); a request whose remainder may
+			 * still take more than one work request is held no
+			 * earlier than needed: its others go first. */
+			if (req->stripe_last0 && !rail &&
+			    req->rail_wr_pending &&
+			    req->len - req->posted <= proto->max_wr_len)
+				return false;
 		}
 		if (rail ? !rail_can_post(req, rail) : !can_post(req))
 			return false;
@@ -597,6 +609,7 @@ void gdrfab_req_rail_wc(struct gdrfab_proto *proto, size_t rail,
 	conn->rails->sq_avail[rail - 1]++;
 	proto->rail_cq_credits[rail - 1]++;
 	conn->wr_outstanding--;
+	req->rail_wr_pending--;
 	if (wc->status == IBV_WC_SUCCESS) {
 		conn->last_rx_ms = conn->tx_done_ms = proto->now_ms;
 	} else {
@@ -690,6 +703,27 @@ void gdrfab_send_ctrl(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 	hdr->msg_id = msg_id;
 	hdr->data = data;
 	gdrfab_req_submit(req);
+}
+
+bool gdrfab_send_ctrl_ext(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			  uint8_t type, uint64_t data, uint32_t seg_count,
+			  const void *extra, size_t extra_len)
+{
+	struct gdrfab_pkt_hdr *hdr;
+	struct gdrfab_req *req;
+
+	if (sizeof(*hdr) + extra_len > GDRFAB_CTRL_SIZE)
+		return false;
+	req = gdrfab_ctrl_req(proto, conn, type, &hdr);
+	if (!req)
+		return false;
+	hdr->data = data;
+	hdr->seg_count = seg_count;
+	if (extra_len)
+		memcpy(hdr + 1, extra, extra_len);
+	req->ctrl_len += extra_len;
+	gdrfab_req_submit(req);
+	return true;
 }
 
 void gdrfab_send_rma_events(struct gdrfab_proto *proto,

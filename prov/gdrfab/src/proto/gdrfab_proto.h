@@ -86,6 +86,11 @@ struct gdrfab_proto_ops {
 			      uint64_t addr, uint64_t len, uint64_t access,
 			      void (*fn)(void *mem, void *arg), void *arg,
 			      const char **why);
+	/* The rkeys on rails 1 to max of the MR behind a peer's
+	 * GDRFAB_RAIL_KEY key, for striped RMA: how many (max), or 0 (GPU
+	 * memory the peer may write into too, unless gpu_ok). */
+	size_t (*mr_rail_keys)(struct gdrfab_domain *domain, uint64_t key,
+			       uint32_t *rkey, size_t max, bool gpu_ok);
 	/* Whether atomics to a peer go to the NIC (the domain's policy). */
 	bool (*nic_atomic_pair)(int mode, enum ibv_atomic_cap local_cap,
 				uint16_t peer_cm_flags);

@@ -103,6 +103,14 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 		     h->data != GDRFAB_RMA_EVENT_READ))
 			return "bad RMA event";
 		return NULL;
+	case GDRFAB_PKT_RAIL_KEYS_REQ:
+	case GDRFAB_PKT_RAIL_KEYS_REP:
+		if (h->flags || h->size || h->tag || h->msg_id ||
+		    h->seg_count > GDRFAB_CM_RAILS_MAX - 1 ||
+		    (h->type == GDRFAB_PKT_RAIL_KEYS_REQ && h->seg_count) ||
+		    len != sizeof(*h) + h->seg_count * sizeof(uint32_t))
+			return "bad rail keys message";
+		return NULL;
 	default: return "unknown message type";
 	}
 }
@@ -944,6 +952,11 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 	} else if (h->type == GDRFAB_PKT_NOP) {
 		if (h->msg_id == GDRFAB_NOP_RAILS_UP)
 			gdrfab_conn_rails_up(conn);
+	} else if (h->type == GDRFAB_PKT_RAIL_KEYS_REQ) {
+		gdrfab_stripe_keys_answer(proto, conn, h->data);
+	} else if (h->type == GDRFAB_PKT_RAIL_KEYS_REP) {
+		gdrfab_stripe_keys_learn(
+			conn, h->data, (const uint32_t *)(h + 1), h->seg_count);
 	} else {
 		take_message(proto, conn, h, (const uint8_t *)(h + 1), rxbuf);
 		return;

@@ -279,6 +279,11 @@ struct gdrfab_req {
 		/* Its RDMA goes in one piece per rail (gdrfab_stripe.h):
 		 * the keys below are set. */
 		bool striped;
+		/* A striped fi_writedata: rail 0 takes the last piece,
+		 * whose last work request (with the CQ data) waits for
+		 * every other rail's (rail_wr_pending, those in flight). */
+		bool stripe_last0;
+		uint32_t rail_wr_pending;
 		struct gdrfab_stage_job stage;
 		/* A staged RDMA READ's work requests in flight (they end
 		 * in order): each piece copies into the GPU as soon as its
@@ -355,6 +360,12 @@ static inline bool gdrfab_req_fills_receive(const struct gdrfab_req *req)
 /* ---- requests and posting (gdrfab_post.c) ---- */
 /* Posts what is pending on a connection, as far as slots allow. */
 void gdrfab_conn_kick(struct gdrfab_conn *conn);
+/* Sends a control message of type on a connection (from the control
+ * reserve), data and seg_count in its header, extra_len bytes of extra
+ * after it; false when no control request is left (or they do not fit). */
+bool gdrfab_send_ctrl_ext(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
+			  uint8_t type, uint64_t data, uint32_t seg_count,
+			  const void *extra, size_t extra_len);
 /* Tells the peer of the RMA to it that completed (rma_events_owed), as
  * far as control requests last; the rest waits for the timers. */
 void gdrfab_send_rma_events(struct gdrfab_proto *proto,

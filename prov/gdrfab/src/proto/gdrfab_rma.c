@@ -20,6 +20,7 @@
 #include "gdrfab_proto_stats.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
+#include "gdrfab_stripe.h"
 
 static int copy_to_txbuf(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			 const struct iovec *iov, size_t count)
@@ -118,7 +119,7 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 		return -FI_EINVAL;
 	}
 	emu = (key & ~(uint64_t)UINT32_MAX) == GDRFAB_EMU_KEY;
-	if (key > UINT32_MAX && !emu) {
+	if (key > UINT32_MAX && !emu && !gdrfab_key_is_rail(key)) {
 		GDRFAB_WARN(FI_LOG_EP_DATA,
 			    "RMA key 0x%llx is not a gdrfab key (4 bytes)\n",
 			    (unsigned long long)key);
@@ -177,6 +178,12 @@ ssize_t gdrfab_proto_rma(struct gdrfab_proto *proto, enum gdrfab_op op,
 	req->rseg[0].len = len;
 	req->rseg[0].rkey = (uint32_t)key;
 	req->rseg_count = 1;
+	/* A rail-set domain's key (never on a NIC alone): striped when
+	 * large enough and the pair's rails are up. The keys left here are
+	 * rkeys or rail keys (emulated ones went above): its tag bit says
+	 * which, one bit test and one predictable branch. */
+	if (key & GDRFAB_RAIL_KEY)
+		gdrfab_stripe_rma_setup(proto, req, key);
 	if (op == GDRFAB_OP_READ) {
 		/* The bytes out of staging, or made visible in GPU memory,
 		 * before the completion says they are there. */

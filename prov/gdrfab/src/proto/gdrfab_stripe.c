@@ -123,12 +123,114 @@ size_t gdrfab_stripe_rail(const struct gdrfab_req *req, uint64_t *left)
 {
 	size_t rails = req->stripe_more + 1;
 	uint64_t piece = (req->len + rails - 1) / rails;
-	size_t rail;
+	size_t idx, last;
 
 	piece = (piece + GDRFAB_STRIPE_ALIGN - 1) &
 		~(uint64_t)(GDRFAB_STRIPE_ALIGN - 1);
-	rail = (size_t)(req->posted / piece);
-	*left = GDRFAB_MIN((uint64_t)(rail + 1) * piece, (uint64_t)req->len) -
+	idx = (size_t)(req->posted / piece);
+	*left = GDRFAB_MIN((uint64_t)(idx + 1) * piece, (uint64_t)req->len) -
 		req->posted;
-	return rail;
+	if (!req->stripe_last0)
+		return idx;
+	/* Rail 0 takes the last piece (there may be fewer pieces than
+	 * rails), the others the ones before it in order. */
+	last = (size_t)((req->len - 1) / piece);
+	return idx == last ? 0 : idx + 1;
+}
+
+/* ---- RMA ---- */
+
+static struct gdrfab_rail_key *key_slot(struct gdrfab_conn_rails *cr,
+					uint64_t key)
+{
+	uint64_t h = key ^ key >> 17 ^ key >> GDRFAB_RAIL_KEY_SHIFT;
+
+	return &cr->keys[h & (GDRFAB_RAIL_KEY_CACHE - 1)];
+}
+
+/* An unanswered question is asked again after this long (its answer
+ * found no control request, or the connection lost it). */
+#define GDRFAB_RAIL_KEY_ASK_MS 1000
+
+void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			     uint64_t key)
+{
+	struct gdrfab_conn *conn = req->conn;
+	struct gdrfab_rail_key *e;
+	size_t more;
+
+	/* Nothing to cut in an empty one (FI_GDRFAB_STRIPE_MIN=0). */
+	if (!rails_up(conn) || !req->len ||
+	    req->len < gdrfab_params.stripe_min || req->staged || req->txbuf ||
+	    req->rseg_count != 1 ||
+	    (req->op == GDRFAB_OP_READ && flushed_by_read(proto, req)))
+		return;
+	more = conn->rails->more;
+	e = key_slot(conn->rails, key);
+	if (e->key != key || e->state == GDRFAB_RKEY_EMPTY ||
+	    (e->state == GDRFAB_RKEY_ASKED &&
+	     proto->now_ms - e->asked_ms > GDRFAB_RAIL_KEY_ASK_MS)) {
+		/* Asked once per key and peer; this one goes on rail 0. */
+		if (gdrfab_send_ctrl_ext(proto, conn, GDRFAB_PKT_RAIL_KEYS_REQ,
+					 key, 0, NULL, 0)) {
+			e->key = key;
+			e->state = GDRFAB_RKEY_ASKED;
+			e->asked_ms = proto->now_ms;
+		}
+		return;
+	}
+	if (e->state != GDRFAB_RKEY_KNOWN)
+		return;
+	for (size_t i = 0; i < req->iov_count; i++) {
+		for (size_t r = 1; r <= more; r++) {
+			struct ibv_mr *mr = rail_mr(req, i, r, false);
+
+			if (!req->iov[i].iov_len)
+				continue;
+			if (!mr)
+				return; /* rail 0 alone, as before */
+			req->rail_lkey[i][r - 1] = mr->lkey;
+		}
+	}
+	for (size_t r = 1; r <= more; r++)
+		req->rail_rkey[0][r - 1] = e->rkey[r - 1];
+	req->stripe_more = more;
+	req->striped = true;
+	req->stripe_last0 = req->op == GDRFAB_OP_WRITE &&
+			    (req->cq_flags & FI_REMOTE_CQ_DATA);
+}
+
+void gdrfab_stripe_keys_answer(struct gdrfab_proto *proto,
+			       struct gdrfab_conn *conn, uint64_t key)
+{
+	uint32_t rkey[GDRFAB_CM_RAILS_MAX - 1];
+	size_t n = 0;
+
+	if (conn->rails)
+		n = proto->ops->mr_rail_keys(proto->env.domain, key, rkey,
+					     conn->rails->more,
+					     !proto->env.flush_by_read);
+	if (!gdrfab_send_ctrl_ext(proto, conn, GDRFAB_PKT_RAIL_KEYS_REP, key,
+				  (uint32_t)n, rkey, n * sizeof(*rkey)))
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"no request left to answer a peer's rail keys: it asks again\n");
+}
+
+void gdrfab_stripe_keys_learn(struct gdrfab_conn *conn, uint64_t key,
+			      const uint32_t *rkey, size_t n)
+{
+	struct gdrfab_rail_key *e;
+
+	if (!conn->rails)
+		return;
+	e = key_slot(conn->rails, key);
+	if (e->key != key || e->state != GDRFAB_RKEY_ASKED)
+		return; /* forgotten meanwhile, or never asked */
+	if (n < conn->rails->more) {
+		e->state = GDRFAB_RKEY_NONE;
+		return;
+	}
+	memcpy(e->rkey, rkey, conn->rails->more * sizeof(*rkey));
+	e->state = GDRFAB_RKEY_KNOWN;
 }

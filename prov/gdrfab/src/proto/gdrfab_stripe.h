@@ -11,11 +11,56 @@
  * FIN, where any request ends (gdrfab_finish.c). Eager messages, control
  * packets and FINs stay on rail 0.
  *
+ * RMA (fi_read, fi_write, fi_writedata and their msg forms) of at least
+ * FI_GDRFAB_STRIPE_MIN bytes is striped the same way: one request whose
+ * pieces go one per rail, one completion (and counter increment) when
+ * the last completed, the pieces counted on their rails (stripe_ops,
+ * stripe_bytes) by the initiator.
+ *
+ * The keys. The initiator holds one 64-bit key; the target's MR has an
+ * rkey on every rail. A rail-set domain's MR that peers may access gets
+ * a key of its own (gdrfab_rail_key, hmem's gdrfab_hmem.h): rail 0's
+ * rkey in the low 32 bits, so that RMA on rail 0 needs nothing more, a
+ * tag, and a generation of the domain above them, so that no two MRs of
+ * a domain ever share a key however the NIC reuses rkeys. The first RMA
+ * of a large size to a (peer, key) goes on rail 0 and asks the target
+ * for the key's rkeys on its other rails (GDRFAB_PKT_RAIL_KEYS_REQ on
+ * rail 0, answered from the domain's key table by a RAIL_KEYS_REP:
+ * gdrfab_wire.h); the answer is kept in the connection's small table
+ * (struct gdrfab_conn_rails's keys, by the key's hash, gone with the
+ * connection's rails), and the RMAs after it are striped. Nothing waits
+ * for the answer, so two sides asking each other at once never wait on
+ * each other; it comes when the target's endpoint progresses, as its
+ * other control messages do (a target that never reads its CQ leaves
+ * the initiator on rail 0). Since a key names one MR for good, an entry
+ * is never stale for a live MR: a new MR has a new key, asked anew. An
+ * RMA with a closed MR's key finds what it found on rail 0 alone: every
+ * rail's rkey of that MR was deregistered with it, and the NIC refuses
+ * each piece (one error completion, the connection failed and made
+ * again, as for any refused key); while the registration cache still
+ * holds the registration (GPU memory is unpinned lazily) the access
+ * succeeds on every rail as it does on rail 0. A peer without an MR for
+ * the key, or one that will not have it striped (GPU memory peers may
+ * write into, where its endpoint may flush GPU writes by a READ, which
+ * orders one NIC's writes only: env.flush_by_read), answers with no
+ * rkeys: rail 0 for that key.
+ *
+ * Remote CQ data and order. A striped fi_writedata's CQ data must come
+ * once and after all its data: rail 0 takes the last piece, and its last
+ * work request, the WRITE with immediate (rails beyond 0 have no receive
+ * queue), is posted only once every other rail's work requests
+ * completed. RMA claims no order (gdrfab advertises FI_ORDER_SAS and the
+ * atomics' orders: no FI_ORDER_RAW, WAW, WAR, RAR or the *AS ones), so
+ * pieces of one RMA, and RMAs after it, may land in any order across
+ * rails: on one QP nothing promised otherwise either.
+ *
  * Not striped (rail 0 alone, as before): staged buffers (their host
  * bounce buffers are rail 0's), GPU memory whose writes are flushed by a
- * READ (a flush READ orders only its own QP's writes), and RMA, whose
- * initiator holds rail 0's key alone. A message that waited as unexpected
- * kept its rail keys (struct gdrfab_unexp) and is striped too.
+ * READ (a flush READ orders only its own QP's writes), an injected write
+ * (its bounce buffer is rail 0's), emulated RMA to staged GPU memory,
+ * and the first large RMA to a (peer, key) (above). A message that
+ * waited as unexpected kept its rail keys (struct gdrfab_unexp) and is
+ * striped too.
  */
 #ifndef GDRFAB_STRIPE_H
 #define GDRFAB_STRIPE_H
@@ -52,5 +97,17 @@ void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 /* The rail a striped request's next bytes (from req->posted) go on, and
  * in *left how many are left of that rail's piece. */
 size_t gdrfab_stripe_rail(const struct gdrfab_req *req, uint64_t *left);
+
+/* The initiator of an RMA (req: its local buffers and rseg[0] set) whose
+ * key is a GDRFAB_RAIL_KEY one: makes it striped when its peer's rkeys
+ * for the key are known, or asks for them (once: req stays on rail 0). */
+void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
+			     uint64_t key);
+/* The target: a peer asked for key's rkeys (GDRFAB_PKT_RAIL_KEYS_REQ). */
+void gdrfab_stripe_keys_answer(struct gdrfab_proto *proto,
+			       struct gdrfab_conn *conn, uint64_t key);
+/* The initiator: the peer's answer, n rkeys (none: rail 0 alone). */
+void gdrfab_stripe_keys_learn(struct gdrfab_conn *conn, uint64_t key,
+			      const uint32_t *rkey, size_t n);
 
 #endif /* GDRFAB_STRIPE_H */

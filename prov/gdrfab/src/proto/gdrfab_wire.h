@@ -53,6 +53,18 @@ enum gdrfab_pkt_type {
 	 * announced a segment limit (GDRFAB_CM_SEG_MASK), so no version
 	 * change: a peer of an earlier build announces none. */
 	GDRFAB_PKT_SEG = 8,
+	/* Striped RMA (issue 31, gdrfab_stripe.h): "which are your rkeys
+	 * on rails 1 and on of the MR whose key is data?" (a
+	 * GDRFAB_RAIL_KEY key; header alone, flags, seg_count and size 0),
+	 * answered by a RAIL_KEYS_REP whose data is that key and whose
+	 * seg_count rkeys (uint32_t, rail 1 first) follow the header: one
+	 * per rail of the pair beyond rail 0, or none when the target has
+	 * no such MR or will not have its RMA striped. Sent only to a peer
+	 * whose rails are up, so no version change (a peer of the first
+	 * rails build drops the request as unknown: the initiator then
+	 * stays on rail 0). */
+	GDRFAB_PKT_RAIL_KEYS_REQ = 9,
+	GDRFAB_PKT_RAIL_KEYS_REP = 10,
 };
 
 #define GDRFAB_RMA_EVENT_WRITE 1
