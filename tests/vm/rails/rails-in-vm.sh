@@ -13,7 +13,8 @@
 # rxe2-rxe3 link what its packets carried (a rail beyond rail 0 carries
 # striped READs alone). The NICs alone (rxe0 to rxe1) and a rail set
 # talking to a NIC alone, either way round, still work and leave
-# rxe2/rxe3 idle (one rail), and a NIC alone reports no rail rows. Then the
+# rxe2/rxe3 idle (one rail), and a NIC alone reports no rail rows. A rail
+# pulled mid-stream costs no message: its pieces go again on rail 0. Then the
 # MPIs, as their users run them with FI_GDRFAB_RAILS set: Open MPI (mtl
 # ofi) and MPICH (ch4:ofi) run mpi_p2p on 2 ranks, no domain named, and
 # the ranks' counters must show the rail sets striping (rxe2 or rxe3
@@ -198,6 +199,41 @@ check "counters: the rail set names its rails, striped nothing; the NIC alone no
 	eval '[ "$(rail_nics mixed1 srv)" = rxe0+rxe2 ] && no_rail_rows mixed1 cli && nothing_striped mixed1'
 check "NIC alone server, rail set client, 1 B .. 4 MiB, data checked" pingpong mixed2 rxe0 rxe1+rxe3 "$fallback" 3
 check "NIC alone to rail set: one rail, rxe2/rxe3 carry nothing" second_rails_idle
+
+# A rail pulled mid-stream: the second pair's link (veth2-veth3, rxe2 and
+# rxe3) goes down 3 s into 1 MiB pingpongs between the rail sets and
+# stays down. Its READs fail once the RC retry budget is spent; each
+# connection then reads those messages again on rail 0 and carries on
+# there alone. The run must pass with every message checked, the
+# failures counted on rxe2/rxe3 and logged; then the link comes back.
+link2_up() {
+	ip link set veth2 up
+	ip route replace 192.0.3.2 dev veth2 src 192.0.3.1 table 102
+	ip route replace 192.0.3.1 dev veth3 src 192.0.3.2 table 103
+	for _ in $(seq 100); do
+		grep -q ACTIVE /sys/class/infiniband/rxe2/ports/1/state &&
+			grep -q ACTIVE /sys/class/infiniband/rxe3/ports/1/state && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# pulled_counted: a rail error on rxe2 (the server's) or rxe3 (the
+# client's), and that side's log line saying rail 0 carries on.
+pulled_counted() {
+	local e2 e3
+	e2=$(rail pulled srv rxe2 6) e3=$(rail pulled cli rxe3 6)
+	echo "    rail errors: rxe2 ${e2:-none}, rxe3 ${e3:-none}"
+	grep -h "rail 1 to .* failed" "$dir/pulled.srv" "$dir/pulled.cli" | head -n 2 | sed 's/^/    /'
+	[ "${e2:-0}" -gt 0 ] || [ "${e3:-0}" -gt 0 ] || return 1
+	grep -q "rail 1 to .* failed" "$dir/pulled.srv" "$dir/pulled.cli"
+}
+(sleep 3 && ip link set veth2 down) &
+puller=$!
+check "a rail pulled mid-stream: rail sets, 1 MiB x 300, data checked" \
+	pingpong pulled rxe0+rxe2 rxe1+rxe3 1048576 300
+wait "$puller"
+check "counters and log: the pulled rail's failures, rail 0 carrying on" pulled_counted
+check "the pulled link comes back ACTIVE" link2_up
 
 # mpi_rails NAME COMMAND...: an MPI run of mpi_p2p, its ranks' counters
 # summed by gdrfab_stat into $dir/NAME.job; passes when every check of

@@ -415,6 +415,11 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 			cap = gdrfab_params.stage_chunk -
 			      req->posted % gdrfab_params.stage_chunk;
 		}
+		if (req->rail_lost) {
+			/* It goes again whole on rail 0 (gdrfab_stripe.h). */
+			req->fully_posted = true;
+			break;
+		}
 		if (req->striped) {
 			uint64_t left;
 
@@ -437,7 +442,9 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 			wr.imm_data = htonl((uint32_t)req->data);
 		}
 		err = rail ? post_wr_rail(req, rail, &wr) : post_wr(req, &wr);
-		if (err) {
+		if (err && rail && req->conn->state == GDRFAB_CONN_CONNECTED) {
+			gdrfab_stripe_rail_lost(req, rail);
+		} else if (err) {
 			req->error = FI_EIO;
 			req->fully_posted = true;
 		} else if (is_read && req->staged) {
@@ -498,6 +505,10 @@ static void req_settle(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	if (req->wr_pending || (!req->fully_posted && !req->error))
 		return;
+	if (req->rail_lost && gdrfab_stripe_retry(req)) {
+		gdrfab_req_submit(req);
+		return;
+	}
 	if (gdrfab_req_waits_fin(req) && !req->fin_received) {
 		/* In conn->rndv_wait until the FIN, which may be a while (an
 		 * unexpected message's receive is not posted yet): the
@@ -599,16 +610,19 @@ void gdrfab_req_rail_wc(struct gdrfab_proto *proto, size_t rail,
 	conn->wr_outstanding--;
 	if (wc->status == IBV_WC_SUCCESS) {
 		conn->last_rx_ms = conn->tx_done_ms = proto->now_ms;
+	} else if (conn->state == GDRFAB_CONN_CONNECTED) {
+		/* The rail failed, not the pair: the request goes again on
+		 * rail 0 (gdrfab_stripe.h). */
+		gdrfab_wc_error_log_rail(proto, rail, conn,
+					 gdrfab_req_op_name(req), wc);
+		gdrfab_stripe_rail_lost(req, rail);
 	} else {
+		/* Flushed: the connection failed, and said why. */
 		if (!req->error)
 			gdrfab_conn_wc_error(conn, wc->status, &req->error,
 					     &req->prov_errno);
 		gdrfab_wc_error_log_rail(proto, rail, conn,
 					 gdrfab_req_op_name(req), wc);
-		/* A rail that fails fails the pair for now (rail failure,
-		 * DESIGN.md: its pieces would go again on the others). */
-		if (conn->state != GDRFAB_CONN_FAILED)
-			gdrfab_conn_fail(conn, req->error, wc->status);
 	}
 	req->wr_pending--;
 	if (conn->state == GDRFAB_CONN_CONNECTED)
@@ -643,7 +657,11 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn)
 		if (!gdrfab_req_post(req))
 			return;
 		gdrfab_list_remove(&req->entry);
-		if (req->error && !req->wr_pending) {
+		if (req->rail_lost && !req->wr_pending &&
+		    gdrfab_stripe_retry(req)) {
+			/* Again on rail 0, further on in this loop. */
+			gdrfab_list_push_tail(&conn->pending, &req->entry);
+		} else if (req->error && !req->wr_pending) {
 			gdrfab_req_finish(conn->proto, req);
 		} else if (gdrfab_req_waits_fin(req)) {
 			/* Until the receiver's FIN says it read the data. */
