@@ -14,7 +14,10 @@
  * unexpected or not; smaller ones and those of a mixed pair go on rail 0.
  * Those counters name each rail's NIC, add up to the striped bytes, are
  * summed into the domain, count a failed piece on its own rail, and a
- * reader of the struct's older size gets what it got before.
+ * reader of the struct's older size gets what it got before. A rail whose
+ * piece fails while the connection stands is taken out: the message is
+ * read again on rail 0, intact, reported once; rail 0's failure fails the
+ * read once.
  */
 #include <criterion/criterion.h>
 #include <stddef.h>
@@ -586,10 +589,12 @@ Test(rails_conn, an_old_size_reader_gets_the_old_bytes)
 	pf_close(&f);
 }
 
-/* A piece that fails on rail 1 counts its error there; rail 0's READ
- * completed, and what the connection's failure flushed is not counted
- * on rail 0. */
-Test(rails_conn, a_failed_piece_counts_on_its_rail)
+/* A piece that fails on rail 1 while the connection stands (its link
+ * down past the retry budget, its QP in error) is no failed receive: it
+ * counts its error on rail 1, the connection stops striping, and the
+ * message is read again whole on rail 0 and reported once, intact. The
+ * next message of a striped size goes on rail 0 alone, intact too. */
+Test(rails_conn, a_failed_rail_piece_goes_again_on_rail_0)
 {
 	static struct fi_gdrfab_stats s;
 	size_t len = 1 << 20;
@@ -597,20 +602,38 @@ Test(rails_conn, a_failed_piece_counts_on_its_rail)
 	struct pf f;
 
 	cr_assert(out && in);
+	pf_fill(out, len, 21);
 	start_held_striped_read(&f, out, in, len);
 	fake_verbs_hold(IBV_WR_RDMA_READ, false);
 	cr_assert(fake_verbs_step(), "rail 0's READ");
 	cr_assert_eq(
-		fake_verbs_fail(IBV_WR_RDMA_READ, IBV_WC_REM_ACCESS_ERR, false),
+		fake_verbs_fail(IBV_WR_RDMA_READ, IBV_WC_RETRY_EXC_ERR, false),
 		1, "rail 1's READ");
 	cr_assert(pf_drive_until(&f, 1, 1, 5000), "the receive's end");
-	pf_drive(&f, 50);
-	cr_expect_eq(f.s[1].n_err, 1);
+	cr_assert(pf_drive_until(&f, 0, 1, 5000), "the send's end");
+	cr_expect_eq(f.s[1].n_err, 0);
+	cr_expect_eq(f.s[1].n_ok, 1, "reported once");
+	cr_expect_eq(f.s[0].n_ok, 1);
+	cr_expect(pf_check(in, len, 21), "read again whole");
+	cr_expect_eq(conn_of(&f, 1)->state, GDRFAB_CONN_CONNECTED);
+	cr_expect_not(conn_of(&f, 1)->rails->up, "no more striping");
 	read_stats(&f.s[1].ep->fid, &s);
 	cr_expect_eq(s.rails[1].errors, 1);
 	cr_expect_eq(s.rails[0].errors, 0);
-	cr_expect_eq(s.rails[0].stripe_bytes + s.rails[1].stripe_bytes, len,
-		     "both pieces were posted");
+	cr_expect_eq(s.rails[1].stripe_ops, 1);
+
+	/* The next one: rail 0 alone. */
+	memset(in, 0, len);
+	pf_fill(out, len, 22);
+	cr_assert_eq(
+		fi_trecv(f.s[1].ep, in, len, NULL, f.s[1].peer, 9, 0, NULL), 0);
+	cr_assert_eq(fi_tsend(f.s[0].ep, out, len, NULL, f.s[0].peer, 9, NULL),
+		     0);
+	cr_assert(pf_drive_until(&f, 1, 2, 5000));
+	cr_assert(pf_drive_until(&f, 0, 2, 5000));
+	cr_expect(pf_check(in, len, 22));
+	read_stats(&f.s[1].ep->fid, &s);
+	cr_expect_eq(s.rails[1].stripe_ops, 1, "nothing more on rail 1");
 	free(out);
 	free(in);
 	pf_close(&f);

@@ -10,8 +10,9 @@
  * + 1 and a few MiB, byte for byte and nothing past them, one completion
  * each, the initiator's per-rail counters adding up to the bytes. An
  * fi_writedata's CQ data comes once, on rail 0's last piece, posted only
- * after the other rail's piece completed. A failed piece gives one error
- * completion (and no CQ data at the target); an RMA with a closed MR's
+ * after the other rail's piece completed. A piece failed on rail 1 sends
+ * the RMA again whole on rail 0: one success, the CQ data once, the
+ * bytes whole; an RMA with a closed MR's
  * key one clean error, the memory untouched, and the pair then works
  * with the new MR's key. A NIC alone keeps its 32-bit keys and rail 0,
  * and so does a pair of a rail set and a NIC alone.
@@ -326,9 +327,10 @@ Test(rma_stripe, writedata_cq_data_after_every_piece)
 	pf_close(&f);
 }
 
-/* A piece the NIC fails fails the RMA once (the other piece flushed with
- * the connection); a failed writedata brings no CQ data. */
-Test(rma_stripe, failed_piece_one_error)
+/* A piece that fails on rail 1 while the connection stands takes the
+ * rails out (gdrfab_stripe.h): the RMA goes again whole on rail 0 and is
+ * reported once, a success, its bytes whole at the target. */
+Test(rma_stripe, failed_piece_goes_again_on_rail_0)
 {
 	const size_t len = 1 << 20;
 	uint8_t *src = malloc(len), *tgt = calloc(1, len);
@@ -336,6 +338,7 @@ Test(rma_stripe, failed_piece_one_error)
 	struct pf f;
 
 	cr_assert(src && tgt);
+	pf_fill(src, len, 41);
 	open_two_rail_pair(&f);
 	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, len, FI_REMOTE_WRITE, 0,
 			       0, 0, &tmr, NULL),
@@ -349,20 +352,23 @@ Test(rma_stripe, failed_piece_one_error)
 	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_WRITE), 2, "one per rail");
 	fake_verbs_hold(IBV_WR_RDMA_WRITE, false);
 	cr_assert(fake_verbs_step(), "rail 0's piece");
-	cr_assert_eq(fake_verbs_fail(IBV_WR_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR,
-				     false),
-		     1, "rail 1's piece");
+	cr_assert_eq(
+		fake_verbs_fail(IBV_WR_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR, false),
+		1, "rail 1's piece");
 	cr_assert(pf_drive_until(&f, 0, 1, 5000));
 	pf_drive(&f, 50);
-	cr_expect_eq(f.s[0].n_err, 1, "reported once");
-	cr_expect_eq(f.s[0].n_ok, 0);
+	cr_expect_eq(f.s[0].n_ok, 1, "reported once");
+	cr_expect_eq(f.s[0].n_err, 0);
+	cr_expect(pf_check(tgt, len, 41), "written whole");
 	cr_assert_eq(fi_close(&tmr->fid), 0);
 	pf_close(&f);
 	free(src);
 	free(tgt);
 }
 
-Test(rma_stripe, failed_writedata_piece_no_cq_data)
+/* The same for fi_writedata, whose CQ data had not gone (rail 0's last
+ * piece waits for rail 1's): it arrives once, after every byte. */
+Test(rma_stripe, failed_writedata_piece_cq_data_once)
 {
 	const size_t len = 1 << 20;
 	uint8_t *src = malloc(len), *tgt = calloc(1, len);
@@ -370,6 +376,7 @@ Test(rma_stripe, failed_writedata_piece_no_cq_data)
 	struct pf f;
 
 	cr_assert(src && tgt);
+	pf_fill(src, len, 42);
 	open_two_rail_pair(&f);
 	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, len, FI_REMOTE_WRITE, 0,
 			       0, 0, &tmr, NULL),
@@ -382,14 +389,17 @@ Test(rma_stripe, failed_writedata_piece_no_cq_data)
 	pf_drive(&f, 20);
 	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_WRITE), 1);
 	fake_verbs_hold(IBV_WR_RDMA_WRITE, false);
-	cr_assert_eq(fake_verbs_fail(IBV_WR_RDMA_WRITE, IBV_WC_REM_ACCESS_ERR,
-				     false),
-		     1, "rail 1's piece");
+	cr_assert_eq(
+		fake_verbs_fail(IBV_WR_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR, false),
+		1, "rail 1's piece");
 	cr_assert(pf_drive_until(&f, 0, 1, 5000));
+	cr_assert(pf_drive_until(&f, 1, 1, 5000), "the CQ data");
 	pf_drive(&f, 50);
-	cr_expect_eq(f.s[0].n_err, 1, "reported once");
-	cr_expect_eq(f.s[0].n_ok, 0);
-	cr_expect_eq(f.s[1].n_ok + f.s[1].n_err, 0, "no CQ data");
+	cr_expect_eq(f.s[0].n_ok, 1, "reported once");
+	cr_expect_eq(f.s[0].n_err, 0);
+	cr_expect_eq(f.s[1].n_ok, 1, "CQ data once");
+	cr_expect_eq(f.s[1].n_err, 0);
+	cr_expect(pf_check(tgt, len, 42), "written whole");
 	cr_assert_eq(fi_close(&tmr->fid), 0);
 	pf_close(&f);
 	free(src);

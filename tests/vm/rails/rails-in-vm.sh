@@ -20,7 +20,8 @@
 # or with a NIC alone, rxe2/rxe3 stay idle. The NICs alone (rxe0 to
 # rxe1) and a rail set talking to a NIC alone, either way round, still
 # work and leave rxe2/rxe3 idle (one rail), and a NIC alone reports no
-# rail rows. Then the MPIs, as their users run them with FI_GDRFAB_RAILS
+# rail rows. A rail pulled mid-stream costs no message: its pieces go
+# again on rail 0. Then the MPIs, as their users run them with FI_GDRFAB_RAILS
 # set: Open MPI (mtl ofi) and MPICH (ch4:ofi) run mpi_p2p on 2 ranks, no
 # domain named, and the ranks' counters must show the rail sets striping
 # (rxe2 or rxe3 carried striped bytes). Prints one PASS/FAIL line per
@@ -240,6 +241,55 @@ check "NIC alone server, rail set client, 1 B .. 4 MiB, data checked" pingpong m
 check "NIC alone to rail set: one rail, rxe2/rxe3 carry nothing" second_rails_idle
 check "rail set server, NIC alone client, fi_writedata to 4 MiB, data checked" pingpong rmixed rxe0+rxe2 rxe1 "$fallback" 3 rma
 check "fi_writedata between a rail set and a NIC alone: rxe2/rxe3 carry nothing" second_rails_idle
+
+# A rail pulled mid-stream: the second pair's link (veth2-veth3, rxe2 and
+# rxe3) goes down once 1 MiB pingpongs between the rail sets stripe on it,
+# and stays down. Its READs fail once the RC retry budget is spent; each
+# connection then reads those messages again on rail 0 and carries on
+# there alone. The run must pass with every message checked, the
+# failures counted on rxe2/rxe3 and logged; then the link comes back.
+link2_up() {
+	ip link set veth2 up
+	ip route replace 192.0.3.2 dev veth2 src 192.0.3.1 table 102
+	ip route replace 192.0.3.1 dev veth3 src 192.0.3.2 table 103
+	for _ in $(seq 100); do
+		grep -q ACTIVE /sys/class/infiniband/rxe2/ports/1/state &&
+			grep -q ACTIVE /sys/class/infiniband/rxe3/ports/1/state && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# pulled_counted: a rail error on rxe2 (the server's) or rxe3 (the
+# client's), and that side's log line saying rail 0 carries on.
+pulled_counted() {
+	local e2 e3
+	e2=$(rail pulled srv rxe2 6) e3=$(rail pulled cli rxe3 6)
+	echo "    rail errors: rxe2 ${e2:-none}, rxe3 ${e3:-none}"
+	grep -h "rail 1 to .* failed" "$dir/pulled.srv" "$dir/pulled.cli" | head -n 2 | sed 's/^/    /'
+	[ "${e2:-0}" -gt 0 ] || [ "${e3:-0}" -gt 0 ] || return 1
+	grep -q "rail 1 to .* failed" "$dir/pulled.srv" "$dir/pulled.cli"
+}
+# The pull waits until rxe2 carries striped pieces: the pair is up and
+# striping (a domain opened with a rail down is refused, -FI_ENODEV).
+pull_when_striping() {
+	local start
+	start=$(pkts rxe2)
+	for _ in $(seq 600); do
+		[ "$(pkts rxe2)" -gt $((start + 200)) ] && break
+		sleep 0.1
+	done
+	ip link set veth2 down
+}
+pull_when_striping &
+puller=$!
+# Logging as users run it, so that the rail's failure is said.
+export FI_LOG_LEVEL=warn FI_LOG_PROV=gdrfab
+check "a rail pulled mid-stream: rail sets, 1 MiB x 150, data checked" \
+	pingpong pulled rxe0+rxe2 rxe1+rxe3 1048576 150
+unset FI_LOG_LEVEL FI_LOG_PROV
+wait "$puller"
+check "counters and log: the pulled rail's failures, rail 0 carrying on" pulled_counted
+check "the pulled link comes back ACTIVE" link2_up
 
 # mpi_rails NAME COMMAND...: an MPI run of mpi_p2p, its ranks' counters
 # summed by gdrfab_stat into $dir/NAME.job; passes when every check of

@@ -416,6 +416,11 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 			cap = gdrfab_params.stage_chunk -
 			      req->posted % gdrfab_params.stage_chunk;
 		}
+		if (req->rail_lost) {
+			/* It goes again whole on rail 0 (gdrfab_stripe.h). */
+			req->fully_posted = true;
+			break;
+		}
 		if (req->striped) {
 			uint64_t left;
 
@@ -449,7 +454,9 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 			wr.imm_data = htonl((uint32_t)req->data);
 		}
 		err = rail ? post_wr_rail(req, rail, &wr) : post_wr(req, &wr);
-		if (err) {
+		if (err && rail && req->conn->state == GDRFAB_CONN_CONNECTED) {
+			gdrfab_stripe_rail_lost(req, rail);
+		} else if (err) {
 			req->error = FI_EIO;
 			req->fully_posted = true;
 		} else if (is_read && req->staged) {
@@ -510,6 +517,10 @@ static void req_settle(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	if (req->wr_pending || (!req->fully_posted && !req->error))
 		return;
+	if (req->rail_lost && gdrfab_stripe_retry(req)) {
+		gdrfab_req_submit(req);
+		return;
+	}
 	if (gdrfab_req_waits_fin(req) && !req->fin_received) {
 		/* In conn->rndv_wait until the FIN, which may be a while (an
 		 * unexpected message's receive is not posted yet): the
@@ -612,16 +623,19 @@ void gdrfab_req_rail_wc(struct gdrfab_proto *proto, size_t rail,
 	req->rail_wr_pending--;
 	if (wc->status == IBV_WC_SUCCESS) {
 		conn->last_rx_ms = conn->tx_done_ms = proto->now_ms;
+	} else if (conn->state == GDRFAB_CONN_CONNECTED) {
+		/* The rail failed, not the pair: the request goes again on
+		 * rail 0 (gdrfab_stripe.h). */
+		gdrfab_wc_error_log_rail(proto, rail, conn,
+					 gdrfab_req_op_name(req), wc);
+		gdrfab_stripe_rail_lost(req, rail);
 	} else {
+		/* Flushed: the connection failed, and said why. */
 		if (!req->error)
 			gdrfab_conn_wc_error(conn, wc->status, &req->error,
 					     &req->prov_errno);
 		gdrfab_wc_error_log_rail(proto, rail, conn,
 					 gdrfab_req_op_name(req), wc);
-		/* A rail that fails fails the pair for now (rail failure,
-		 * DESIGN.md: its pieces would go again on the others). */
-		if (conn->state != GDRFAB_CONN_FAILED)
-			gdrfab_conn_fail(conn, req->error, wc->status);
 	}
 	req->wr_pending--;
 	if (conn->state == GDRFAB_CONN_CONNECTED)
@@ -654,6 +668,11 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn)
 			gdrfab_list_entry(it, struct gdrfab_req, entry);
 
 		if (!gdrfab_req_post(req))
+			return;
+		/* A rail failed under it, and nothing of it is in flight:
+		 * again, whole on rail 0, from its place in the queue. */
+		if (req->rail_lost && !req->wr_pending &&
+		    gdrfab_stripe_retry(req) && !gdrfab_req_post(req))
 			return;
 		gdrfab_list_remove(&req->entry);
 		if (req->error && !req->wr_pending) {

@@ -284,6 +284,10 @@ struct gdrfab_req {
 		 * every other rail's (rail_wr_pending, those in flight). */
 		bool stripe_last0;
 		uint32_t rail_wr_pending;
+		/* A piece of it failed on a rail beyond 0 while its
+		 * connection stood: it goes again on rail 0 once nothing of
+		 * it is in flight (gdrfab_stripe.h). */
+		bool rail_lost;
 		struct gdrfab_stage_job stage;
 		/* A staged RDMA READ's work requests in flight (they end
 		 * in order): each piece copies into the GPU as soon as its

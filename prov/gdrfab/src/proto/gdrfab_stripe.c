@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "gdrfab.h"
+#include "gdrfab_addr.h"
 #include "gdrfab_conn.h"
 #include "gdrfab_conn_rails.h"
 #include "gdrfab_hmem.h"
@@ -117,6 +118,42 @@ void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 	}
 	rd->stripe_more = more;
 	rd->striped = true;
+}
+
+void gdrfab_stripe_rail_lost(struct gdrfab_req *req, size_t rail)
+{
+	struct gdrfab_conn *conn = req->conn;
+	char peer[128];
+
+	req->rail_lost = true;
+	if (!conn->rails->up)
+		return; /* said already */
+	conn->rails->up = false;
+	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
+	GDRFAB_WARN(
+		FI_LOG_EP_DATA,
+		"rail %zu to %s failed: the connection's striped reads and writes go again on rail 0, which carries it alone from now on\n",
+		rail, peer);
+}
+
+bool gdrfab_stripe_retry(struct gdrfab_req *req)
+{
+	struct gdrfab_conn *conn = req->conn;
+
+	req->rail_lost = false;
+	if (conn->state != GDRFAB_CONN_CONNECTED && !req->error) {
+		req->error = conn->fail_err ? conn->fail_err : FI_EHOSTUNREACH;
+		req->prov_errno = conn->fail_prov_errno;
+	}
+	if (req->error)
+		return false;
+	req->striped = false;
+	req->stripe_last0 = false;
+	req->posted = 0;
+	req->fully_posted = false;
+	req->riov = req->liov = 0;
+	req->roff = req->loff = 0;
+	return true;
 }
 
 size_t gdrfab_stripe_rail(const struct gdrfab_req *req, uint64_t *left)

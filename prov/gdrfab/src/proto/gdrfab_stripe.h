@@ -110,4 +110,23 @@ void gdrfab_stripe_keys_answer(struct gdrfab_proto *proto,
 void gdrfab_stripe_keys_learn(struct gdrfab_conn *conn, uint64_t key,
 			      const uint32_t *rkey, size_t n);
 
+/* ---- a rail that fails ----
+ * A piece that fails on rail (> 0) while the connection stands (its link
+ * down past the RC retry budget, its QP in error) takes the connection's
+ * rails out: nothing more is striped on it (until it is made again, when
+ * the pair agrees on rails anew), which is logged once, naming the rail's
+ * NIC and the peer; the piece's error is counted on its rail. The request
+ * is marked (req->rail_lost), posts no more pieces, and once nothing of it
+ * is in flight goes again whole on rail 0: a READ or WRITE can be
+ * repeated, its local buffer is held until it completes (a rendezvous
+ * sender's until the FIN), and a striped fi_writedata's CQ data had not
+ * gone (rail 0's last piece waits for the other rails'). Rail 0 failing
+ * fails the connection as on a NIC alone. */
+void gdrfab_stripe_rail_lost(struct gdrfab_req *req, size_t rail);
+/* A request so marked, once nothing of it is in flight: made to go
+ * again whole on rail 0 when its connection stands and it holds no
+ * error (true: the caller queues it again). Otherwise false, and it ends
+ * as it is (with its connection's error when that failed meanwhile). */
+bool gdrfab_stripe_retry(struct gdrfab_req *req);
+
 #endif /* GDRFAB_STRIPE_H */
