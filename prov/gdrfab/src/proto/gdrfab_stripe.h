@@ -36,8 +36,10 @@
  * is never stale for a live MR: a new MR has a new key, asked anew. An
  * RMA with a closed MR's key finds what it found on rail 0 alone: every
  * rail's rkey of that MR was deregistered with it, and the NIC refuses
- * each piece (one error completion, the connection failed and made
- * again, as for any refused key); while the registration cache still
+ * each piece (a refused piece on a rail beyond 0 takes the rails out,
+ * below, and the RMA goes again on rail 0, refused there too: one error
+ * completion, the connection failed and made again, as for any refused
+ * key); while the registration cache still
  * holds the registration (GPU memory is unpinned lazily) the access
  * succeeds on every rail as it does on rail 0. A peer without an MR for
  * the key, or one that will not have it striped (GPU memory peers may
