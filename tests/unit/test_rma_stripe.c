@@ -249,41 +249,74 @@ Test(rma_stripe, write_read_writedata_split_across_rails)
 	pf_close(&f);
 }
 
+/* A two-rail pair whose side 1 holds len bytes at tgt, registered for
+ * remote writes (tmr), their rail keys learned by side 0, and whose side
+ * 0 holds len bytes at src filled from seed. */
+struct rma_pair {
+	struct pf f;
+	size_t len;
+	uint8_t *src, *tgt;
+	struct fid_mr *tmr;
+};
+
+static void rma_pair_open(struct rma_pair *p, size_t len, unsigned seed)
+{
+	p->len = len;
+	p->src = malloc(len);
+	p->tgt = calloc(1, len);
+	cr_assert(p->src && p->tgt);
+	pf_fill(p->src, len, seed);
+	open_two_rail_pair(&p->f);
+	cr_assert_eq(fi_mr_reg(p->f.side_domain[1], p->tgt, len,
+			       FI_REMOTE_WRITE, 0, 0, 0, &p->tmr, NULL),
+		     0);
+	learn(&p->f, p->tgt, fi_mr_key(p->tmr));
+}
+
+static void rma_pair_close(struct rma_pair *p)
+{
+	cr_assert_eq(fi_close(&p->tmr->fid), 0);
+	pf_close(&p->f);
+	free(p->src);
+	free(p->tgt);
+}
+
+/* Side 0's fi_write (or, with data, fi_writedata) of the whole buffer. */
+static void rma_pair_write(struct rma_pair *p, bool with_data, uint64_t data)
+{
+	struct pf *f = &p->f;
+
+	cr_assert_eq(with_data ? fi_writedata(f->s[0].ep, p->src, p->len, NULL,
+					      data, f->s[0].peer,
+					      (uintptr_t)p->tgt,
+					      fi_mr_key(p->tmr), NULL)
+			       : fi_write(f->s[0].ep, p->src, p->len, NULL,
+					  f->s[0].peer, (uintptr_t)p->tgt,
+					  fi_mr_key(p->tmr), NULL),
+		     0);
+}
+
 /* The initiator's per-rail counters count the pieces: one work request
  * or more per rail, the bytes adding up, near even. */
 Test(rma_stripe, rail_counters_count_the_pieces)
 {
-	const size_t len = 8 << 20;
-	uint8_t *src = malloc(len), *tgt = calloc(1, len);
 	uint64_t b0[2], o0[2], b1[2], o1[2], tb[2];
-	struct fid_mr *tmr;
-	struct pf f;
+	struct rma_pair p;
 
-	cr_assert(src && tgt);
-	open_two_rail_pair(&f);
-	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, len, FI_REMOTE_WRITE, 0,
-			       0, 0, &tmr, NULL),
-		     0);
-	learn(&f, tgt, fi_mr_key(tmr));
-	rail_counts(&f, 0, b0, o0);
-	rail_counts(&f, 1, tb, NULL);
-	pf_fill(src, len, 3);
-	cr_assert_eq(fi_write(f.s[0].ep, src, len, NULL, f.s[0].peer,
-			      (uintptr_t)tgt, fi_mr_key(tmr), NULL),
-		     0);
-	cr_assert(pf_drive_until(&f, 0, 1, 5000));
-	cr_expect(pf_check(tgt, len, 3));
-	rail_counts(&f, 0, b1, o1);
-	cr_expect_eq(b1[0] - b0[0], len / 2);
-	cr_expect_eq(b1[1] - b0[1], len / 2);
+	rma_pair_open(&p, 8 << 20, 3);
+	rail_counts(&p.f, 0, b0, o0);
+	rail_counts(&p.f, 1, tb, NULL);
+	rma_pair_write(&p, false, 0);
+	cr_assert(pf_drive_until(&p.f, 0, 1, 5000));
+	cr_expect(pf_check(p.tgt, p.len, 3));
+	rail_counts(&p.f, 0, b1, o1);
+	cr_expect_eq(b1[0] - b0[0], p.len / 2);
+	cr_expect_eq(b1[1] - b0[1], p.len / 2);
 	cr_expect_geq(o1[0] - o0[0], 1);
 	cr_expect_geq(o1[1] - o0[1], 1);
-	rail_counts(&f, 1, b1, NULL);
+	rail_counts(&p.f, 1, b1, NULL);
 	cr_expect_eq(b1[0] + b1[1], tb[0] + tb[1], "the target counts none");
-	cr_assert_eq(fi_close(&tmr->fid), 0);
-	free(src);
-	free(tgt);
-	pf_close(&f);
+	rma_pair_close(&p);
 }
 
 /* fi_writedata's CQ data rides on rail 0's last piece, posted only once
@@ -291,119 +324,69 @@ Test(rma_stripe, rail_counters_count_the_pieces)
  * immediate data is posted and nothing is reported at either side. */
 Test(rma_stripe, writedata_cq_data_after_every_piece)
 {
-	const size_t len = 1 << 20;
-	uint8_t *src = malloc(len), *tgt = calloc(1, len);
-	struct fid_mr *tmr;
-	struct pf f;
+	struct rma_pair p;
 
-	cr_assert(src && tgt);
-	open_two_rail_pair(&f);
-	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, len, FI_REMOTE_WRITE, 0,
-			       0, 0, &tmr, NULL),
-		     0);
-	learn(&f, tgt, fi_mr_key(tmr));
-	pf_fill(src, len, 8);
+	rma_pair_open(&p, 1 << 20, 8);
 	fake_verbs_hold(IBV_WR_RDMA_WRITE, true);
-	cr_assert_eq(fi_writedata(f.s[0].ep, src, len, NULL, 77, f.s[0].peer,
-				  (uintptr_t)tgt, fi_mr_key(tmr), NULL),
-		     0);
-	pf_drive(&f, 20);
+	rma_pair_write(&p, true, 77);
+	pf_drive(&p.f, 20);
 	cr_expect_eq(fake_verbs_waiting(IBV_WR_RDMA_WRITE), 1,
 		     "rail 1's piece, rail 0's held behind it");
 	cr_expect_eq(fake_verbs_waiting(IBV_WR_RDMA_WRITE_WITH_IMM), 0);
-	cr_expect_eq(f.s[0].n_ok + f.s[1].n_ok, 0);
+	cr_expect_eq(p.f.s[0].n_ok + p.f.s[1].n_ok, 0);
 	fake_verbs_hold(IBV_WR_RDMA_WRITE, false);
-	cr_assert(pf_drive_until(&f, 1, 1, 5000), "the CQ data");
-	cr_assert(pf_drive_until(&f, 0, 1, 5000), "the completion");
-	pf_drive(&f, 20);
-	cr_expect_eq(f.s[1].n_ok, 1);
-	cr_expect_eq(f.s[0].n_ok, 1);
-	cr_expect_eq(f.s[0].n_err + f.s[1].n_err, 0);
-	cr_expect_eq(f.s[1].ok[0].data, 77);
-	cr_expect(pf_check(tgt, len, 8));
-	cr_assert_eq(fi_close(&tmr->fid), 0);
-	free(src);
-	free(tgt);
-	pf_close(&f);
+	cr_assert(pf_drive_until(&p.f, 1, 1, 5000), "the CQ data");
+	cr_assert(pf_drive_until(&p.f, 0, 1, 5000), "the completion");
+	pf_drive(&p.f, 20);
+	cr_expect_eq(p.f.s[1].n_ok, 1);
+	cr_expect_eq(p.f.s[0].n_ok, 1);
+	cr_expect_eq(p.f.s[0].n_err + p.f.s[1].n_err, 0);
+	cr_expect_eq(p.f.s[1].ok[0].data, 77);
+	cr_expect(pf_check(p.tgt, p.len, 8));
+	rma_pair_close(&p);
 }
 
 /* A piece that fails on rail 1 while the connection stands takes the
  * rails out (gdrfab_stripe.h): the RMA goes again whole on rail 0 and is
- * reported once, a success, its bytes whole at the target. */
-Test(rma_stripe, failed_piece_goes_again_on_rail_0)
+ * reported once, a success, its bytes whole at the target; an
+ * fi_writedata's CQ data, which had not gone (rail 0's last piece waits
+ * for rail 1's), arrives once, after every byte. */
+static void failed_piece_goes_again(bool with_data)
 {
-	const size_t len = 1 << 20;
-	uint8_t *src = malloc(len), *tgt = calloc(1, len);
-	struct fid_mr *tmr;
-	struct pf f;
+	struct rma_pair p;
 
-	cr_assert(src && tgt);
-	pf_fill(src, len, 41);
-	open_two_rail_pair(&f);
-	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, len, FI_REMOTE_WRITE, 0,
-			       0, 0, &tmr, NULL),
-		     0);
-	learn(&f, tgt, fi_mr_key(tmr));
+	rma_pair_open(&p, 1 << 20, 41);
 	fake_verbs_hold(IBV_WR_RDMA_WRITE, true);
-	cr_assert_eq(fi_write(f.s[0].ep, src, len, NULL, f.s[0].peer,
-			      (uintptr_t)tgt, fi_mr_key(tmr), NULL),
-		     0);
-	pf_drive(&f, 20);
-	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_WRITE), 2, "one per rail");
+	rma_pair_write(&p, with_data, 5);
+	pf_drive(&p.f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_WRITE), with_data ? 1 : 2,
+		     "rail 1's piece (and rail 0's but with CQ data)");
 	fake_verbs_hold(IBV_WR_RDMA_WRITE, false);
-	cr_assert(fake_verbs_step(), "rail 0's piece");
+	if (!with_data)
+		cr_assert(fake_verbs_step(), "rail 0's piece");
 	cr_assert_eq(
 		fake_verbs_fail(IBV_WR_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR, false),
 		1, "rail 1's piece");
-	cr_assert(pf_drive_until(&f, 0, 1, 5000));
-	pf_drive(&f, 50);
-	cr_expect_eq(f.s[0].n_ok, 1, "reported once");
-	cr_expect_eq(f.s[0].n_err, 0);
-	cr_expect(pf_check(tgt, len, 41), "written whole");
-	cr_assert_eq(fi_close(&tmr->fid), 0);
-	pf_close(&f);
-	free(src);
-	free(tgt);
+	cr_assert(pf_drive_until(&p.f, 0, 1, 5000));
+	if (with_data)
+		cr_assert(pf_drive_until(&p.f, 1, 1, 5000), "the CQ data");
+	pf_drive(&p.f, 50);
+	cr_expect_eq(p.f.s[0].n_ok, 1, "reported once");
+	cr_expect_eq(p.f.s[0].n_err, 0);
+	cr_expect_eq(p.f.s[1].n_ok, with_data ? 1 : 0, "CQ data once");
+	cr_expect_eq(p.f.s[1].n_err, 0);
+	cr_expect(pf_check(p.tgt, p.len, 41), "written whole");
+	rma_pair_close(&p);
 }
 
-/* The same for fi_writedata, whose CQ data had not gone (rail 0's last
- * piece waits for rail 1's): it arrives once, after every byte. */
+Test(rma_stripe, failed_piece_goes_again_on_rail_0)
+{
+	failed_piece_goes_again(false);
+}
+
 Test(rma_stripe, failed_writedata_piece_cq_data_once)
 {
-	const size_t len = 1 << 20;
-	uint8_t *src = malloc(len), *tgt = calloc(1, len);
-	struct fid_mr *tmr;
-	struct pf f;
-
-	cr_assert(src && tgt);
-	pf_fill(src, len, 42);
-	open_two_rail_pair(&f);
-	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, len, FI_REMOTE_WRITE, 0,
-			       0, 0, &tmr, NULL),
-		     0);
-	learn(&f, tgt, fi_mr_key(tmr));
-	fake_verbs_hold(IBV_WR_RDMA_WRITE, true);
-	cr_assert_eq(fi_writedata(f.s[0].ep, src, len, NULL, 5, f.s[0].peer,
-				  (uintptr_t)tgt, fi_mr_key(tmr), NULL),
-		     0);
-	pf_drive(&f, 20);
-	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_WRITE), 1);
-	fake_verbs_hold(IBV_WR_RDMA_WRITE, false);
-	cr_assert_eq(
-		fake_verbs_fail(IBV_WR_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR, false),
-		1, "rail 1's piece");
-	cr_assert(pf_drive_until(&f, 0, 1, 5000));
-	cr_assert(pf_drive_until(&f, 1, 1, 5000), "the CQ data");
-	pf_drive(&f, 50);
-	cr_expect_eq(f.s[0].n_ok, 1, "reported once");
-	cr_expect_eq(f.s[0].n_err, 0);
-	cr_expect_eq(f.s[1].n_ok, 1, "CQ data once");
-	cr_expect_eq(f.s[1].n_err, 0);
-	cr_expect(pf_check(tgt, len, 42), "written whole");
-	cr_assert_eq(fi_close(&tmr->fid), 0);
-	pf_close(&f);
-	free(src);
-	free(tgt);
+	failed_piece_goes_again(true);
 }
 
 /* The key of an MR the target closed, its rkeys known to the initiator:
