@@ -395,50 +395,39 @@ Test(rma_stripe, failed_writedata_piece_cq_data_once)
  * rail 0 first, then striped). */
 Test(rma_stripe, closed_target_mr_clean_error)
 {
-	const size_t len = 1 << 20;
-	uint8_t *src = malloc(len), *tgt = calloc(1, len);
-	struct fid_mr *tmr;
+	struct rma_pair p;
 	uint64_t old, split[2];
-	struct pf f;
+	struct pf *f = &p.f;
 
-	cr_assert(src && tgt);
-	open_two_rail_pair(&f);
-	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, len, FI_REMOTE_WRITE, 0,
-			       0, 0, &tmr, NULL),
+	rma_pair_open(&p, 1 << 20, 4);
+	old = fi_mr_key(p.tmr);
+	memset(p.tgt, 0, p.len);
+	cr_assert_eq(fi_close(&p.tmr->fid), 0);
+	cr_assert_eq(fi_write(f->s[0].ep, p.src, p.len, NULL, f->s[0].peer,
+			      (uintptr_t)p.tgt, old, NULL),
 		     0);
-	old = fi_mr_key(tmr);
-	learn(&f, tgt, old);
-	memset(tgt, 0, len);
-	cr_assert_eq(fi_close(&tmr->fid), 0);
-	pf_fill(src, len, 4);
-	cr_assert_eq(fi_write(f.s[0].ep, src, len, NULL, f.s[0].peer,
-			      (uintptr_t)tgt, old, NULL),
+	cr_assert(pf_drive_until(f, 0, 1, 5000));
+	pf_drive(f, 50);
+	cr_expect_eq(f->s[0].n_ok, 0);
+	cr_assert_eq(f->s[0].n_err, 1, "one error");
+	cr_expect_gt(f->s[0].err[0].err, 0);
+	cr_expect_lt(f->s[0].err[0].err, FI_ERRNO_MAX, "an FI_E* error: %d",
+		     f->s[0].err[0].err);
+	cr_expect(zero(p.tgt, p.len), "written through a closed MR's key");
+	f->s[0].n_err = 0;
+	cr_assert_eq(fi_mr_reg(f->side_domain[1], p.tgt, p.len, FI_REMOTE_WRITE,
+			       0, 0, 0, &p.tmr, NULL),
 		     0);
-	cr_assert(pf_drive_until(&f, 0, 1, 5000));
-	pf_drive(&f, 50);
-	cr_expect_eq(f.s[0].n_ok, 0);
-	cr_assert_eq(f.s[0].n_err, 1, "one error");
-	cr_expect_gt(f.s[0].err[0].err, 0);
-	cr_expect_lt(f.s[0].err[0].err, FI_ERRNO_MAX, "an FI_E* error: %d",
-		     f.s[0].err[0].err);
-	cr_expect(zero(tgt, len), "written through a closed MR's key");
-	f.s[0].n_err = 0;
-	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, len, FI_REMOTE_WRITE, 0,
-			       0, 0, &tmr, NULL),
-		     0);
-	cr_expect_neq(fi_mr_key(tmr), old, "a new MR, a new key");
-	rma(&f, WRITE, src, len, tgt, fi_mr_key(tmr), 0, split);
+	cr_expect_neq(fi_mr_key(p.tmr), old, "a new MR, a new key");
+	rma(f, WRITE, p.src, p.len, p.tgt, fi_mr_key(p.tmr), 0, split);
 	cr_expect_eq(split[0] + split[1], 0, "the new key's first: rail 0");
-	cr_expect(pf_check(tgt, len, 4));
-	memset(tgt, 0, len);
-	f.s[0].n_ok = 0;
-	rma(&f, WRITE, src, len, tgt, fi_mr_key(tmr), 0, split);
-	cr_expect_eq(split[0] + split[1], len, "then striped");
-	cr_expect(pf_check(tgt, len, 4));
-	cr_assert_eq(fi_close(&tmr->fid), 0);
-	pf_close(&f);
-	free(src);
-	free(tgt);
+	cr_expect(pf_check(p.tgt, p.len, 4));
+	memset(p.tgt, 0, p.len);
+	f->s[0].n_ok = 0;
+	rma(f, WRITE, p.src, p.len, p.tgt, fi_mr_key(p.tmr), 0, split);
+	cr_expect_eq(split[0] + split[1], p.len, "then striped");
+	cr_expect(pf_check(p.tgt, p.len, 4));
+	rma_pair_close(&p);
 }
 
 /* A target that will not have a key striped (here: one it never had)
