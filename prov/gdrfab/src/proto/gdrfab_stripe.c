@@ -85,6 +85,25 @@ static bool flushed_by_read(const struct gdrfab_proto *proto,
 	return false;
 }
 
+/* Each of req's local buffers' lkeys on rails 1 to more, into
+ * req->rail_lkey; false (req stays on rail 0) when a non-empty one is
+ * not registered on every rail. */
+static bool set_rail_lkeys(struct gdrfab_req *req, size_t more)
+{
+	for (size_t i = 0; i < req->iov_count; i++) {
+		if (!req->iov[i].iov_len)
+			continue;
+		for (size_t r = 1; r <= more; r++) {
+			struct ibv_mr *mr = rail_mr(req, i, r, false);
+
+			if (!mr)
+				return false;
+			req->rail_lkey[i][r - 1] = mr->lkey;
+		}
+	}
+	return true;
+}
+
 void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 			      const struct gdrfab_pkt_hdr *h,
 			      const uint32_t *keys)
@@ -101,17 +120,8 @@ void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 	 * refuses as it would any wrong key of that peer's. */
 	(void)h;
 	more = rd->conn->rails->more;
-	for (size_t i = 0; i < rd->iov_count; i++) {
-		for (size_t r = 1; r <= more; r++) {
-			struct ibv_mr *mr = rail_mr(rd, i, r, false);
-
-			if (!rd->iov[i].iov_len)
-				continue;
-			if (!mr)
-				return;
-			rd->rail_lkey[i][r - 1] = mr->lkey;
-		}
-	}
+	if (!set_rail_lkeys(rd, more))
+		return;
 	for (size_t s = 0; s < rd->rseg_count; s++) {
 		for (size_t r = 1; r <= more; r++)
 			rd->rail_rkey[s][r - 1] = keys[s * more + r - 1];
@@ -216,19 +226,8 @@ void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		}
 		return;
 	}
-	if (e->state != GDRFAB_RKEY_KNOWN)
-		return;
-	for (size_t i = 0; i < req->iov_count; i++) {
-		for (size_t r = 1; r <= more; r++) {
-			struct ibv_mr *mr = rail_mr(req, i, r, false);
-
-			if (!req->iov[i].iov_len)
-				continue;
-			if (!mr)
-				return; /* rail 0 alone, as before */
-			req->rail_lkey[i][r - 1] = mr->lkey;
-		}
-	}
+	if (e->state != GDRFAB_RKEY_KNOWN || !set_rail_lkeys(req, more))
+		return; /* rail 0 alone, as before */
 	for (size_t r = 1; r <= more; r++)
 		req->rail_rkey[0][r - 1] = e->rkey[r - 1];
 	req->stripe_more = more;

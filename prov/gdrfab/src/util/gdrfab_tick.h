@@ -50,14 +50,6 @@ static inline uint64_t gdrfab_cycles(void)
  * zeroed struct gdrfab_tick is ready: its first use reads the clock. */
 long long gdrfab_tick_read(struct gdrfab_tick *t);
 
-/* Whether the clock cannot have moved since its last read: then
- * t->now_ms is the time. Counts the call. */
-static inline bool gdrfab_tick_still(struct gdrfab_tick *t)
-{
-	return ++t->calls < GDRFAB_TICK_MAX_CALLS &&
-	       gdrfab_cycles() < t->next_cycles;
-}
-
 /* Whether the counter says the clock cannot have moved, without counting
  * the call: for a caller that counts its calls itself and hands them over
  * with gdrfab_tick_count before its next gdrfab_tick_now (progress's quick
@@ -65,6 +57,13 @@ static inline bool gdrfab_tick_still(struct gdrfab_tick *t)
 static inline bool gdrfab_tick_quick(const struct gdrfab_tick *t)
 {
 	return gdrfab_cycles() < t->next_cycles;
+}
+
+/* The same, counting the call: whether the clock cannot have moved since
+ * its last read, so that t->now_ms is the time. */
+static inline bool gdrfab_tick_still(struct gdrfab_tick *t)
+{
+	return ++t->calls < GDRFAB_TICK_MAX_CALLS && gdrfab_tick_quick(t);
 }
 
 /* Counts n calls made through gdrfab_tick_quick, so that the bound of
