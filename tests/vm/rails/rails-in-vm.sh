@@ -22,7 +22,7 @@
 # work and leave rxe2/rxe3 idle (one rail), and a NIC alone reports no
 # rail rows. A rail pulled mid-stream costs no message: its pieces go
 # again on rail 0. Then the MPIs, as their users run them with FI_GDRFAB_RAILS
-# set: Open MPI (mtl ofi) and MPICH (ch4:ofi) run mpi_p2p on 2 ranks, no
+# set: Open MPI (mtl ofi) and MPICH (ch4:ofi) run mpi_p2p on 4 and 2 ranks, no
 # domain named, and the ranks' counters must show the rail sets striping
 # (rxe2 or rxe3 carried striped bytes). Prints one PASS/FAIL line per
 # check and "rails: N passed, M failed".
@@ -131,42 +131,31 @@ nothing_striped() {
 		[ -z "$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ && $6 != 0' "$dir/$1.$side.job")" ] || return 1
 	done
 }
-# rails_add_up NAME: on each side, the rails' bytes are its rendezvous
-# bytes received (every one of this run's is at least the threshold) but
-# for those that came before the pair's rails were up (the first, on rail
-# 0 alone, unstriped): at least 90% of them, never more; rail 1 carried
-# 40-60% of them, and no rail counted an error.
-rails_add_up() {
-	local side r1 all rndv
-	for side in srv cli; do
+# split_adds_up NAME COUNTER [SIDES]: on each side (default both), the
+# rails' bytes are at least 90% of the side's COUNTER bytes, never more
+# (the rest went on rail 0 alone before striping could: see the two
+# below); rail 1 carried 40-60% of them, and no rail counted an error.
+split_adds_up() {
+	local side r1 all total
+	for side in ${3:-srv cli}; do
 		all=$(striped "$1" $side)
-		rndv=$(counter "$1" $side rx_rndv_bytes)
-		echo "    $side: striped $all B of rx_rndv_bytes $rndv"
-		[ "$all" -gt 0 ] && [ "$all" -le "$rndv" ] &&
-			[ $((100 * all / rndv)) -ge 90 ] || return 1
+		total=$(counter "$1" $side "$2")
+		echo "    $side: striped $all B of $2 $total"
+		[ "$all" -gt 0 ] && [ "$all" -le "$total" ] &&
+			[ $((100 * all / total)) -ge 90 ] || return 1
 		r1=$(rail "$1" $side "$( [ $side = srv ] && echo rxe2 || echo rxe3)" 5)
 		[ $((100 * r1 / all)) -ge 40 ] && [ $((100 * r1 / all)) -le 60 ] || return 1
 		[ -z "$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ && $6 != 0' "$dir/$1.$side.job")" ] || return 1
 	done
 }
-# rma_adds_up NAME [SIDES]: on each side (default both: each writes to
-# the other), the rails' bytes are its RMA write bytes but for the first
-# write to the peer's key (on rail 0 alone, asking for the key's other
-# rkeys): at least 90% of them, never more; rail 1 carried 40-60% of
-# them; no rail error.
-rma_adds_up() {
-	local side r1 all rma
-	for side in ${2:-srv cli}; do
-		all=$(striped "$1" $side)
-		rma=$(counter "$1" $side rma_write_bytes)
-		echo "    $side: striped $all B of rma_write_bytes $rma"
-		[ "$all" -gt 0 ] && [ "$all" -le "$rma" ] &&
-			[ $((100 * all / rma)) -ge 90 ] || return 1
-		r1=$(rail "$1" $side "$( [ $side = srv ] && echo rxe2 || echo rxe3)" 5)
-		[ $((100 * r1 / all)) -ge 40 ] && [ $((100 * r1 / all)) -le 60 ] || return 1
-		[ -z "$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ && $6 != 0' "$dir/$1.$side.job")" ] || return 1
-	done
-}
+# rails_add_up NAME: the rendezvous bytes received (every one of this
+# run's is at least the threshold), but for those that came before the
+# pair's rails were up (the first, on rail 0 alone, unstriped).
+rails_add_up() { split_adds_up "$1" rx_rndv_bytes; }
+# rma_adds_up NAME [SIDES]: (default both: each writes to the other) the
+# RMA write bytes, but for the first write to the peer's key (on rail 0
+# alone, asking for the key's other rkeys).
+rma_adds_up() { split_adds_up "$1" rma_write_bytes "${2:-}"; }
 # mtu DEV: the port's active MTU in bytes (1024, rxe's on a 1500 B link,
 # when ibv_devinfo cannot say).
 mtu() {
@@ -315,8 +304,11 @@ mpich_rails() (
 	mpi_rails mpich "$GDRFAB_RAILS_MPICH/bin/mpiexec" -hosts localhost -n 2 "$@"
 )
 if [ -n "${GDRFAB_RAILS_OPENMPI:-}" ]; then
-	check "Open MPI (mtl ofi), 2 ranks, mpi_p2p 0 B .. 16 MiB: the ranks stripe" \
-		mpi_rails openmpi mpirun --allow-run-as-root --oversubscribe -np 2 \
+	# 4 ranks over the 6 entries: rxe0+rxe2, rxe1+rxe3, rxe0, rxe1, so
+	# that each endpoint has peers of both kinds (a ring: the sets'
+	# ranks 0 and 1 stripe, the others use one NIC).
+	check "Open MPI (mtl ofi), 4 ranks, mpi_p2p 0 B .. 16 MiB: the rail-set ranks stripe" \
+		mpi_rails openmpi mpirun --allow-run-as-root --oversubscribe -np 4 \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include gdrfab --mca btl self \
 		-x FI_PROVIDER_PATH -x FI_GDRFAB_RAILS -x FI_GDRFAB_STATS \
 		"$GDRFAB_RAILS_OPENMPI" 16777216
