@@ -90,6 +90,47 @@ measure() {
 	fi
 }
 
+# The floor: ibv_rc_pingpong (rdma-core's RC example: one post_send, one
+# post_recv and the CQ polls per round trip, nothing else) under the same
+# counting, each side once with $iters and once with $long round trips; the
+# difference leaves its setup out. All of main is counted, since the
+# driver's entry points have no symbols: its empty polls stay in (their
+# number per round trip is printed, the driver's most-called function
+# from main being its poll).
+run_verbs() {
+	local size=$1 n=$2 side=$3
+	local f="$out/cg.verbs.$size.$n.$side"
+	local -a server=(taskset -c 0 ibv_rc_pingpong -d rxe0 -g 1 -s "$size" -n "$n")
+	local -a client=(timeout 1200 taskset -c 1 ibv_rc_pingpong -d rxe1 -g 1 -s "$size" -n "$n")
+	local -a vg=(valgrind --tool=callgrind --collect-atstart=no --toggle-collect=main
+		--dump-instr=no "--callgrind-out-file=$f")
+	rm -f "$f"
+	if [ "$side" = server ]; then server=("${server[@]:0:3}" "${vg[@]}" "${server[@]:3}"); fi
+	if [ "$side" = client ]; then client=("${client[@]:0:5}" "${vg[@]}" "${client[@]:5}"); fi
+	"${server[@]}" >/dev/null 2>"$out/err.verbs.$size.server" &
+	wait_port 18515 600 0.2 || { echo "ibv_rc_pingpong server did not start" >&2; kill %1; return 1; }
+	"${client[@]}" 192.0.2.1 >/dev/null 2>"$out/err.verbs.$size.client"
+	wait
+	[ -s "$f" ] || return 0
+	echo "floor $size $n $side $(awk '
+	# Names come once as "(id) name", then as "(id)" alone.
+	function name(s, kind,   id) {
+		if (match(s, /^\([0-9]+\) /)) {
+			id = substr(s, 1, RLENGTH - 1); nm[kind, id] = substr(s, RLENGTH + 1)
+			return nm[kind, id]
+		}
+		if (s ~ /^\([0-9]+\)$/) return nm[kind, s]
+		return s
+	}
+	/^summary:/ { total = $2 }
+	/^ob=/ { ob = name(substr($0, 4), "ob"); cob = ob }
+	/^fn=/ { infn = (name(substr($0, 4), "fn") == "main"); cob = ob }
+	/^cob=/ { cob = name(substr($0, 5), "ob") }
+	/^cfn=/ { callee = name(substr($0, 5), "fn") }
+	/^calls=/ { if (infn && cob ~ /librxe/) { split($0, a, /[= ]/); calls[callee] += a[2] } cob = ob }
+	END { m = 0; for (k in calls) if (calls[k] > m) m = calls[k]; print total + 0, m }' "$f")" >>"$out/floor.txt"
+}
+
 # GDRFAB_INSTR_BEFORE: a directory holding another libgdrfab-fi.so (an
 # earlier build) to measure beside this one, as "gdrfab-before".
 for size in $sizes; do
@@ -138,4 +179,19 @@ END {
 		if (work[b] > 0) printf "ratio %-14s %6s %-6s %.2f\n", f[1], f[2], f[3], work[k] / work[b]
 	}
 }' "$out/counts.txt"
+# The floor's rows: (instructions with $long - with $iters) per extra round trip.
+if command -v ibv_rc_pingpong >/dev/null && [ -n "$long" ] && [ "${GDRFAB_INSTR_FLOOR:-1}" = 1 ]; then
+	rm -f "$out/floor.txt"
+	for size in $sizes; do
+		for side in server client; do
+			run_verbs "$size" "$iters" "$side"
+			run_verbs "$size" "$long" "$side"
+		done
+	done
+	awk '
+	{ k = $2 " " $4; if (!(k in i)) { i[k] = $5; c[k] = $6; n[k] = $3; order[++m] = k }
+	  else { printf "%-14s %6s %-6s %10.0f %8.1f\n", "ibv_rc_pingpong", $2, $4, ($5 - i[k]) / ($3 - n[k]), ($6 - c[k]) / ($3 - n[k]) } }
+	BEGIN { print "# the floor: ibv_rc_pingpong, all of its loop per round trip (empty polls included), setup out"
+		printf "%-14s %6s %-6s %10s %8s\n", "program", "bytes", "side", "per_rt", "polls" }' "$out/floor.txt"
+fi
 echo "callgrind files: $out (callgrind_annotate --inclusive=yes FILE)"

@@ -18,7 +18,9 @@
 # (GDRFAB_INSTR_LONG; 0: not), and the difference between the two leaves
 # setup out. GDRFAB_INSTR_BEFORE=DIR measures the libgdrfab-fi.so in DIR
 # beside this build's; GDRFAB_INSTR_BASELINE=0
-# leaves rxm out. The callgrind files stay in build/instr-per-msg/ for
+# leaves rxm out. The floor beside them: rdma-core's ibv_rc_pingpong under
+# the same counting, setup taken out the same way (GDRFAB_INSTR_FLOOR=0:
+# not). The callgrind files stay in build/instr-per-msg/ for
 # callgrind_annotate --inclusive=yes.
 set -euo pipefail
 . "$(dirname "$0")/lib/bench-prelude.sh" "instructions per message"

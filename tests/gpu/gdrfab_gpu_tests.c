@@ -512,7 +512,8 @@ static void bench(void)
 	double t0, bare, bare1, cls, hit, turn2, turn8, miss;
 	double v_bare[ROUNDS], v_bare1[ROUNDS], v_cls[ROUNDS], v_hit[ROUNDS],
 		v_turn[2][ROUNDS], v_turn_bare[2][ROUNDS],
-		v_turn_cls[2][ROUNDS], v_miss[ROUNDS];
+		v_turn_cls[2][ROUNDS], v_miss[ROUNDS], v_getput[ROUNDS],
+		v_call_getput[ROUNDS];
 	CUdeviceptr turn[8];
 	CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 				       CU_POINTER_ATTRIBUTE_BUFFER_ID};
@@ -550,6 +551,27 @@ static void bench(void)
 			gdrfab_reg_put(&cache, r);
 		}
 		v_hit[k] = (now_us() - t0) / N;
+		/* Where the hit's time above the driver call goes: its get
+		 * and put alone, back to back (caches warm), and after a
+		 * bare buffer-ID query each time (what the driver call
+		 * leaves of the caches), the classification done once. */
+		gdrfab_cuda_classify((void *)(dev + 4096), &c);
+		t0 = now_us();
+		for (int i = 0; i < N; i++) {
+			gdrfab_reg_get(&cache, (void *)(dev + 4096), 4096, 1,
+				       &c, &r);
+			gdrfab_reg_put(&cache, r);
+		}
+		v_getput[k] = (now_us() - t0) / N;
+		t0 = now_us();
+		for (int i = 0; i < N; i++) {
+			p_cuPointerGetAttributes(1, &attrs[1], &data[1],
+						 dev + 4096);
+			gdrfab_reg_get(&cache, (void *)(dev + 4096), 4096, 1,
+				       &c, &r);
+			gdrfab_reg_put(&cache, r);
+		}
+		v_call_getput[k] = (now_us() - t0) / N;
 		/* Two, then eight allocations in turn (a halo exchange's
 		 * or a double buffer's pattern): each among the thread's
 		 * recent hits. */
@@ -608,6 +630,10 @@ static void bench(void)
 	       hit, hit / bare);
 	printf("BENCH the same hit against a bare 1-attr call (buffer ID only, %.3f us): %.2fx\n",
 	       bare1, hit / bare1);
+	printf("BENCH the hit's get and put alone: %.1f ns back to back, %.1f ns after each bare 1-attr call (that call and them: %.3f us)\n",
+	       median(v_getput, ROUNDS) * 1e3,
+	       (median(v_call_getput, ROUNDS) - bare1) * 1e3,
+	       median(v_call_getput, ROUNDS));
 	for (int t = 0; t < 2; t++) {
 		double tb = median(v_turn_bare[t], ROUNDS),
 		       tc = median(v_turn_cls[t], ROUNDS),
