@@ -93,17 +93,16 @@ measure() {
 # The floor: ibv_rc_pingpong (rdma-core's RC example: one post_send, one
 # post_recv and the CQ polls per round trip, nothing else) under the same
 # counting, each side once with $iters and once with $long round trips; the
-# difference leaves its setup out. All of main is counted, since the
-# driver's entry points have no symbols: its empty polls stay in (their
-# number per round trip is printed, the driver's most-called function
-# from main being its poll).
+# difference leaves its setup out. The whole program is counted (it and
+# the driver have no symbols to toggle on), so its empty polls stay in:
+# their number per round trip is printed, the driver's function it calls
+# most often being its poll.
 run_verbs() {
 	local size=$1 n=$2 side=$3
 	local f="$out/cg.verbs.$size.$n.$side"
 	local -a server=(taskset -c 0 ibv_rc_pingpong -d rxe0 -g 1 -s "$size" -n "$n")
 	local -a client=(timeout 1200 taskset -c 1 ibv_rc_pingpong -d rxe1 -g 1 -s "$size" -n "$n")
-	local -a vg=(valgrind --tool=callgrind --collect-atstart=no --toggle-collect=main
-		--dump-instr=no "--callgrind-out-file=$f")
+	local -a vg=(valgrind --tool=callgrind --dump-instr=no "--callgrind-out-file=$f")
 	rm -f "$f"
 	if [ "$side" = server ]; then server=("${server[@]:0:3}" "${vg[@]}" "${server[@]:3}"); fi
 	if [ "$side" = client ]; then client=("${client[@]:0:5}" "${vg[@]}" "${client[@]:5}"); fi
@@ -124,7 +123,7 @@ run_verbs() {
 	}
 	/^summary:/ { total = $2 }
 	/^ob=/ { ob = name(substr($0, 4), "ob"); cob = ob }
-	/^fn=/ { infn = (name(substr($0, 4), "fn") == "main"); cob = ob }
+	/^fn=/ { infn = (ob ~ /ibv_rc_pingpong$/); name(substr($0, 4), "fn"); cob = ob }
 	/^cob=/ { cob = name(substr($0, 5), "ob") }
 	/^cfn=/ { callee = name(substr($0, 5), "fn") }
 	/^calls=/ { if (infn && cob ~ /librxe/) { split($0, a, /[= ]/); calls[callee] += a[2] } cob = ob }
