@@ -336,3 +336,43 @@ Test(rail_back, connect_refused_stays_on_rail_0)
 {
 	refused(IBV_QPS_RTR);
 }
+
+/* A rails reset's header and rails as gdrfab_rail_back_check reads them:
+ * an offer or accept with one to seven well-formed rails after it, and
+ * nothing else. */
+Test(rail_back, rails_reset_checked)
+{
+	struct {
+		struct gdrfab_pkt_hdr h;
+		struct gdrfab_cm_rails t;
+	} m;
+	size_t one = sizeof(m.h) + offsetof(struct gdrfab_cm_rails, rail) +
+		     sizeof(struct gdrfab_cm_rail);
+
+	memset(&m, 0, sizeof(m));
+	m.h.type = GDRFAB_PKT_RAILS_RESET;
+	m.h.data = GDRFAB_RAILS_OFFER;
+	m.t.count = 1;
+	m.t.rail[0].qpn = 0x100;
+	m.t.rail[0].port_num = 1;
+	m.t.rail[0].mtu = IBV_MTU_4096;
+	cr_expect_null(gdrfab_rail_back_check(&m.h, one));
+	m.h.data = GDRFAB_RAILS_ACCEPT;
+	cr_expect_null(gdrfab_rail_back_check(&m.h, one));
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, sizeof(m.h)));
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one + 1));
+	m.h.data = 0;
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
+	m.h.data = GDRFAB_RAILS_OFFER;
+	m.h.msg_id = 1;
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
+	m.h.msg_id = 0;
+	m.t.count = 0;
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
+	m.t.count = 1;
+	m.t.rail[0].mtu = 0;
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
+	m.t.rail[0].mtu = IBV_MTU_1024;
+	m.t.rail[0].qpn = 1u << 24;
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
+}
