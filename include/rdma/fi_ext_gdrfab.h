@@ -166,6 +166,11 @@ struct fi_gdrfab_stats {
 	 * a domain's rows are its rails, the sum of its endpoints'. */
 	uint64_t rail_count;
 	struct fi_gdrfab_rail_stats rails[FI_GDRFAB_STATS_RAILS];
+	/* Appended after rails[] (a struct of an older size ends above):
+	 * the times a connection took rails[i] back after it failed, once
+	 * its port was active again and both sides connected it anew
+	 * (striping resumed on it). */
+	uint64_t rail_back[FI_GDRFAB_STATS_RAILS];
 };
 
 struct fi_gdrfab_stats_ops {

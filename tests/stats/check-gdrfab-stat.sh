@@ -32,7 +32,7 @@ value() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
 # peer ADDR COLUMN FILE: a peer row's column (2 tx_msgs ... 6 errors).
 peer() { awk -v a="$1" -v c="$2" '$1 == "peer" && $2 == a { print $(c + 1) }' "$3"; }
 # rail NIC COLUMN FILE: a rail row's column (4 stripe_ops, 5 stripe_bytes,
-# 6 errors).
+# 6 errors, 7 back; a table of an earlier build has no back column).
 rail() { awk -v n="$1" -v c="$2" '$1 == "rail" && $3 == n { print $c }' "$3"; }
 
 cat >"$tmp/s.n1.100" <<'T'
@@ -55,9 +55,9 @@ gdrfab stats: domain rxe0 host=n1 pid=100
   endpoints                                   1
   peer   fi_addr    tx_msgs     tx_bytes    rx_msgs     rx_bytes   errors
   peer         1         12      2097232          0            0        1
-  rail index nic              stripe_ops   stripe_bytes   errors
-  rail     0 rxe0                      2        1048576        0
-  rail     1 rxe2                      2        1048576        1
+  rail index nic              stripe_ops   stripe_bytes   errors   back
+  rail     0 rxe0                      2        1048576        0      0
+  rail     1 rxe2                      2        1048576        1      2
 end
 T
 cat >"$tmp/s.n2.200" <<'T'
@@ -93,6 +93,8 @@ check "rail rxe2 merged by name" 1572864 "$(rail rxe2 5 "$tmp/job")"
 check "rail rxe2 ops" 3 "$(rail rxe2 4 "$tmp/job")"
 check "rail rxe2 errors" 1 "$(rail rxe2 6 "$tmp/job")"
 check "rail rxe1 a row of its own" 524288 "$(rail rxe1 5 "$tmp/job")"
+check "rail rxe2 back, with a table without the column" 2 "$(rail rxe2 7 "$tmp/job")"
+check "rail rxe1 back: none" 0 "$(rail rxe1 7 "$tmp/job")"
 check "three rails, in order" "rxe0 rxe2 rxe1" \
 	"$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ { printf "%s%s", s, $3; s = " " }' "$tmp/job")"
 check "a file without a domain table is named" 1 \

@@ -85,6 +85,9 @@ static struct fake_mr *mrs;
 static struct fake_wr *wire, **wire_tail = &wire;
 static uint32_t next_qpn = 0x100, next_key = 0x1000;
 static bool held[IBV_WR_DRIVER1 + 1];
+/* fake_verbs_port_down, fake_verbs_refuse_state */
+static bool port_down[FAKE_VERBS_DEVS_MAX];
+static int refused_state = -1;
 static struct fake_verbs_counts live;
 
 /* ---- devices, PDs, events ---- */
@@ -157,6 +160,25 @@ static int f_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->max_srq_sge = 1;
 	a->atomic_cap = IBV_ATOMIC_NONE; /* atomics go as messages */
 	a->phys_port_cnt = 1;
+	return 0;
+}
+
+static int f_query_port(struct ibv_context *ctx, uint8_t port,
+			struct ibv_port_attr *attr)
+{
+	int dev = (int)(ctx->device - fake_dev);
+	bool down;
+
+	memset(attr, 0, sizeof(*attr));
+	if (port != 1)
+		return EINVAL;
+	pthread_mutex_lock(&lock);
+	down = dev >= 0 && dev < FAKE_VERBS_DEVS_MAX && port_down[dev];
+	pthread_mutex_unlock(&lock);
+	attr->state = down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
+	attr->active_mtu = IBV_MTU_4096;
+	attr->max_mtu = IBV_MTU_4096;
+	attr->link_layer = IBV_LINK_LAYER_ETHERNET;
 	return 0;
 }
 
@@ -510,6 +532,11 @@ static int f_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 	struct fake_qp *q = (struct fake_qp *)qp;
 
 	pthread_mutex_lock(&lock);
+	if ((mask & IBV_QP_STATE) && (int)attr->qp_state == refused_state &&
+	    qp->qp_type == IBV_QPT_RC) {
+		pthread_mutex_unlock(&lock);
+		return EINVAL;
+	}
 	if (mask & IBV_QP_DEST_QPN)
 		q->dest_qpn = attr->dest_qp_num;
 	if (mask & IBV_QP_STATE) {
@@ -1119,6 +1146,7 @@ static const struct gdrfab_verbs_ops fake_ops = {
 	.open_device = f_open_device,
 	.close_device = f_close_device,
 	.query_device = f_query_device,
+	.query_port = f_query_port,
 	.discover_ports = f_discover_ports,
 	.alloc_pd = f_alloc_pd,
 	.dealloc_pd = f_dealloc_pd,
@@ -1160,6 +1188,8 @@ void fake_verbs_install(void)
 		fake_dev[i].transport_type = IBV_TRANSPORT_IB;
 	}
 	memset(held, 0, sizeof(held));
+	memset(port_down, 0, sizeof(port_down));
+	refused_state = -1;
 	fake_verbs_refuse_access(0, 0);
 	gdrfab_verbs_ops_set(&fake_ops);
 	gdrfab_verbs_ports_invalidate();
@@ -1169,4 +1199,19 @@ void fake_verbs_uninstall(void)
 {
 	gdrfab_verbs_ops_set(NULL);
 	gdrfab_verbs_ports_invalidate();
+}
+
+void fake_verbs_port_down(int dev, bool down)
+{
+	pthread_mutex_lock(&lock);
+	if (dev >= 0 && dev < FAKE_VERBS_DEVS_MAX)
+		port_down[dev] = down;
+	pthread_mutex_unlock(&lock);
+}
+
+void fake_verbs_refuse_state(int state)
+{
+	pthread_mutex_lock(&lock);
+	refused_state = state;
+	pthread_mutex_unlock(&lock);
 }

@@ -57,6 +57,14 @@ int fake_verbs_fail(enum ibv_wr_opcode op, enum ibv_wc_status status, bool cut);
  * else changes: the wire keeps what it holds, as rxe may after an outage. */
 void fake_verbs_port_event(enum ibv_event_type type);
 
+/* Device dev's (fake<dev>) port as ibv_query_port reports it: DOWN
+ * while down, else ACTIVE (what install sets). Only the report changes:
+ * the wire carries on (fake_verbs_fail fails what the test wants). */
+void fake_verbs_port_down(int dev, bool down);
+/* Moving an RC QP to state (enum ibv_qp_state) now fails with EINVAL,
+ * as a device that cannot reconnect would; -1 refuses none again. */
+void fake_verbs_refuse_state(int state);
+
 /* Registrations (ibv_reg_mr) asking for any of bits now fail with errno
  * err, as older rdma-core or kernels answer an access flag they do not
  * know; 0 accepts every flag again (what install does), as newer ones

@@ -592,8 +592,9 @@ Test(rails_conn, an_old_size_reader_gets_the_old_bytes)
 /* A piece that fails on rail 1 while the connection stands (its link
  * down past the retry budget, its QP in error) is no failed receive: it
  * counts its error on rail 1, the connection stops striping, and the
- * message is read again whole on rail 0 and reported once, intact. The
- * next message of a striped size goes on rail 0 alone, intact too. */
+ * message is read again whole on rail 0 and reported once, intact. While
+ * the rail's port stays down, the next message of a striped size goes on
+ * rail 0 alone, intact too (its return: test_rail_back.c). */
 Test(rails_conn, a_failed_rail_piece_goes_again_on_rail_0)
 {
 	static struct fi_gdrfab_stats s;
@@ -604,6 +605,7 @@ Test(rails_conn, a_failed_rail_piece_goes_again_on_rail_0)
 	cr_assert(out && in);
 	pf_fill(out, len, 21);
 	start_held_striped_read(&f, out, in, len);
+	fake_verbs_port_down(1, true); /* fake1: rail 1 */
 	fake_verbs_hold(IBV_WR_RDMA_READ, false);
 	cr_assert(fake_verbs_step(), "rail 0's READ");
 	cr_assert_eq(

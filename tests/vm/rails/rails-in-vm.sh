@@ -21,7 +21,8 @@
 # rxe1) and a rail set talking to a NIC alone, either way round, still
 # work and leave rxe2/rxe3 idle (one rail), and a NIC alone reports no
 # rail rows. A rail pulled mid-stream costs no message: its pieces go
-# again on rail 0. Then the MPIs, as their users run them with FI_GDRFAB_RAILS
+# again on rail 0; one that comes back is taken back (striping again,
+# said and counted once per side). Then the MPIs, as their users run them with FI_GDRFAB_RAILS
 # set: Open MPI (mtl ofi) and MPICH (ch4:ofi) run mpi_p2p on 4 and 2 ranks, no
 # domain named, and the ranks' counters must show the rail sets striping
 # (rxe2 or rxe3 carried striped bytes). Prints one PASS/FAIL line per
@@ -237,10 +238,15 @@ check "fi_writedata between a rail set and a NIC alone: rxe2/rxe3 carry nothing"
 # connection then reads those messages again on rail 0 and carries on
 # there alone. The run must pass with every message checked, the
 # failures counted on rxe2/rxe3 and logged; then the link comes back.
+# The link and its routes in one ip call: a pair taking the rail back
+# connects its QPs as soon as the ports are ACTIVE, which needs the
+# routes there.
 link2_up() {
-	ip link set veth2 up
-	ip route replace 192.0.3.2 dev veth2 src 192.0.3.1 table 102
-	ip route replace 192.0.3.1 dev veth3 src 192.0.3.2 table 103
+	ip -batch - <<-'EOF' || return 1
+		link set veth2 up
+		route replace 192.0.3.2 dev veth2 src 192.0.3.1 table 102
+		route replace 192.0.3.1 dev veth3 src 192.0.3.2 table 103
+	EOF
 	for _ in $(seq 100); do
 		grep -q ACTIVE /sys/class/infiniband/rxe2/ports/1/state &&
 			grep -q ACTIVE /sys/class/infiniband/rxe3/ports/1/state && return 0
@@ -254,9 +260,9 @@ pulled_counted() {
 	local e2 e3
 	e2=$(rail pulled srv rxe2 6) e3=$(rail pulled cli rxe3 6)
 	echo "    rail errors: rxe2 ${e2:-none}, rxe3 ${e3:-none}"
-	grep -h "rail 1 to .* failed" "$dir/pulled.srv" "$dir/pulled.cli" | head -n 2 | sed 's/^/    /'
+	grep -h "rail 1 .*to .* failed" "$dir/pulled.srv" "$dir/pulled.cli" | head -n 2 | sed 's/^/    /'
 	[ "${e2:-0}" -gt 0 ] || [ "${e3:-0}" -gt 0 ] || return 1
-	grep -q "rail 1 to .* failed" "$dir/pulled.srv" "$dir/pulled.cli"
+	grep -q "rail 1 .*to .* failed" "$dir/pulled.srv" "$dir/pulled.cli"
 }
 # The pull waits until rxe2 carries striped pieces: the pair is up and
 # striping (a domain opened with a rail down is refused, -FI_ENODEV).
@@ -279,6 +285,66 @@ unset FI_LOG_LEVEL FI_LOG_PROV
 wait "$puller"
 check "counters and log: the pulled rail's failures, rail 0 carrying on" pulled_counted
 check "the pulled link comes back ACTIVE" link2_up
+
+# The rail taken back (issue 31): the same link goes down once 1 MiB
+# pingpongs stripe on it, and comes back up once a side has said the
+# rail failed, while the pingpongs go on (rail 0 alone meanwhile). Once
+# the ports are ACTIVE the pair resets and connects the rail anew over
+# rail 0 and stripes again: rxe2 and rxe3 carry striped packets after the
+# link is back, every message checked, each side says "rail 1 (rxeN) to
+# ... back: striping again" once and counts it (its rail row's back).
+# FI_LOG_LEVEL is GDRFAB_RAILS_LOG's (warn unless set: debug checks the
+# same with every line the provider logs).
+flap_rail() {
+	local start
+	start=$(pkts rxe2)
+	for _ in $(seq 600); do
+		[ "$(pkts rxe2)" -gt $((start + 200)) ] && break
+		sleep 0.1
+	done
+	ip link set veth2 down
+	for _ in $(seq 600); do
+		grep -q "rail 1 .*failed" "$dir/flap.srv" "$dir/flap.cli" 2>/dev/null && break
+		sleep 0.1
+	done
+	link2_up || return 1
+	pkts rxe2 >"$dir/flap.rxe2"
+	pkts rxe3 >"$dir/flap.rxe3"
+}
+# striping_again: rxe2 and rxe3 each carried at least the packets of
+# two striped 1 MiB messages' halves (512 KiB at the port's MTU) after
+# the link was ACTIVE again.
+striping_again() {
+	local a2 a3 want
+	[ -s "$dir/flap.rxe2" ] || { echo "    the link did not come back in time"; return 1; }
+	a2=$(($(pkts rxe2) - $(cat "$dir/flap.rxe2")))
+	a3=$(($(pkts rxe3) - $(cat "$dir/flap.rxe3")))
+	want=$((2 * 524288 / $(mtu rxe2)))
+	echo "    after the link was back: rxe2 $a2, rxe3 $a3 packets (at least $want each)"
+	[ "$a2" -ge "$want" ] && [ "$a3" -ge "$want" ]
+}
+# back_once: each side logged the rail's return once and counted it once
+# (rxe2's row on the server, rxe3's on the client).
+back_once() {
+	local s c b2 b3
+	s=$(grep -c "rail 1 (rxe2) to .* back: striping again" "$dir/flap.srv")
+	c=$(grep -c "rail 1 (rxe3) to .* back: striping again" "$dir/flap.cli")
+	b2=$(rail flap srv rxe2 7) b3=$(rail flap cli rxe3 7)
+	grep -h "rail 1 .*\(failed\|back\)" "$dir/flap.srv" "$dir/flap.cli" | sed 's/^/    /'
+	echo "    back lines: server $s, client $c; counted: rxe2 ${b2:-none}, rxe3 ${b3:-none}"
+	[ "$s" = 1 ] && [ "$c" = 1 ] && [ "${b2:-0}" = 1 ] && [ "${b3:-0}" = 1 ]
+}
+rm -f "$dir/flap.rxe2" "$dir/flap.rxe3"
+flap_rail &
+flapper=$!
+export FI_LOG_LEVEL=${GDRFAB_RAILS_LOG:-warn} FI_LOG_PROV=gdrfab
+check "a rail down and back mid-stream: rail sets, 1 MiB x 300, data checked" \
+	pingpong flap rxe0+rxe2 rxe1+rxe3 1048576 300
+unset FI_LOG_LEVEL FI_LOG_PROV
+wait "$flapper"
+check "the rail taken back: rxe2 and rxe3 carry striped packets again" striping_again
+check "the rail's return logged once and counted once per side" back_once
+check "the flapped link is ACTIVE" link2_up
 
 # mpi_rails NAME COMMAND...: an MPI run of mpi_p2p, its ranks' counters
 # summed by gdrfab_stat into $dir/NAME.job; passes when every check of

@@ -3,8 +3,8 @@
  * What a misbehaving peer puts on the wire: headers with lengths that do
  * not match, unknown types and flags (a delivery ACK where no FIN can
  * answer it), impossible rendezvous segments, FINs
- * for messages never sent, malformed rail keys (striped RMA) and
- * malformed connection messages. The
+ * for messages never sent, malformed rail keys (striped RMA), malformed
+ * rails resets (a rail taken back) and malformed connection messages. The
  * receiver must drop each (logging why) and keep working.
  *
  * This binary links gdrfab's code directly (not through libfabric's
@@ -178,6 +178,74 @@ Test(wire, malformed_rail_keys_are_dropped)
 	     p++)
 		lines++;
 	cr_assert_eq(lines, 5, "log: %s", log);
+}
+
+/* Rails taken back (GDRFAB_PKT_RAILS_RESET) from a peer: flags, an
+ * unknown step, no rails after the header, a count of none or more
+ * than a pair may have, rails whose length is not their count's, a QP
+ * of 0: each dropped, saying why (nine lines in all, under the rate
+ * limit). A well-formed offer to a connection without rails (a NIC
+ * alone, as here) is ignored, said; nothing changes. */
+static void send_bad_rails_reset(void)
+{
+	uint8_t pkt[sizeof(struct gdrfab_pkt_hdr) +
+		    sizeof(struct gdrfab_cm_rails)] = {0};
+	struct gdrfab_cm_rails *t =
+		(void *)(pkt + sizeof(struct gdrfab_pkt_hdr));
+	size_t one = offsetof(struct gdrfab_cm_rails, rail) +
+		     sizeof(struct gdrfab_cm_rail);
+	struct gdrfab_pkt_hdr h = good_header(0);
+
+	h.type = GDRFAB_PKT_RAILS_RESET;
+	h.data = GDRFAB_RAILS_OFFER;
+	t->count = 1;
+	t->rail[0].qpn = 0x123;
+	t->rail[0].port_num = 1;
+	t->rail[0].mtu = IBV_MTU_1024;
+	h.flags = GDRFAB_PKT_TAGGED; /* bad rails reset */
+	memcpy(pkt, &h, sizeof(h));
+	raw_send(pkt, sizeof(h) + one);
+	h.flags = 0;
+	h.data = 3; /* bad rails reset */
+	memcpy(pkt, &h, sizeof(h));
+	raw_send(pkt, sizeof(h) + one);
+	h.data = GDRFAB_RAILS_ACCEPT;
+	memcpy(pkt, &h, sizeof(h));
+	raw_send(pkt, sizeof(h));	    /* wrong length */
+	raw_send(pkt, sizeof(h) + one + 4); /* wrong length */
+	t->count = 0;			    /* bad rail count */
+	raw_send(pkt, sizeof(h) + one);
+	t->count = GDRFAB_CM_RAILS_MAX; /* bad rail count */
+	raw_send(pkt, sizeof(pkt));
+	t->count = 1;
+	t->rail[0].qpn = 0; /* bad rail QP */
+	raw_send(pkt, sizeof(h) + one);
+	t->rail[0].qpn = 0x123;
+	h.data = GDRFAB_RAILS_OFFER;
+	memcpy(pkt, &h, sizeof(h));
+	raw_send(pkt, sizeof(h) + one); /* no rails here: ignored */
+	expect_only_good_message();
+}
+
+Test(wire, malformed_rails_reset_is_dropped)
+{
+	char *log = capture_stderr(send_bad_rails_reset);
+	const char *why[] = {"bad rails reset", "wrong length",
+			     "bad rail count", "bad rail QP"};
+	const int want[] = {2, 2, 2, 1};
+
+	for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++) {
+		char key[64];
+		int lines = 0;
+
+		snprintf(key, sizeof(key), "dropped: %s (type %d", why[i],
+			 GDRFAB_PKT_RAILS_RESET);
+		for (char *p = log; (p = strstr(p, key)); p++)
+			lines++;
+		cr_expect_eq(lines, want[i], "%s: log: %s", why[i], log);
+	}
+	cr_assert(strstr(log, "rails reset from "), "log: %s", log);
+	cr_assert(strstr(log, "ignored: 1 rails, ours 0"), "log: %s", log);
 }
 
 /* RMA events (FI_RMA_EVENT) with no count, an unknown kind, flags or

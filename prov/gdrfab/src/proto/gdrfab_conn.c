@@ -33,6 +33,7 @@
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_proto_stats.h"
+#include "gdrfab_rail_back.h"
 #include "gdrfab_rc.h"
 #include "gdrfab_req.h"
 #include "gdrfab_strerror.h"
@@ -1119,6 +1120,9 @@ void gdrfab_conn_timers(struct gdrfab_proto *proto)
 		tx_watch(conn, now);
 		if (conn->state != GDRFAB_CONN_CONNECTED)
 			continue;
+		/* Rails out after a failure: back once their ports are. */
+		if (conn->rails)
+			gdrfab_rail_back_timers(conn);
 		/* Waiting for its FIN: make sure it still lives. */
 		if (!gdrfab_list_empty(&conn->rndv_wait) &&
 		    now - conn->last_rx_ms > gdrfab_params.peer_timeout_ms / 2)

@@ -10,6 +10,7 @@
 #include "gdrfab_conn_rails.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_rail_back.h"
 #include "gdrfab_rc.h"
 #include "gdrfab_verbs_ops.h"
 
@@ -86,12 +87,20 @@ const char *gdrfab_cm_rails_check(const struct gdrfab_cm_msg *msg,
 	}
 	if (msg->rails)
 		return "a rail count outside a REQ";
-	if (len < sizeof(*msg) + trailer_len(1))
+	if (len < sizeof(*msg))
+		return "wrong length";
+	return gdrfab_cm_rails_check_trailer(t, len - sizeof(*msg));
+}
+
+const char *gdrfab_cm_rails_check_trailer(const struct gdrfab_cm_rails *t,
+					  size_t len)
+{
+	if (len < trailer_len(1))
 		return "wrong length";
 	if (!t->count || t->count > GDRFAB_CM_RAILS_MAX - 1 || t->reserved[0] ||
 	    t->reserved[1] || t->reserved[2])
 		return "bad rail count";
-	if (len != sizeof(*msg) + trailer_len(t->count))
+	if (len != trailer_len(t->count))
 		return "wrong length";
 	for (size_t i = 0; i < t->count; i++) {
 		if (!t->rail[i].qpn || t->rail[i].qpn > 0xffffff ||
@@ -183,10 +192,8 @@ static bool rails_make(struct gdrfab_conn *conn, size_t more)
 	return true;
 }
 
-/* Connects conn's rail QPs to the peer's (its trailer, as many rails);
- * false, logged, when one cannot be. */
-static bool rails_connect(struct gdrfab_conn *conn,
-			  const struct gdrfab_cm_rails *peer)
+bool gdrfab_conn_rails_connect(struct gdrfab_conn *conn,
+			       const struct gdrfab_cm_rails *peer)
 {
 	struct gdrfab_conn_rails *cr = conn->rails;
 
@@ -245,12 +252,15 @@ void gdrfab_conn_rails_on_rep(struct gdrfab_conn *conn,
 			peer->count, conn->proto->env.nrails - 1);
 		return;
 	}
-	if (!rails_make(conn, peer->count) || !rails_connect(conn, peer)) {
+	if (!rails_make(conn, peer->count) ||
+	    !gdrfab_conn_rails_connect(conn, peer)) {
 		GDRFAB_WARN(
 			FI_LOG_EP_CTRL,
 			"rails not connected: this peer uses rail 0 alone\n");
 		gdrfab_conn_rails_free(conn);
+		return;
 	}
+	conn->rails->requester = true;
 }
 
 bool gdrfab_conn_rails_on_rtu(struct gdrfab_conn *conn,
@@ -260,7 +270,8 @@ bool gdrfab_conn_rails_on_rtu(struct gdrfab_conn *conn,
 
 	if (!cr)
 		return false;
-	if (!peer || peer->count != cr->more || !rails_connect(conn, peer)) {
+	if (!peer || peer->count != cr->more ||
+	    !gdrfab_conn_rails_connect(conn, peer)) {
 		/* The requester kept rail 0 alone, or we cannot follow: its
 		 * rails never hear they are up, so it never uses them. */
 		gdrfab_conn_rails_free(conn);
@@ -272,8 +283,50 @@ bool gdrfab_conn_rails_on_rtu(struct gdrfab_conn *conn,
 
 void gdrfab_conn_rails_up(struct gdrfab_conn *conn)
 {
-	if (conn->rails)
-		conn->rails->up = true;
+	struct gdrfab_conn_rails *cr = conn->rails;
+
+	if (!cr)
+		return;
+	if (cr->back == GDRFAB_RAILS_ACCEPTED)
+		gdrfab_rail_back_done(conn);
+	else if (cr->back == GDRFAB_RAILS_STEADY)
+		cr->up = true;
+	/* Else a late word of an exchange given up: they stay out. */
+}
+
+bool gdrfab_conn_rails_drained(const struct gdrfab_conn *conn)
+{
+	const struct gdrfab_conn_rails *cr = conn->rails;
+
+	for (size_t i = 0; i < cr->more; i++) {
+		if (cr->sq_avail[i] != conn->proto->sq_depth)
+			return false;
+	}
+	return true;
+}
+
+bool gdrfab_conn_rails_reset(struct gdrfab_conn *conn)
+{
+	struct gdrfab_conn_rails *cr = conn->rails;
+
+	for (size_t i = 1; i <= cr->more; i++) {
+		struct gdrfab_rc_params p;
+		int err;
+
+		rail_params(conn->proto, i, &p);
+		p.qp_context = &conn->owner;
+		err = gdrfab_rc_reset(cr->qp[i - 1], &p);
+		if (err) {
+			GDRFAB_WARN(FI_LOG_EP_CTRL,
+				    "resetting rail %zu's QP %u: %s\n", i,
+				    cr->qp[i - 1]->qp_num, strerror(err));
+			return false;
+		}
+		/* A new PSN: nothing the old connection left on the wire
+		 * is taken for the new one's. */
+		cr->psn[i - 1] = rail_psn();
+	}
+	return true;
 }
 
 void gdrfab_conn_rails_error(struct gdrfab_conn *conn)

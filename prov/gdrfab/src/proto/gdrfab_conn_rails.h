@@ -43,12 +43,29 @@ struct gdrfab_rail_key {
 	long long asked_ms; /* when ASKED */
 };
 
+/* Where a pair's rails stand after a failure (gdrfab_rail_back.h). */
+enum gdrfab_rail_back_state {
+	GDRFAB_RAILS_STEADY,   /* up, or not up yet after the CM exchange */
+	GDRFAB_RAILS_LOST,     /* taken out: until drained and ports back */
+	GDRFAB_RAILS_OFFERED,  /* reset and offered: the peer's ACCEPT? */
+	GDRFAB_RAILS_ASKED,    /* the peer offered: accept once drained */
+	GDRFAB_RAILS_ACCEPTED, /* connected: the peer's RAILS_UP? */
+	GDRFAB_RAILS_GAVE_UP,  /* a reconnect failed: rail 0 alone */
+};
+
 struct gdrfab_conn_rails {
 	size_t more; /* rails of the pair beyond rail 0 */
 	/* Both sides' rail QPs are connected: work may go on them. The
 	 * acceptor knows it at the RTU, the requester from the acceptor's
-	 * GDRFAB_NOP_RAILS_UP. */
+	 * GDRFAB_NOP_RAILS_UP; after a failure, both from the exchange that
+	 * takes them back (gdrfab_rail_back.h). */
 	bool up;
+	/* We made the rails from the peer's REP (the CM requester): when
+	 * both sides offer to take them back at once, ours goes. */
+	bool requester;
+	uint8_t back;		      /* enum gdrfab_rail_back_state */
+	uint8_t lost_rail;	      /* the rail that failed, for the log */
+	struct gdrfab_cm_rails offer; /* the peer's, while ASKED */
 	struct ibv_qp *qp[GDRFAB_CM_RAILS_MAX - 1];
 	uint32_t psn[GDRFAB_CM_RAILS_MAX - 1];
 	int sq_avail[GDRFAB_CM_RAILS_MAX - 1]; /* free send queue slots */
@@ -91,8 +108,22 @@ void gdrfab_conn_rails_on_rep(struct gdrfab_conn *conn,
  * told (GDRFAB_NOP_RAILS_UP); false when the pair uses rail 0 alone. */
 bool gdrfab_conn_rails_on_rtu(struct gdrfab_conn *conn,
 			      const struct gdrfab_cm_rails *peer);
-/* The acceptor said its rails are up. */
+/* The peer said its rails are up (GDRFAB_NOP_RAILS_UP): at the CM
+ * exchange, or when it took them back after ours (gdrfab_rail_back.h). */
 void gdrfab_conn_rails_up(struct gdrfab_conn *conn);
+/* What is wrong with a rails trailer t of len bytes, or NULL. */
+const char *gdrfab_cm_rails_check_trailer(const struct gdrfab_cm_rails *t,
+					  size_t len);
+/* Whether no work request is outstanding on any of conn's rail QPs. */
+bool gdrfab_conn_rails_drained(const struct gdrfab_conn *conn);
+/* Takes conn's rail QPs back to INIT (through RESET), each with a new
+ * PSN, so that they can be connected anew; they must be drained. False,
+ * logged, when one cannot be. */
+bool gdrfab_conn_rails_reset(struct gdrfab_conn *conn);
+/* Connects conn's rail QPs (in INIT) to the peer's (its trailer, as many
+ * rails); false, logged, when one cannot be. */
+bool gdrfab_conn_rails_connect(struct gdrfab_conn *conn,
+			       const struct gdrfab_cm_rails *peer);
 /* The connection failed: its rail QPs go to the error state, so that
  * what they hold comes back flushed now, as rail 0's does. */
 void gdrfab_conn_rails_error(struct gdrfab_conn *conn);

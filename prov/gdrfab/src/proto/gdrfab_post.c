@@ -426,6 +426,13 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 
 			rail = gdrfab_stripe_rail(req, &left);
 			cap = GDRFAB_MIN(cap, left);
+			/* Its rails were taken out under it (they may be
+			 * reset, where a work request would never complete):
+			 * again whole on rail 0, as if this piece failed. */
+			if (rail && !req->conn->rails->up) {
+				req->rail_lost = true;
+				continue;
+			}
 			/* A striped fi_writedata's last work request, rail
 			 * 0's, carries the CQ data: only once every other
 			 * rail's pieces completed (nothing orders writes

@@ -168,6 +168,10 @@ struct gdrfab_proto {
 	 * (gdrfab_conn_timers). */
 	unsigned port_events_seen;
 	long long port_event_ms;
+	/* Lost rails' ports (gdrfab_rail_back.c): when last asked, and bit
+	 * r set when rail r's was active then. */
+	long long rail_ports_ms;
+	uint32_t rail_ports_active;
 	/* Connections by peer name, and their RC QP numbers. */
 	struct gdrfab_addrmap conn_by_name;
 	/* Connections by fi_addr, so that a send skips the AV copy and

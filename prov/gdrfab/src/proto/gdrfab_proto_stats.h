@@ -137,6 +137,19 @@ static inline void gdrfab_pstat_rail_piece(struct gdrfab_proto *proto,
 	gdrfab_stat_rail_piece(&proto->stats, rail, len);
 }
 
+/* A connection took rail back after a failure, and the rail's NIC's
+ * name for the line that says so. */
+static inline void gdrfab_pstat_rail_back(struct gdrfab_proto *proto,
+					  size_t rail)
+{
+	gdrfab_stat_rail_back(&proto->stats, rail);
+}
+static inline const char *
+gdrfab_pstat_rail_name(const struct gdrfab_proto *proto, size_t rail)
+{
+	return rail < proto->stats.nrails ? proto->stats.rail_name[rail] : "?";
+}
+
 /* A connection request or reply sent again (unanswered). */
 static inline void gdrfab_pstat_resend(struct gdrfab_proto *proto)
 {

@@ -19,6 +19,7 @@
 #include "gdrfab_msg.h"
 #include "gdrfab_proto.h"
 #include "gdrfab_proto_stats.h"
+#include "gdrfab_rail_back.h"
 #include "gdrfab_req.h"
 #include "gdrfab_rma.h"
 #include "gdrfab_strerror.h"
@@ -111,6 +112,7 @@ static const char *check_header(const struct gdrfab_pkt_hdr *h, size_t len,
 		    len != sizeof(*h) + h->seg_count * sizeof(uint32_t))
 			return "bad rail keys message";
 		return NULL;
+	case GDRFAB_PKT_RAILS_RESET: return gdrfab_rail_back_check(h, len);
 	default: return "unknown message type";
 	}
 }
@@ -954,6 +956,8 @@ void gdrfab_recv_wc(struct gdrfab_proto *proto, struct gdrfab_rxbuf *rxbuf,
 			gdrfab_conn_rails_up(conn);
 	} else if (h->type == GDRFAB_PKT_RAIL_KEYS_REQ) {
 		gdrfab_stripe_keys_answer(proto, conn, h->data);
+	} else if (h->type == GDRFAB_PKT_RAILS_RESET) {
+		gdrfab_rail_back_rx(conn, h);
 	} else if (h->type == GDRFAB_PKT_RAIL_KEYS_REP) {
 		gdrfab_stripe_keys_learn(
 			conn, h->data, (const uint32_t *)(h + 1), h->seg_count);

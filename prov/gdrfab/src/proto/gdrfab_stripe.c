@@ -10,6 +10,8 @@
 #include "gdrfab_mr_cache.h"
 #include "gdrfab_mr_desc.h"
 #include "gdrfab_params.h"
+#include "gdrfab_proto_stats.h"
+#include "gdrfab_rail_back.h"
 #include "gdrfab_stripe.h"
 
 bool gdrfab_stripe_keys_fit(const struct gdrfab_pkt_hdr *h, size_t extra)
@@ -136,14 +138,16 @@ void gdrfab_stripe_rail_lost(struct gdrfab_req *req, size_t rail)
 	char peer[128];
 
 	req->rail_lost = true;
-	if (!conn->rails->up)
-		return; /* said already */
-	conn->rails->up = false;
+	/* Said already, unless the rails failed again as the pair was
+	 * taking them back: we connected ours, the peer had not yet. */
+	if (!conn->rails->up && conn->rails->back != GDRFAB_RAILS_ACCEPTED)
+		return;
+	gdrfab_rail_back_out(conn, rail);
 	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
 	GDRFAB_WARN(
 		FI_LOG_EP_DATA,
-		"rail %zu to %s failed: the connection's striped reads and writes go again on rail 0, which carries it alone from now on\n",
-		rail, peer);
+		"rail %zu (%s) to %s failed: the connection's striped reads and writes go again on rail 0, which carries it alone until the rail's port is back\n",
+		rail, gdrfab_pstat_rail_name(conn->proto, rail), peer);
 }
 
 bool gdrfab_stripe_retry(struct gdrfab_req *req)

@@ -65,7 +65,19 @@ enum gdrfab_pkt_type {
 	 * stays on rail 0). */
 	GDRFAB_PKT_RAIL_KEYS_REQ = 9,
 	GDRFAB_PKT_RAIL_KEYS_REP = 10,
+	/* Taking lost rails back (issue 31, gdrfab_rail_back.h): the
+	 * sender's rail QPs, reset, in a struct gdrfab_cm_rails after the
+	 * header (its count rails, as in a REP); data GDRFAB_RAILS_OFFER
+	 * ("mine are reset: reset and connect yours to them") or
+	 * GDRFAB_RAILS_ACCEPT ("done, here are mine"), answered by the
+	 * offerer's GDRFAB_PKT_NOP GDRFAB_NOP_RAILS_UP once it connected
+	 * too. Flags, seg_count, tag, msg_id and size 0. Sent only to a peer
+	 * that agreed on rails, so no version change (a peer of a build
+	 * before it drops it as unknown: the pair keeps rail 0 alone). */
+	GDRFAB_PKT_RAILS_RESET = 11,
 };
+#define GDRFAB_RAILS_OFFER  1
+#define GDRFAB_RAILS_ACCEPT 2
 
 #define GDRFAB_RMA_EVENT_WRITE 1
 #define GDRFAB_RMA_EVENT_READ  2

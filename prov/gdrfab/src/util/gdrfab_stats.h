@@ -89,9 +89,10 @@ struct gdrfab_stat_peer {
 
 /* A rail's share of a rail-set endpoint's traffic (struct
  * fi_gdrfab_rail_stats without its name, which is fixed: kept apart, so
- * that the row a piece counts in stays three words). */
+ * that the row a piece counts in stays four words), and the times a
+ * connection took it back after a failure (fi_gdrfab_stats' rail_back). */
 struct gdrfab_stat_rail {
-	uint64_t stripe_ops, stripe_bytes, errors;
+	uint64_t stripe_ops, stripe_bytes, errors, back;
 };
 
 struct gdrfab_stats {
@@ -187,6 +188,13 @@ static inline void gdrfab_stat_rail_error(struct gdrfab_stats *s, size_t rail)
 {
 	if (rail < s->nrails)
 		s->rails[rail].errors++;
+}
+
+/* A connection took rail back after a failure (gdrfab_rail_back.h). */
+static inline void gdrfab_stat_rail_back(struct gdrfab_stats *s, size_t rail)
+{
+	if (rail < s->nrails)
+		s->rails[rail].back++;
 }
 
 /* An error completion written for the application (the object layer's

@@ -156,6 +156,7 @@ void gdrfab_stats_export(const struct gdrfab_stats *s,
 		out->rails[i].stripe_ops = s->rails[i].stripe_ops;
 		out->rails[i].stripe_bytes = s->rails[i].stripe_bytes;
 		out->rails[i].errors = s->rails[i].errors;
+		out->rail_back[i] = s->rails[i].back;
 	}
 }
 
@@ -210,6 +211,7 @@ struct fi_gdrfab_rail_stats *gdrfab_stats_rail_row(struct fi_gdrfab_stats *s,
 	}
 	r = &s->rails[s->rail_count++];
 	memset(r, 0, sizeof(*r));
+	s->rail_back[r - s->rails] = 0;
 	memcpy(r->name, key, sizeof(r->name));
 	return r;
 }
@@ -241,9 +243,13 @@ void gdrfab_stats_sum(struct fi_gdrfab_stats *dst,
 	/* Rails merged by NIC name: a domain's endpoints share its rails,
 	 * in its order; a job's hosts add theirs. */
 	for (uint64_t i = 0; i < src->rail_count && i < FI_GDRFAB_STATS_RAILS;
-	     i++)
-		rail_add(gdrfab_stats_rail_row(dst, src->rails[i].name),
-			 &src->rails[i]);
+	     i++) {
+		struct fi_gdrfab_rail_stats *row =
+			gdrfab_stats_rail_row(dst, src->rails[i].name);
+
+		rail_add(row, &src->rails[i]);
+		dst->rail_back[row - dst->rails] += src->rail_back[i];
+	}
 }
 
 int gdrfab_stats_copy_out(const struct fi_gdrfab_stats *all,
@@ -276,18 +282,20 @@ static int rails_print(FILE *f, const struct fi_gdrfab_stats *s)
 {
 	if (!s->rail_count)
 		return 0;
-	if (fprintf(f, "  rail %5s %-16s %10s %14s %8s\n", "index", "nic",
-		    "stripe_ops", "stripe_bytes", "errors") < 0)
+	if (fprintf(f, "  rail %5s %-16s %10s %14s %8s %6s\n", "index", "nic",
+		    "stripe_ops", "stripe_bytes", "errors", "back") < 0)
 		return -1;
 	for (uint64_t i = 0; i < s->rail_count && i < FI_GDRFAB_STATS_RAILS;
 	     i++) {
 		const struct fi_gdrfab_rail_stats *r = &s->rails[i];
 
-		if (fprintf(f, "  rail %5llu %-16.*s %10llu %14llu %8llu\n",
+		if (fprintf(f,
+			    "  rail %5llu %-16.*s %10llu %14llu %8llu %6llu\n",
 			    (unsigned long long)i, (int)sizeof(r->name) - 1,
 			    r->name, (unsigned long long)r->stripe_ops,
 			    (unsigned long long)r->stripe_bytes,
-			    (unsigned long long)r->errors) < 0)
+			    (unsigned long long)r->errors,
+			    (unsigned long long)s->rail_back[i]) < 0)
 			return -1;
 	}
 	return 0;
@@ -362,16 +370,20 @@ static bool parse_line(const char *buf, struct fi_gdrfab_stats *s)
 	}
 	if (sscanf(buf, " peer %31s", key) == 1 && !strcmp(key, "fi_addr"))
 		return true; /* the peers' heading */
-	if (sscanf(buf, " rail %31s %31s %llu %llu %llu", key, name, &v[0],
-		   &v[1], &v[2]) == 5) {
+	v[3] = 0;	     /* a table before the back column has none */
+	if (sscanf(buf, " rail %31s %31s %llu %llu %llu %llu", key, name, &v[0],
+		   &v[1], &v[2], &v[3]) >= 5) {
 		struct fi_gdrfab_rail_stats r = {
 			.stripe_ops = v[0],
 			.stripe_bytes = v[1],
 			.errors = v[2],
 		};
+		struct fi_gdrfab_rail_stats *row;
 
 		/* By the NIC's name: the index is where it printed. */
-		rail_add(gdrfab_stats_rail_row(s, name), &r);
+		row = gdrfab_stats_rail_row(s, name);
+		rail_add(row, &r);
+		s->rail_back[row - s->rails] += v[3];
 		return true;
 	}
 	if (sscanf(buf, " rail %31s", key) == 1 && !strcmp(key, "index"))

@@ -13,9 +13,9 @@
  *     peer   fi_addr  tx_msgs  tx_bytes  rx_msgs  rx_bytes  errors
  *     peer         3       12        96       12        96       0
  *     peer     other  ...                   (only when not zero)
- *     rail  index nic   stripe_ops  stripe_bytes  errors
- *     rail      0 rxe0          16      8388608       0
- *     rail      1 rxe2          16      8388608       0
+ *     rail  index nic   stripe_ops  stripe_bytes  errors  back
+ *     rail      0 rxe0          16      8388608       0     0
+ *     rail      1 rxe2          16      8388608       0     1
  *                         (rail rows: a rail-set domain's only)
  *   end
  */

@@ -30,6 +30,11 @@ struct gdrfab_rc_params {
  * accepts. NULL (logged) on failure. */
 struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p,
 				uint32_t *max_inline);
+/* Takes a QP back to INIT through RESET, as gdrfab_rc_create left it,
+ * for gdrfab_rc_connect to connect anew: whatever it still held is
+ * dropped without a completion, so its caller waits for every work
+ * request to come back first. 0 or errno. */
+int gdrfab_rc_reset(struct ibv_qp *qp, const struct gdrfab_rc_params *p);
 /* Connects a QP in INIT to the peer's QP: RTR then RTS. 0 or errno. */
 int gdrfab_rc_connect(struct ibv_qp *qp, const struct gdrfab_rc_params *p,
 		      const struct gdrfab_addr *peer, uint32_t remote_qpn,

@@ -20,6 +20,12 @@ static int real_query_device(struct ibv_context *ctx,
 	return ibv_query_device(ctx, attr);
 }
 
+static int real_query_port(struct ibv_context *ctx, uint8_t port,
+			   struct ibv_port_attr *attr)
+{
+	return ibv_query_port(ctx, port, attr);
+}
+
 static int real_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			  struct ibv_send_wr **bad)
 {
@@ -55,6 +61,7 @@ const struct gdrfab_verbs_ops gdrfab_verbs_real = {
 	.open_device = ibv_open_device,
 	.close_device = ibv_close_device,
 	.query_device = real_query_device,
+	.query_port = real_query_port,
 	.discover_ports = gdrfab_verbs_discover_ports,
 	.alloc_pd = ibv_alloc_pd,
 	.dealloc_pd = ibv_dealloc_pd,

@@ -30,6 +30,10 @@ struct gdrfab_verbs_ops {
 	int (*close_device)(struct ibv_context *ctx);
 	int (*query_device)(struct ibv_context *ctx,
 			    struct ibv_device_attr *attr);
+	/* A port's state now: a lost rail's port is looked at until it is
+	 * back (gdrfab_rail_back.h), off the data path. */
+	int (*query_port)(struct ibv_context *ctx, uint8_t port,
+			  struct ibv_port_attr *attr);
 	/* gdrfab_verbs_discover_ports in production (gdrfab_verbs.h). */
 	int (*discover_ports)(struct gdrfab_port_desc **ports);
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);

@@ -13,6 +13,33 @@
 #define RC_MIN_RNR_TIMER 1 /* 0.01 ms */
 #define HOP_LIMIT	 64
 
+/* RESET -> INIT: the port and what peers may do. 0 or errno. */
+static int to_init(struct ibv_qp *qp, const struct gdrfab_rc_params *p)
+{
+	struct ibv_qp_attr attr = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = p->port_num,
+		.qp_access_flags =
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (p->remote_atomic)
+		attr.qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
+	return gdrfab_vops->modify_qp(qp, &attr,
+				      IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					      IBV_QP_PORT |
+					      IBV_QP_ACCESS_FLAGS);
+}
+
+int gdrfab_rc_reset(struct ibv_qp *qp, const struct gdrfab_rc_params *p)
+{
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_RESET};
+	int err = gdrfab_vops->modify_qp(qp, &attr, IBV_QP_STATE);
+
+	return err ? err : to_init(qp, p);
+}
+
 struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p,
 				uint32_t *max_inline)
 {
@@ -28,17 +55,8 @@ struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p,
 				.max_send_sge = (uint32_t)p->max_sge,
 			},
 	};
-	struct ibv_qp_attr attr = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = p->port_num,
-		.qp_access_flags =
-			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
-	};
 	struct ibv_qp *qp;
 
-	if (p->remote_atomic)
-		attr.qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
 	/* Small sends go inline (no DMA read of the payload); devices that
 	 * cannot inline that much get a QP without. */
 	init.cap.max_inline_data = GDRFAB_RC_INLINE;
@@ -54,10 +72,7 @@ struct ibv_qp *gdrfab_rc_create(const struct gdrfab_rc_params *p,
 			    p->sq_depth, strerror(errno));
 		return NULL;
 	}
-	errno = gdrfab_vops->modify_qp(qp, &attr,
-				       IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-					       IBV_QP_PORT |
-					       IBV_QP_ACCESS_FLAGS);
+	errno = to_init(qp, p);
 	if (errno) {
 		GDRFAB_WARN(FI_LOG_EP_CTRL, "RC QP to INIT: %s\n",
 			    strerror(errno));

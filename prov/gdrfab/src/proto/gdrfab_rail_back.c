@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* Taking a pair's rails back after a failure (gdrfab_rail_back.h). */
+#include <string.h>
+
+#include "gdrfab.h"
+#include "gdrfab_addr.h"
+#include "gdrfab_conn_rails.h"
+#include "gdrfab_proto.h"
+#include "gdrfab_proto_stats.h"
+#include "gdrfab_rail_back.h"
+#include "gdrfab_req.h"
+#include "gdrfab_verbs_ops.h"
+
+/* Every rail a pair may have fits one control message. */
+_Static_assert(sizeof(struct gdrfab_pkt_hdr) + sizeof(struct gdrfab_cm_rails) <=
+		       GDRFAB_CTRL_SIZE,
+	       "a rails reset fits a control request");
+
+void gdrfab_rail_back_out(struct gdrfab_conn *conn, size_t rail)
+{
+	struct gdrfab_conn_rails *cr = conn->rails;
+
+	cr->up = false;
+	cr->back = GDRFAB_RAILS_LOST;
+	cr->lost_rail = (uint8_t)rail;
+	/* What is still on them comes back flushed now, to go again on
+	 * rail 0, instead of after each QP's retries; and the pair's
+	 * rails are reset only once nothing is on them. */
+	gdrfab_conn_rails_error(conn);
+}
+
+/* The pair stays on rail 0 until the connection is made again: said
+ * once, as the state is left only by a new exchange. */
+static void give_up(struct gdrfab_conn *conn, const char *why)
+{
+	char peer[128];
+
+	conn->rails->up = false;
+	conn->rails->back = GDRFAB_RAILS_GAVE_UP;
+	gdrfab_conn_rails_error(conn);
+	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
+	GDRFAB_WARN(
+		FI_LOG_EP_CTRL,
+		"rails to %s not taken back (%s): rail 0 carries the connection alone\n",
+		peer, why);
+}
+
+/* Whether the ports of rails 1 to more are active: asked of the devices
+ * at most every GDRFAB_RAIL_PORT_CHECK_MS, the answer kept meanwhile for
+ * every connection of the endpoint. */
+static bool ports_active(struct gdrfab_proto *proto, size_t more)
+{
+	uint32_t want = ((1u << more) - 1) << 1;
+
+	if (proto->now_ms - proto->rail_ports_ms >= GDRFAB_RAIL_PORT_CHECK_MS) {
+		proto->rail_ports_ms = proto->now_ms;
+		proto->rail_ports_active = 0;
+		for (size_t r = 1; r < proto->env.nrails; r++) {
+			const struct gdrfab_proto_rail *pr =
+				&proto->env.more_rails[r - 1];
+			struct ibv_port_attr attr;
+
+			if (!gdrfab_vops->query_port(pr->ctx, pr->port_num,
+						     &attr) &&
+			    attr.state == IBV_PORT_ACTIVE)
+				proto->rail_ports_active |= 1u << r;
+		}
+	}
+	return (proto->rail_ports_active & want) == want;
+}
+
+/* Sends our rails (reset, or connected) as an OFFER or ACCEPT: false
+ * when no control request is free (the timers try again). */
+static bool send_rails(struct gdrfab_conn *conn, uint64_t what)
+{
+	struct gdrfab_cm_rails mine;
+	size_t len = gdrfab_cm_rails_fill(conn, &mine);
+
+	return gdrfab_send_ctrl_ext(conn->proto, conn, GDRFAB_PKT_RAILS_RESET,
+				    what, 0, &mine, len);
+}
+
+/* LOST, drained and our ports back: reset ours and offer them. */
+static void offer(struct gdrfab_conn *conn)
+{
+	if (!gdrfab_conn_rails_reset(conn)) {
+		give_up(conn, "a QP cannot be reset");
+		return;
+	}
+	/* Unsent, they are reset again (new PSNs) at the next try. */
+	if (send_rails(conn, GDRFAB_RAILS_OFFER))
+		conn->rails->back = GDRFAB_RAILS_OFFERED;
+}
+
+/* ASKED, drained and our ports back: ours reset and connected to the
+ * peer's offer, and said so. We do not stripe before its RAILS_UP: its
+ * QPs are connected to ours only when it reads our ACCEPT. */
+static void accept(struct gdrfab_conn *conn)
+{
+	struct gdrfab_conn_rails *cr = conn->rails;
+
+	if (!gdrfab_conn_rails_reset(conn)) {
+		give_up(conn, "a QP cannot be reset");
+		return;
+	}
+	if (!gdrfab_conn_rails_connect(conn, &cr->offer)) {
+		give_up(conn, "a QP cannot be connected");
+		return;
+	}
+	if (send_rails(conn, GDRFAB_RAILS_ACCEPT))
+		cr->back = GDRFAB_RAILS_ACCEPTED;
+}
+
+void gdrfab_rail_back_timers(struct gdrfab_conn *conn)
+{
+	struct gdrfab_conn_rails *cr = conn->rails;
+
+	if (cr->back != GDRFAB_RAILS_LOST && cr->back != GDRFAB_RAILS_ASKED)
+		return;
+	/* A reset drops what a QP holds without completing it. */
+	if (!gdrfab_conn_rails_drained(conn) ||
+	    !ports_active(conn->proto, cr->more))
+		return;
+	if (cr->back == GDRFAB_RAILS_LOST)
+		offer(conn);
+	else
+		accept(conn);
+}
+
+const char *gdrfab_rail_back_check(const struct gdrfab_pkt_hdr *h, size_t len)
+{
+	if (h->flags || h->seg_count || h->tag || h->msg_id || h->size ||
+	    (h->data != GDRFAB_RAILS_OFFER && h->data != GDRFAB_RAILS_ACCEPT))
+		return "bad rails reset";
+	if (len < sizeof(*h))
+		return "wrong length";
+	return gdrfab_cm_rails_check_trailer(
+		(const struct gdrfab_cm_rails *)(h + 1), len - sizeof(*h));
+}
+
+/* The peer reset its rails and offers them. */
+static void on_offer(struct gdrfab_conn *conn, const struct gdrfab_cm_rails *t)
+{
+	struct gdrfab_conn_rails *cr = conn->rails;
+
+	/* Both offered at once: the requester's offer stands, and the
+	 * peer takes it as we take theirs otherwise. */
+	if (cr->back == GDRFAB_RAILS_OFFERED && cr->requester)
+		return;
+	memcpy(&cr->offer, t, sizeof(*t));
+	/* Our side may not have seen the failure (it only read, or its
+	 * pieces had not timed out yet): taken out all the same, as the
+	 * peer's QPs are reset now. */
+	if (cr->up) {
+		char peer[128];
+
+		gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
+		GDRFAB_INFO(FI_LOG_EP_CTRL,
+			    "rails to %s reset by the peer: connected anew\n",
+			    peer);
+	}
+	cr->up = false;
+	if (cr->back != GDRFAB_RAILS_OFFERED)
+		gdrfab_conn_rails_error(conn);
+	cr->back = GDRFAB_RAILS_ASKED;
+	gdrfab_rail_back_timers(conn);
+}
+
+/* The peer connected its rails to ours (which it has now): ours to its,
+ * then both stripe. */
+static void on_accept(struct gdrfab_conn *conn, const struct gdrfab_cm_rails *t)
+{
+	if (conn->rails->back != GDRFAB_RAILS_OFFERED)
+		return; /* not ours to take: we gave up or offered anew */
+	if (!gdrfab_conn_rails_connect(conn, t)) {
+		give_up(conn, "a QP cannot be connected");
+		return;
+	}
+	/* On rail 0, so the peer stripes only once it read this. One that
+	 * cannot go (no control request free, logged) leaves the peer on
+	 * rail 0 while we stripe: correct, only not as fast. */
+	gdrfab_send_ctrl(conn->proto, conn, GDRFAB_PKT_NOP, GDRFAB_NOP_RAILS_UP,
+			 0);
+	gdrfab_rail_back_done(conn);
+}
+
+void gdrfab_rail_back_rx(struct gdrfab_conn *conn,
+			 const struct gdrfab_pkt_hdr *h)
+{
+	const struct gdrfab_cm_rails *t = (const void *)(h + 1);
+	char peer[128];
+
+	if (!conn->rails || t->count != conn->rails->more) {
+		/* Never sent by a peer of this build: the pair agreed on
+		 * as many rails. */
+		gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
+		GDRFAB_WIRE_WARN(
+			conn->proto, FI_LOG_EP_CTRL,
+			"rails reset from %s ignored: %u rails, ours %zu", peer,
+			t->count, conn->rails ? conn->rails->more : 0);
+		return;
+	}
+	if (h->data == GDRFAB_RAILS_OFFER)
+		on_offer(conn, t);
+	else
+		on_accept(conn, t);
+}
+
+void gdrfab_rail_back_done(struct gdrfab_conn *conn)
+{
+	struct gdrfab_conn_rails *cr = conn->rails;
+	struct gdrfab_proto *proto = conn->proto;
+	size_t rail = cr->lost_rail ? cr->lost_rail : 1;
+	char peer[128];
+
+	cr->up = true;
+	cr->back = GDRFAB_RAILS_STEADY;
+	gdrfab_pstat_rail_back(proto, rail);
+	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
+	GDRFAB_WARN(FI_LOG_EP_DATA,
+		    "rail %zu (%s) to %s back: striping again\n", rail,
+		    gdrfab_pstat_rail_name(proto, rail), peer);
+}

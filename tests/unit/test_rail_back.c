@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Taking a pair's rails back (gdrfab_rail_back.h), on the fake verbs with
+ * two devices, rail 1 on fake1. A rail lost while its port is down stays
+ * out; once the port is active again the pair resets and connects the
+ * rail anew over rail 0, both sides (also the one that saw no failure,
+ * its QP still ready to send), and the next large message is striped
+ * again, intact; each side counts the rail's return once. Both sides
+ * offering at once end in one exchange. A piece in flight on the peer's
+ * rail when the offer comes goes again on rail 0, once. A QP that cannot
+ * be reset or connected leaves the pair on rail 0, which keeps carrying
+ * every message, intact and once.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_ext_gdrfab.h>
+
+#include "fake_verbs.h"
+#include "gdrfab.h"
+#include "gdrfab_conn.h"
+#include "gdrfab_conn_rails.h"
+#include "gdrfab_objs.h"
+#include "gdrfab_params.h"
+#include "gdrfab_proto.h"
+#include "gdrfab_rail_back.h"
+#include "gdrfab_verbs_ops.h"
+#include "proto_fixture.h"
+
+#define LEN (1u << 20) /* striped: above FI_GDRFAB_STRIPE_MIN */
+
+static struct gdrfab_conn *conn_of(struct pf *f, int i)
+{
+	struct gdrfab_ep *ep =
+		gdrfab_container_of(f->s[i].ep, struct gdrfab_ep, fid);
+
+	cr_assert(!gdrfab_list_empty(&ep->proto->conns), "side %d", i);
+	return gdrfab_list_entry(ep->proto->conns.next, struct gdrfab_conn,
+				 entry);
+}
+
+static struct gdrfab_conn_rails *rails_of(struct pf *f, int i)
+{
+	cr_assert(conn_of(f, i)->rails, "side %d has rails", i);
+	return conn_of(f, i)->rails;
+}
+
+static void read_stats(struct pf *f, int i, struct fi_gdrfab_stats *s)
+{
+	struct fi_gdrfab_stats_ops *ops = NULL;
+
+	memset(s, 0, sizeof(*s));
+	cr_assert_eq(fi_open_ops(&f->s[i].ep->fid, FI_GDRFAB_STATS_OPS, 0,
+				 (void **)&ops, NULL),
+		     0);
+	s->size = sizeof(*s);
+	cr_assert_eq(ops->read(&f->s[i].ep->fid, s), 0);
+}
+
+/* Side i's rail 1: bytes striped on it, and its returns. */
+static uint64_t rail1_bytes(struct pf *f, int i)
+{
+	static struct fi_gdrfab_stats s;
+
+	read_stats(f, i, &s);
+	return s.rails[1].stripe_bytes;
+}
+
+static uint64_t rail1_back(struct pf *f, int i)
+{
+	static struct fi_gdrfab_stats s;
+
+	read_stats(f, i, &s);
+	return s.rail_back[1];
+}
+
+static enum ibv_qp_state rail1_state(struct pf *f, int i)
+{
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+
+	memset(&attr, 0, sizeof(attr));
+	cr_assert_eq(gdrfab_vops->query_qp(rails_of(f, i)->qp[0], &attr,
+					   IBV_QP_STATE, &init),
+		     0);
+	return attr.qp_state;
+}
+
+static void open_two_rail_pair(struct pf *f)
+{
+	static const char *const dom[2] = {"fake0+fake1", "fake0+fake1"};
+
+	pf_open_domains(f, 2, dom);
+	pf_connect(f);
+	pf_drive(f, 20);
+	cr_assert(rails_of(f, 0)->up && rails_of(f, 1)->up);
+}
+
+/* Drives until both sides' rails are up again (or ms pass). */
+static bool both_up(struct pf *f, int ms)
+{
+	for (int t = 0; t < ms; t += 10) {
+		if (rails_of(f, 0)->up && rails_of(f, 1)->up)
+			return true;
+		pf_drive(f, 10);
+	}
+	return rails_of(f, 0)->up && rails_of(f, 1)->up;
+}
+
+/* One message of len bytes from side 0 to side 1 (seed), tag tag,
+ * received once, intact; returns the bytes rail 1 carried for it. */
+static uint64_t send_one(struct pf *f, unsigned seed, uint64_t tag)
+{
+	uint8_t *out = malloc(LEN), *in = calloc(1, LEN);
+	uint64_t before = rail1_bytes(f, 1);
+
+	cr_assert(out && in);
+	pf_fill(out, LEN, seed);
+	f->s[0].n_ok = f->s[1].n_ok = 0;
+	cr_assert_eq(
+		fi_trecv(f->s[1].ep, in, LEN, NULL, f->s[1].peer, tag, 0, NULL),
+		0);
+	cr_assert_eq(
+		fi_tsend(f->s[0].ep, out, LEN, NULL, f->s[0].peer, tag, NULL),
+		0);
+	cr_assert(pf_drive_until(f, 1, 1, 5000), "the receive, seed %u", seed);
+	cr_assert(pf_drive_until(f, 0, 1, 5000), "the send, seed %u", seed);
+	pf_drive(f, 5);
+	cr_expect_eq(f->s[0].n_err + f->s[1].n_err, 0, "seed %u", seed);
+	cr_expect_eq(f->s[1].n_ok, 1, "received once, seed %u", seed);
+	cr_expect_eq(f->s[1].ok[0].tag, tag);
+	cr_expect(pf_check(in, LEN, seed), "intact, seed %u", seed);
+	free(out);
+	free(in);
+	return rail1_bytes(f, 1) - before;
+}
+
+/* A pair whose side 1 lost rail 1 reading a striped message (its READ
+ * on rail 1 failed, its QP in error; side 0's still ready to send, as
+ * only the reader saw it), with fake1's port down: the message read
+ * again on rail 0, intact. */
+static void lose_rail(struct pf *f)
+{
+	uint8_t *out = malloc(LEN), *in = calloc(1, LEN);
+
+	cr_assert(out && in);
+	pf_fill(out, LEN, 7);
+	open_two_rail_pair(f);
+	fake_verbs_port_down(1, true);
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	cr_assert_eq(
+		fi_trecv(f->s[1].ep, in, LEN, NULL, f->s[1].peer, 1, 0, NULL),
+		0);
+	cr_assert_eq(
+		fi_tsend(f->s[0].ep, out, LEN, NULL, f->s[0].peer, 1, NULL), 0);
+	pf_drive(f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 2);
+	fake_verbs_hold(IBV_WR_RDMA_READ, false);
+	cr_assert(fake_verbs_step(), "rail 0's READ");
+	cr_assert_eq(
+		fake_verbs_fail(IBV_WR_RDMA_READ, IBV_WC_RETRY_EXC_ERR, false),
+		1, "rail 1's READ");
+	cr_assert(pf_drive_until(f, 1, 1, 5000));
+	cr_assert(pf_drive_until(f, 0, 1, 5000));
+	cr_assert_eq(f->s[0].n_err + f->s[1].n_err, 0);
+	cr_assert(pf_check(in, LEN, 7));
+	cr_assert_not(rails_of(f, 1)->up);
+	cr_assert_eq(rails_of(f, 1)->back, GDRFAB_RAILS_LOST);
+	f->s[0].n_ok = f->s[1].n_ok = 0;
+	free(out);
+	free(in);
+}
+
+static void teardown(void)
+{
+	fake_verbs_refuse_state(-1);
+}
+
+TestSuite(rail_back, .fini = teardown);
+
+Test(rail_back, taken_back_when_its_port_returns)
+{
+	uint32_t psn0, psn1;
+	struct pf f;
+
+	lose_rail(&f);
+	psn0 = rails_of(&f, 0)->psn[0];
+	psn1 = rails_of(&f, 1)->psn[0];
+	/* Down: out it stays, and the peer hears nothing. */
+	pf_drive(&f, 300);
+	cr_expect_not(rails_of(&f, 1)->up);
+	cr_expect(rails_of(&f, 0)->up, "side 0 saw no failure");
+	cr_expect_eq(send_one(&f, 11, 2), 0, "rail 0 alone while down");
+
+	fake_verbs_port_down(1, false);
+	cr_assert(both_up(&f, 2000), "back on both sides");
+	cr_expect_eq(rails_of(&f, 0)->back, GDRFAB_RAILS_STEADY);
+	cr_expect_eq(rails_of(&f, 1)->back, GDRFAB_RAILS_STEADY);
+	/* Both sides reset their rail QP (new PSNs) and connected it. */
+	cr_expect_neq(rails_of(&f, 0)->psn[0], psn0, "side 0 reset");
+	cr_expect_neq(rails_of(&f, 1)->psn[0], psn1, "side 1 reset");
+	cr_expect_eq(rail1_state(&f, 0), IBV_QPS_RTS);
+	cr_expect_eq(rail1_state(&f, 1), IBV_QPS_RTS);
+	cr_expect_eq(rail1_back(&f, 0), 1, "counted once");
+	cr_expect_eq(rail1_back(&f, 1), 1, "counted once");
+	/* Striped again, intact, several times. */
+	for (unsigned i = 0; i < 3; i++)
+		cr_expect_gt(send_one(&f, 20 + i, 3 + i), 0, "striped again");
+	pf_drive(&f, 300);
+	cr_expect_eq(rail1_back(&f, 1), 1, "no second return");
+	pf_close(&f);
+}
+
+/* A flap: lost again after it came back, and back again. */
+Test(rail_back, a_flap_takes_it_out_and_back_again)
+{
+	struct pf f;
+
+	lose_rail(&f);
+	fake_verbs_port_down(1, false);
+	cr_assert(both_up(&f, 2000));
+	/* Side 0 loses it now, in its turn (both sides' rails out). */
+	gdrfab_rail_back_out(conn_of(&f, 0), 1);
+	cr_expect_eq(send_one(&f, 31, 4), 0, "rail 0 while out");
+	cr_assert(both_up(&f, 2000), "back again");
+	cr_expect_eq(rail1_back(&f, 0), 2);
+	cr_expect_eq(rail1_back(&f, 1), 2);
+	cr_expect_gt(send_one(&f, 32, 5), 0, "striped again");
+	pf_close(&f);
+}
+
+/* Both sides lost the rail and offer at the same time: the requester's
+ * offer stands, one exchange, and both stripe again. */
+Test(rail_back, both_offer_at_once)
+{
+	struct pf f;
+
+	open_two_rail_pair(&f);
+	fake_verbs_port_down(1, true);
+	gdrfab_rail_back_out(conn_of(&f, 0), 1);
+	gdrfab_rail_back_out(conn_of(&f, 1), 1);
+	pf_drive(&f, 150);
+	cr_expect_eq(rails_of(&f, 0)->back, GDRFAB_RAILS_LOST);
+	cr_expect_eq(rails_of(&f, 1)->back, GDRFAB_RAILS_LOST);
+	fake_verbs_port_down(1, false);
+	cr_assert(both_up(&f, 2000));
+	cr_expect_eq(rail1_back(&f, 0), 1, "one exchange");
+	cr_expect_eq(rail1_back(&f, 1), 1, "one exchange");
+	cr_expect_gt(send_one(&f, 41, 6), 0, "striped again");
+	cr_expect_gt(send_one(&f, 42, 7), 0, "striped again");
+	pf_close(&f);
+}
+
+/* The side that saw nothing has a striped write's piece on rail 1 when
+ * the offer comes: the piece comes back flushed (its QP is reset only
+ * once nothing is on it) and the write goes again on rail 0, reported
+ * once, its bytes whole; then the rail is back. */
+Test(rail_back, piece_in_flight_at_the_offer_goes_again_once)
+{
+	uint8_t *src = malloc(LEN), *tgt = calloc(1, LEN);
+	uint64_t key;
+	struct fid_mr *mr;
+	struct pf f;
+
+	cr_assert(src && tgt);
+	pf_fill(src, LEN, 51);
+	open_two_rail_pair(&f);
+	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, LEN, FI_REMOTE_WRITE, 0,
+			       0, 0, &mr, NULL),
+		     0);
+	key = fi_mr_key(mr);
+	/* The first large write asks for the key's rkeys, on rail 0. */
+	cr_assert_eq(fi_write(f.s[0].ep, src, LEN, NULL, f.s[0].peer,
+			      (uintptr_t)tgt, key, NULL),
+		     0);
+	cr_assert(pf_drive_until(&f, 0, 1, 5000));
+	pf_drive(&f, 10);
+	memset(tgt, 0, LEN);
+	f.s[0].n_ok = 0;
+
+	fake_verbs_hold(IBV_WR_RDMA_WRITE, true);
+	cr_assert_eq(fi_write(f.s[0].ep, src, LEN, NULL, f.s[0].peer,
+			      (uintptr_t)tgt, key, NULL),
+		     0);
+	pf_drive(&f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_WRITE), 2, "striped");
+	/* Side 1 lost the rail (its port flapped): it offers. */
+	gdrfab_rail_back_out(conn_of(&f, 1), 1);
+	pf_drive(&f, 200);
+	cr_expect_eq(fake_verbs_waiting(IBV_WR_RDMA_WRITE), 1,
+		     "rail 1's piece flushed, rail 0's held");
+	cr_expect_neq(rails_of(&f, 0)->back, GDRFAB_RAILS_STEADY);
+	fake_verbs_hold(IBV_WR_RDMA_WRITE, false);
+	cr_assert(pf_drive_until(&f, 0, 1, 5000));
+	cr_assert(both_up(&f, 2000));
+	pf_drive(&f, 20);
+	cr_expect_eq(f.s[0].n_ok, 1, "reported once");
+	cr_expect_eq(f.s[0].n_err, 0);
+	cr_expect(pf_check(tgt, LEN, 51), "written whole");
+	cr_expect_gt(send_one(&f, 52, 8), 0, "striped again");
+	cr_assert_eq(fi_close(&mr->fid), 0);
+	pf_close(&f);
+	free(src);
+	free(tgt);
+}
+
+/* A QP that cannot be reset (the side that lost it) or connected (the
+ * side that accepts): the pair stays on rail 0, which carries every
+ * message once and intact; nothing counted as back. */
+static void refused(enum ibv_qp_state state)
+{
+	struct pf f;
+
+	lose_rail(&f);
+	fake_verbs_refuse_state(state);
+	fake_verbs_port_down(1, false);
+	pf_drive(&f, 400);
+	cr_expect_not(rails_of(&f, 0)->up && rails_of(&f, 1)->up);
+	cr_expect(rails_of(&f, 0)->back == GDRFAB_RAILS_GAVE_UP ||
+			  rails_of(&f, 1)->back == GDRFAB_RAILS_GAVE_UP,
+		  "given up");
+	for (unsigned i = 0; i < 3; i++)
+		cr_expect_eq(send_one(&f, 60 + i, 10 + i), 0, "rail 0 alone");
+	cr_expect_eq(rail1_back(&f, 0) + rail1_back(&f, 1), 0);
+	fake_verbs_refuse_state(-1);
+	pf_close(&f);
+}
+
+Test(rail_back, reset_refused_stays_on_rail_0)
+{
+	refused(IBV_QPS_RESET);
+}
+
+Test(rail_back, connect_refused_stays_on_rail_0)
+{
+	refused(IBV_QPS_RTR);
+}
+
+/* A rails reset's header and rails as gdrfab_rail_back_check reads them:
+ * an offer or accept with one to seven well-formed rails after it, and
+ * nothing else. */
+Test(rail_back, rails_reset_checked)
+{
+	struct {
+		struct gdrfab_pkt_hdr h;
+		struct gdrfab_cm_rails t;
+	} m;
+	size_t one = sizeof(m.h) + offsetof(struct gdrfab_cm_rails, rail) +
+		     sizeof(struct gdrfab_cm_rail);
+
+	memset(&m, 0, sizeof(m));
+	m.h.type = GDRFAB_PKT_RAILS_RESET;
+	m.h.data = GDRFAB_RAILS_OFFER;
+	m.t.count = 1;
+	m.t.rail[0].qpn = 0x100;
+	m.t.rail[0].port_num = 1;
+	m.t.rail[0].mtu = IBV_MTU_4096;
+	cr_expect_null(gdrfab_rail_back_check(&m.h, one));
+	m.h.data = GDRFAB_RAILS_ACCEPT;
+	cr_expect_null(gdrfab_rail_back_check(&m.h, one));
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, sizeof(m.h)));
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one + 1));
+	m.h.data = 0;
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
+	m.h.data = GDRFAB_RAILS_OFFER;
+	m.h.msg_id = 1;
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
+	m.h.msg_id = 0;
+	m.t.count = 0;
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
+	m.t.count = 1;
+	m.t.rail[0].mtu = 0;
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
+	m.t.rail[0].mtu = IBV_MTU_1024;
+	m.t.rail[0].qpn = 1u << 24;
+	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
+}
