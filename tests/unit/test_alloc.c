@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Issue 34: no malloc or free per message. After a warm-up, tagged
- * messages of 8 B, 1 KiB, the eager limit and a segmented size between
- * the eager limit and seg_max, unexpected (sent and carried before their
- * receives are posted) and expected, cost the provider no heap allocation
+ * messages of 8 B, 1 KiB, the eager limit, a segmented size between the
+ * eager limit and seg_max and a rendezvous (seg_max + 1), unexpected
+ * (sent and carried before their receives are posted) and expected,
+ * from and into registered buffers, cost the provider no heap allocation
  * and no free on either side, counted on the test's thread across the
  * sends, the receives and every progress call (alloc_count.h); their
  * bytes arrive intact and in the order sent.
@@ -80,11 +81,11 @@ static struct alloc_counts batch(uint8_t *out[N], uint8_t *in[N],
 Test(alloc, no_heap_per_message_in_steady_state, .timeout = 30)
 {
 	size_t e = gdrfab_params.eager_max, s = gdrfab_params.seg_max;
-	size_t sizes[] = {8, 1024, e, e + e / 2};
+	size_t sizes[] = {8, 1024, e, e + e / 2, s + 1};
 	uint8_t *out[N], *in[N];
 	struct fid_mr *omr[N], *imr[N];
 	void *odesc[N], *idesc[N];
-	size_t max = sizes[3];
+	size_t max = sizes[4];
 
 	cr_assert_gt(s, e + e / 2, "a segmented size below seg_max");
 	pf_open(&f);
