@@ -316,6 +316,7 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 		gdrfab_vops->dereg_mr(proto->req_mr);
 	if (proto->ud_mr)
 		gdrfab_vops->dereg_mr(proto->ud_mr);
+	free(proto->copy_spare);
 	free(proto->qpn_table);
 	free(proto->rx_mem);
 	free(proto->rxbufs);

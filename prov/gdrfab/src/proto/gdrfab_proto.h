@@ -192,6 +192,11 @@ struct gdrfab_proto {
 	 * under the endpoint's lock, as everything that takes or frees
 	 * them (gdrfab_recv.c, gdrfab_seg.c, gdrfab_req_loop.c). */
 	struct gdrfab_sizepool rx_pool;
+	/* A bounce buffer of eager_max bytes for the copies out of GPU
+	 * memory that sends make before the endpoint's lock
+	 * (gdrfab_copy_in_unlocked), kept between calls; NULL while a
+	 * call holds it. Atomic exchanges, no lock. */
+	uint8_t *copy_spare;
 	/* Limits. */
 	size_t eager_max, inject_max;
 	/* FI_GDRFAB_SEG_MAX as this endpoint announces it (0: above
