@@ -9,6 +9,7 @@
 
 #include <rdma/fi_errno.h>
 
+#include "alloc_count.h"
 #include "fake_verbs.h"
 #include "gdrfab_verbs.h"
 #include "gdrfab_verbs_ops.h"
@@ -89,6 +90,25 @@ static bool held[IBV_WR_DRIVER1 + 1];
 static bool port_down[FAKE_VERBS_DEVS_MAX];
 static int refused_state = -1;
 static struct fake_verbs_counts live;
+
+/* The wire's memory per work request: the fake's, not the provider's,
+ * so the allocation tests (alloc_count.h) do not count it. */
+static void *wire_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	alloc_count_quiet(true);
+	p = calloc(n, size);
+	alloc_count_quiet(false);
+	return p;
+}
+
+static void wire_free(void *p)
+{
+	alloc_count_quiet(true);
+	free(p);
+	alloc_count_quiet(false);
+}
 
 /* ---- devices, PDs, events ---- */
 
@@ -498,7 +518,7 @@ static void unlink_wr(struct fake_wr **at)
 	*at = w->next;
 	if (wire_tail == &w->next)
 		wire_tail = at;
-	free(w);
+	wire_free(w);
 }
 
 /* Under lock: the QP enters the error state, flushing its queued sends
@@ -793,7 +813,7 @@ static int f_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			   sge_len(wr->sg_list, wr->num_sge) > INLINE_MAX) {
 			err = EINVAL;
 		}
-		w = err ? NULL : calloc(1, sizeof(*w));
+		w = err ? NULL : wire_calloc(1, sizeof(*w));
 		if (!w) {
 			err = err ? err : ENOMEM;
 			live.bad_posts++;
@@ -926,12 +946,12 @@ static enum outcome execute(struct fake_wr *w)
 			}
 			return BLOCKED; /* RNR: the NIC retries */
 		}
-		buf = calloc(1, hdr + len + 1);
+		buf = wire_calloc(1, hdr + len + 1);
 		if (!buf)
 			return BLOCKED;
 		st = gather(w, buf + hdr);
 		if (st != IBV_WC_SUCCESS) {
-			free(buf);
+			wire_free(buf);
 			fail_wr(w, st);
 			qp_error(q);
 			return WENT;
@@ -945,7 +965,7 @@ static enum outcome execute(struct fake_wr *w)
 			wc.wc_flags = IBV_WC_WITH_IMM;
 			wc.imm_data = w->wr.imm_data;
 		}
-		free(buf);
+		wire_free(buf);
 		cq_push(dst->qp.recv_cq, &wc);
 		if (wc.status != IBV_WC_SUCCESS) {
 			/* The responder refuses it: both QPs break. */
@@ -976,13 +996,13 @@ static enum outcome execute(struct fake_wr *w)
 			qp_error(dst);
 			return WENT;
 		}
-		buf = calloc(1, len + 1);
+		buf = wire_calloc(1, len + 1);
 		if (!buf)
 			return BLOCKED;
 		st = gather(w, buf);
 		if (st == IBV_WC_SUCCESS && len)
 			memcpy(to, buf, len);
-		free(buf);
+		wire_free(buf);
 		if (st != IBV_WC_SUCCESS) {
 			fail_wr(w, st);
 			qp_error(q);

@@ -780,6 +780,7 @@ Test(seg, the_pair_limit)
 Test(seg, reassembly)
 {
 	struct gdrfab_seg_rx s = {0};
+	struct gdrfab_sizepool pool = {0};
 	struct gdrfab_pkt_hdr h = {.type = GDRFAB_PKT_SEG, .size = 10}, got;
 	const uint8_t bytes[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
 	bool whole;
@@ -794,7 +795,7 @@ Test(seg, reassembly)
 			   "a first piece past the eager limit");
 	cr_assert_null(gdrfab_seg_rx_check(&h, 4, 10, 4));
 	cr_assert(!gdrfab_seg_rx_busy(&s));
-	cr_assert_null(gdrfab_seg_rx_start(&s, &h, bytes, 4));
+	cr_assert_null(gdrfab_seg_rx_start(&s, &pool, &h, bytes, 4));
 	cr_assert(gdrfab_seg_rx_busy(&s));
 	cr_assert_not_null(gdrfab_seg_rx_append(&s, bytes, 0, 4, &whole));
 	cr_assert_not_null(gdrfab_seg_rx_append(&s, bytes, 5, 4, &whole));
@@ -809,9 +810,9 @@ Test(seg, reassembly)
 	cr_assert_eq(got.type, GDRFAB_PKT_EAGER);
 	cr_assert_eq(got.size, 10);
 	cr_assert_arr_eq(msg, bytes, 10);
-	free(msg);
-	cr_assert_null(gdrfab_seg_rx_start(&s, &h, bytes, 4));
-	gdrfab_seg_rx_clear(&s);
+	gdrfab_sizepool_put(&pool, msg);
+	cr_assert_null(gdrfab_seg_rx_start(&s, &pool, &h, bytes, 4));
+	gdrfab_seg_rx_clear(&s, &pool);
 	cr_assert(!gdrfab_seg_rx_busy(&s));
 	/* Filled in place: only counted here, whole all the same. */
 	gdrfab_seg_rx_start_in(&s, &h, 4, (struct gdrfab_req *)&s, 0, 10, true);
@@ -820,6 +821,7 @@ Test(seg, reassembly)
 	cr_assert(whole);
 	cr_assert_null(gdrfab_seg_rx_take(&s, &got), "no buffer of its own");
 	cr_assert(!gdrfab_seg_rx_busy(&s));
+	cr_assert_eq(gdrfab_sizepool_fini(&pool), 0, "every buffer back");
 }
 
 /* FI_GDRFAB_SEG_MAX as the provider reads it when libfabric loads it:

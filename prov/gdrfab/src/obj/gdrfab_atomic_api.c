@@ -245,8 +245,8 @@ out:
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(&ep->lock);
 out_unlocked:
-	free(src_copy.bounce);
-	free(cmp_copy.bounce);
+	gdrfab_copy_in_done(proto, &src_copy);
+	gdrfab_copy_in_done(proto, &cmp_copy);
 	return ret;
 }
 

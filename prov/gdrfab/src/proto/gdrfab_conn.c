@@ -274,7 +274,7 @@ err:
 
 static void conn_free(struct gdrfab_conn *conn)
 {
-	gdrfab_seg_rx_clear(&conn->seg_rx);
+	gdrfab_seg_rx_clear(&conn->seg_rx, &conn->proto->rx_pool);
 	gdrfab_conn_rails_free(conn);
 	qpn_remove(conn->proto, conn);
 	gdrfab_list_remove(&conn->entry);
@@ -600,7 +600,7 @@ void gdrfab_conn_fail(struct gdrfab_conn *conn, int err, int prov_errno)
 	 * filling fails as the connection does. */
 	if (conn->seg_rx.recv)
 		gdrfab_req_fail(proto, conn->seg_rx.recv, err, prov_errno);
-	gdrfab_seg_rx_clear(&conn->seg_rx);
+	gdrfab_seg_rx_clear(&conn->seg_rx, &proto->rx_pool);
 	conn->fail_err = err;
 	conn->fail_prov_errno = prov_errno;
 	gdrfab_addrmap_del(&proto->conn_by_name, &conn->peer);

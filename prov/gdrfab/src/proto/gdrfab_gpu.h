@@ -49,8 +49,8 @@ int gdrfab_scatter_host(struct gdrfab_proto *proto, const struct iovec *iov,
  * returns with the buffer reusable), so it must not hold up progress on
  * other threads: the caller holds no lock. When there was GPU memory,
  * *iov, *desc and *count are replaced by one host buffer, c->host in
- * c->bounce, which the caller frees after the post; without GPU memory
- * nothing changes. 0, or -FI_E*. */
+ * c->bounce, which the caller gives back with gdrfab_copy_in_done after
+ * the post; without GPU memory nothing changes. 0, or -FI_E*. */
 /* Whether a send (or an emulated write) of len bytes from these buffers
  * would be copied into a bounce buffer by the CPU or CUDA: an inject, or
  * an eager message the NIC does not gather. Such bytes are copied with
@@ -60,10 +60,15 @@ bool gdrfab_send_copies(struct gdrfab_proto *proto, void **desc, size_t count,
 struct gdrfab_inject_copy {
 	struct iovec host;
 	uint8_t *bounce;
+	bool spare; /* bounce is the endpoint's spare (copy_spare) */
 };
 int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto,
 			    const struct iovec **iov, void ***desc,
 			    size_t *count, struct gdrfab_inject_copy *c);
+/* Gives c's bounce buffer back (none: nothing); c->bounce is NULL after.
+ * Any thread, with or without the endpoint's lock. */
+void gdrfab_copy_in_done(struct gdrfab_proto *proto,
+			 struct gdrfab_inject_copy *c);
 bool gdrfab_iov_has_gpu(struct gdrfab_proto *proto, void **desc, size_t count);
 /* Whether any of the buffers must go through host memory. */
 bool gdrfab_iov_stages(struct gdrfab_proto *proto, void **desc, size_t count);

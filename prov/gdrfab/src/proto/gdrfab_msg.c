@@ -415,8 +415,7 @@ int gdrfab_tx_begin(struct gdrfab_proto *proto, bool copy_in,
 	if (ret) {
 		gdrfab_req_drain(proto);
 		gdrfab_lock_release(proto->env.lock);
-		free(copy->bounce);
-		copy->bounce = NULL;
+		gdrfab_copy_in_done(proto, copy);
 	}
 	return ret;
 }
@@ -512,7 +511,7 @@ ssize_t gdrfab_proto_send(struct gdrfab_proto *proto, const struct iovec *iov,
 		gdrfab_req_submit(req);
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(proto->env.lock);
-	free(copy.bounce);
+	gdrfab_copy_in_done(proto, &copy);
 	return ret;
 }
 

@@ -298,6 +298,11 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 	free_conns(&proto->conns);
 	free_conns(&proto->dead);
 	gdrfab_addrmap_fini(&proto->conn_by_name);
+	/* Last of what may hold its blocks: unexpected messages, loopback
+	 * copies' requests, connections' reassembly. */
+	if (gdrfab_sizepool_fini(&proto->rx_pool))
+		GDRFAB_WARN(FI_LOG_EP_CTRL,
+			    "receive memory still in use at close: leaked\n");
 	if (proto->srq)
 		gdrfab_vops->destroy_srq(proto->srq);
 	if (proto->cq)
@@ -311,6 +316,7 @@ void gdrfab_proto_destroy(struct gdrfab_proto *proto)
 		gdrfab_vops->dereg_mr(proto->req_mr);
 	if (proto->ud_mr)
 		gdrfab_vops->dereg_mr(proto->ud_mr);
+	free(proto->copy_spare);
 	free(proto->qpn_table);
 	free(proto->rx_mem);
 	free(proto->rxbufs);

@@ -32,6 +32,7 @@
 #include "gdrfab_proto_env.h"
 #include "gdrfab_ratelimit.h"
 #include "gdrfab_signal.h"
+#include "gdrfab_sizepool.h"
 #include "gdrfab_stage.h"
 #include "gdrfab_stats.h"
 #include "gdrfab_tick.h"
@@ -189,6 +190,17 @@ struct gdrfab_proto {
 	size_t qpn_table_size, qpn_used;
 	/* Matching. */
 	struct gdrfab_list posted_msg, posted_tag, unexp_msg, unexp_tag;
+	/* The receive side's heap memory per message, kept for reuse
+	 * (issue 34): unexpected messages' records (struct gdrfab_unexp)
+	 * and payload copies, segmented messages' reassembly buffers;
+	 * under the endpoint's lock, as everything that takes or frees
+	 * them (gdrfab_recv.c, gdrfab_seg.c, gdrfab_req_loop.c). */
+	struct gdrfab_sizepool rx_pool;
+	/* A bounce buffer of eager_max bytes for the copies out of GPU
+	 * memory that sends make before the endpoint's lock
+	 * (gdrfab_copy_in_unlocked), kept between calls; NULL while a
+	 * call holds it. Atomic exchanges, no lock. */
+	uint8_t *copy_spare;
 	/* Limits. */
 	size_t eager_max, inject_max;
 	/* FI_GDRFAB_SEG_MAX as this endpoint announces it (0: above

@@ -576,15 +576,27 @@ static void handle_fin(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 /* Keeps a message no receive was posted for. Eager payloads are copied
  * (the receive buffer goes back to the SRQ); without memory for the copy
  * the message keeps its buffer instead (true: the caller must not
- * repost it). A reassembled one (own: its heap bytes) is kept as it is,
- * its bytes taken over (*own NULL). Nothing is dropped. */
+ * repost it). A reassembled one (own: its bytes, of rx_pool) is kept as
+ * it is, its bytes taken over (*own NULL). Nothing is dropped.
+ *
+ * The record and the copy come from the endpoint's rx_pool (issue 34):
+ * after a workload's first burst, no malloc or free per message. Why a
+ * copy and not the receive buffer itself, held until the message is
+ * claimed: the buffers are the SRQ's, shared by every peer, and a burst
+ * of unexpected messages (an MPI rank late to its receives) would empty
+ * it and leave every sender retrying on RNR; replacing a held buffer
+ * would mean registering memory at run time. A copy of at most
+ * eager_max bytes (a segmented message's reassembly buffer is taken
+ * over, not copied) into a block already in the pool keeps the SRQ full
+ * at the price of one memcpy, the copy the message made before. */
 static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			   const struct gdrfab_pkt_hdr *h,
 			   const struct gdrfab_rndv_seg *seg,
 			   const uint8_t *payload, struct gdrfab_rxbuf *rxbuf,
 			   uint8_t **own)
 {
-	struct gdrfab_unexp *u = calloc(1, sizeof(*u));
+	struct gdrfab_unexp *u =
+		gdrfab_sizepool_get(&proto->rx_pool, sizeof(*u));
 	bool held = false, copy = h->type == GDRFAB_PKT_EAGER && h->size;
 
 	gdrfab_pstat_inc(proto, GDRFAB_STAT_rx_unexpected_msgs);
@@ -595,13 +607,20 @@ static bool add_unexpected(struct gdrfab_proto *proto, struct gdrfab_conn *conn,
 			"out of memory for an unexpected message: dropped\n");
 		return false;
 	}
+	/* Not cleared whole (a block of the pool is not): what every
+	 * reader reads is set here or below; seg and rail_keys are read
+	 * only for the RNDV that writes them. */
+	u->payload = NULL;
+	u->held = NULL;
+	u->claimed = false;
 	if (own) {
 		u->payload = *own;
 		*own = NULL;
 		copy = false;
-	} else if (copy && !(u->payload = malloc(h->size))) {
+	} else if (copy && !(u->payload = gdrfab_sizepool_get(&proto->rx_pool,
+							      h->size))) {
 		if (!rxbuf) {
-			free(u);
+			gdrfab_sizepool_put(&proto->rx_pool, u);
 			GDRFAB_WARN(
 				FI_LOG_EP_DATA,
 				"out of memory for an unexpected message: dropped\n");
@@ -647,9 +666,9 @@ static void gdrfab_unexp_free(struct gdrfab_unexp *u)
 		if (!proto->closing)
 			gdrfab_rxbuf_repost(proto, u->held);
 	} else {
-		free(u->payload);
+		gdrfab_sizepool_put(&proto->rx_pool, u->payload);
 	}
-	free(u);
+	gdrfab_sizepool_put(&proto->rx_pool, u);
 }
 
 /* true: the message kept its receive buffer (see add_unexpected); a
@@ -810,7 +829,8 @@ static __attribute__((noinline)) void seg_first(struct gdrfab_proto *proto,
 		return;
 	}
 	if (!why)
-		why = gdrfab_seg_rx_start(&conn->seg_rx, h, p, n);
+		why = gdrfab_seg_rx_start(&conn->seg_rx, &proto->rx_pool, h, p,
+					  n);
 	if (why)
 		seg_refuse(proto, conn, why, bytes);
 }
@@ -832,7 +852,7 @@ static void seg_whole(struct gdrfab_proto *proto, struct gdrfab_conn *conn)
 		return;
 	}
 	handle_message(proto, conn, &h, bytes, NULL, &bytes);
-	free(bytes); /* NULL when taken */
+	gdrfab_sizepool_put(&proto->rx_pool, bytes); /* NULL when taken */
 }
 
 /* A work completion on a connection that reassembles a message, or a

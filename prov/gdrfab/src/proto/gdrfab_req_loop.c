@@ -73,12 +73,11 @@ void gdrfab_loop_req_free(struct gdrfab_proto *proto, struct gdrfab_req *req)
 {
 	int err;
 
-	(void)proto;
 	gdrfab_loop_job_cancel(&req->loop_job);
 	if (req->loop_src_mr && (err = gdrfab_vops->dereg_mr(req->loop_src_mr)))
 		GDRFAB_WARN(FI_LOG_EP_DATA, "ibv_dereg_mr (loopback): %s\n",
 			    strerror(err));
-	free(req->loop_payload);
+	gdrfab_sizepool_put(&proto->rx_pool, req->loop_payload);
 	req->loop_src_mr = NULL;
 	req->loop_payload = NULL;
 }

@@ -197,6 +197,6 @@ out:
 	gdrfab_pstat_rma(proto, ret, op, emu, len);
 	gdrfab_req_drain(proto);
 	gdrfab_lock_release(proto->env.lock);
-	free(copy.bounce);
+	gdrfab_copy_in_done(proto, &copy);
 	return ret;
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* Segmented eager messages: the pair's limit and the receiver's
  * reassembly (gdrfab_seg.h). */
-#include <stdlib.h>
 #include <string.h>
 
 #include "gdrfab_params.h"
@@ -44,10 +43,11 @@ const char *gdrfab_seg_rx_check(const struct gdrfab_pkt_hdr *h, size_t n,
 }
 
 const char *gdrfab_seg_rx_start(struct gdrfab_seg_rx *s,
+				struct gdrfab_sizepool *pool,
 				const struct gdrfab_pkt_hdr *h,
 				const uint8_t *payload, size_t n)
 {
-	s->buf = malloc(h->size);
+	s->buf = gdrfab_sizepool_get(pool, h->size);
 	if (!s->buf)
 		return "no memory to reassemble a segmented message";
 	s->hdr = *h;
@@ -99,9 +99,9 @@ uint8_t *gdrfab_seg_rx_take(struct gdrfab_seg_rx *s, struct gdrfab_pkt_hdr *h)
 	return buf;
 }
 
-void gdrfab_seg_rx_clear(struct gdrfab_seg_rx *s)
+void gdrfab_seg_rx_clear(struct gdrfab_seg_rx *s, struct gdrfab_sizepool *pool)
 {
-	free(s->buf);
+	gdrfab_sizepool_put(pool, s->buf);
 	s->buf = NULL;
 	s->recv = NULL;
 	s->got = 0;

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gdrfab_sizepool.h"
 #include "gdrfab_wire.h"
 
 struct gdrfab_req;
@@ -63,9 +64,11 @@ static inline bool gdrfab_seg_rx_busy(const struct gdrfab_seg_rx *s)
  * than eager_max. */
 const char *gdrfab_seg_rx_check(const struct gdrfab_pkt_hdr *h, size_t n,
 				size_t seg_max, size_t eager_max);
-/* Starts a checked message into a buffer of its size, its first n bytes
- * at payload copied: NULL, or why not (no memory). */
+/* Starts a checked message into a buffer of its size taken from pool
+ * (the endpoint's rx_pool), its first n bytes at payload copied: NULL,
+ * or why not (no memory). */
 const char *gdrfab_seg_rx_start(struct gdrfab_seg_rx *s,
+				struct gdrfab_sizepool *pool,
 				const struct gdrfab_pkt_hdr *h,
 				const uint8_t *payload, size_t n);
 /* Starts a checked message into the receive recv, of which it takes fit
@@ -83,12 +86,12 @@ const char *gdrfab_seg_rx_append(struct gdrfab_seg_rx *s, const uint8_t *p,
 				 size_t n, size_t eager_max, bool *complete);
 /* Hands over the whole message: its header (as an EAGER message's, of
  * its full size, so that matching and delivery treat it as one) and its
- * bytes (the caller's to free; NULL for one filled in place, whose
- * receive and the rest the caller read before); the connection has none
- * in reassembly after. */
+ * bytes (the caller's to put back into the pool they came from; NULL for one
+ * filled in place, whose receive and the rest the caller read before); the
+ * connection has none in reassembly after. */
 uint8_t *gdrfab_seg_rx_take(struct gdrfab_seg_rx *s, struct gdrfab_pkt_hdr *h);
 /* Forgets a message in reassembly (its connection failed, and failed its
- * receive, or is freed). */
-void gdrfab_seg_rx_clear(struct gdrfab_seg_rx *s);
+ * receive, or is freed), its buffer put back into pool. */
+void gdrfab_seg_rx_clear(struct gdrfab_seg_rx *s, struct gdrfab_sizepool *pool);
 
 #endif /* GDRFAB_SEG_H */

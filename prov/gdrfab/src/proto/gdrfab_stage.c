@@ -155,6 +155,38 @@ bool gdrfab_iov_stages(struct gdrfab_proto *proto, void **desc, size_t count)
 	return false;
 }
 
+/* A bounce buffer for len bytes: the endpoint's spare when it is free and
+ * large enough (issue 34: a thread sending from GPU memory again and
+ * again takes it every time, no malloc or free per message; taken and
+ * given back by an atomic exchange, since the copy runs before the
+ * endpoint's lock), else one of its own. */
+static uint8_t *bounce_get(struct gdrfab_proto *proto, size_t len, bool *spare)
+{
+	uint8_t *b;
+
+	*spare = len <= proto->eager_max;
+	if (!*spare)
+		return malloc(len);
+	b = __atomic_exchange_n(&proto->copy_spare, NULL, __ATOMIC_ACQUIRE);
+	/* Another thread holds it (or none was made yet): one of the
+	 * spare's size, which may become the spare when given back. */
+	return b ? b : malloc(proto->eager_max);
+}
+
+void gdrfab_copy_in_done(struct gdrfab_proto *proto,
+			 struct gdrfab_inject_copy *c)
+{
+	uint8_t *none = NULL;
+
+	if (!c->bounce)
+		return;
+	if (!c->spare || !__atomic_compare_exchange_n(
+				 &proto->copy_spare, &none, c->bounce, false,
+				 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		free(c->bounce);
+	c->bounce = NULL;
+}
+
 int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto,
 			    const struct iovec **iovp, void ***descp,
 			    size_t *countp, struct gdrfab_inject_copy *c)
@@ -168,7 +200,7 @@ int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto,
 	c->bounce = NULL;
 	if (!gdrfab_iov_gpu(proto, iov, desc, count))
 		return 0;
-	c->bounce = malloc(len);
+	c->bounce = bounce_get(proto, len, &c->spare);
 	if (!c->bounce)
 		return -FI_ENOMEM;
 	for (size_t i = 0; i < count; i++) {
@@ -176,8 +208,7 @@ int gdrfab_copy_in_unlocked(struct gdrfab_proto *proto,
 					   iov[i].iov_base, iov[i].iov_len,
 					   desc ? desc[i] : NULL);
 		if (ret) {
-			free(c->bounce);
-			c->bounce = NULL;
+			gdrfab_copy_in_done(proto, c);
 			return ret;
 		}
 		off += iov[i].iov_len;
