@@ -74,11 +74,11 @@ pingpong() {
 	for r in $rxes; do before[$r]=$(pkts "$r"); done
 	port=$((port + 1))
 	FI_GDRFAB_STATS=$dir/$name.srv.stats \
-		timeout 180 "${prog:-$pp}" ${opts:-} -d "$sdom" -P $port -m "$mode" -c -i "$iters" -s "$sizes" >"$dir/$name.srv" 2>&1 &
+		timeout_stacks 180 "${prog:-$pp}" ${opts:-} -d "$sdom" -P $port -m "$mode" -c -i "$iters" -s "$sizes" >"$dir/$name.srv" 2>&1 &
 	spid=$!
 	wait_port $port || rc=1
 	[ $rc = 0 ] && { FI_GDRFAB_STATS=$dir/$name.cli.stats \
-		timeout 180 "${prog:-$pp}" ${opts:-} -d "$cdom" -P $port -m "$mode" -c -i "$iters" -s "$sizes" 192.0.2.1 >"$dir/$name.cli" 2>&1 || rc=1; }
+		timeout_stacks 180 "${prog:-$pp}" ${opts:-} -d "$cdom" -P $port -m "$mode" -c -i "$iters" -s "$sizes" 192.0.2.1 >"$dir/$name.cli" 2>&1 || rc=1; }
 	wait "$spid" || rc=1
 	spid=''
 	for r in $rxes; do

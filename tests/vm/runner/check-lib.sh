@@ -1,7 +1,8 @@
 # Sourced by the scripts that run check lists inside the VM: set $suite
 # first. check WHAT COMMAND... runs the command and prints "PASS: suite:
 # WHAT" or "FAIL: ..."; wait_port PORT [TRIES [SECONDS]] waits (never
-# sleeps blindly) for a server's TCP port; totals prints "suite: N
+# sleeps blindly) for a server's TCP port; timeout_stacks is timeout
+# that prints a hung command's stacks first; totals prints "suite: N
 # passed, M failed" and is the script's status.
 pass=0 fail=0
 check() {
@@ -21,6 +22,31 @@ wait_port() { # PORT [TRIES [SECONDS between them]] (200 x 0.05 s)
 		sleep "${3:-0.05}"
 	done
 	return 1
+}
+# timeout_stacks SECONDS COMMAND...: timeout's job, except that a
+# command still running at the limit first has its threads' stacks
+# printed (gdb) to stderr, so that a hang in a check explains itself in
+# the check's output; its status is then 124, as timeout's.
+timeout_stacks() {
+	local limit=$1 pid watcher rc
+	shift
+	"$@" &
+	pid=$!
+	(
+		sleep "$limit"
+		kill -0 "$pid" 2>/dev/null || exit 0
+		echo "---- $1 ($pid) still running after $limit s: its threads' stacks" >&2
+		command -v gdb >/dev/null &&
+			timeout 60 gdb -batch -nx -p "$pid" -ex 'thread apply all bt 24' 2>&1 |
+			grep -E '^(Thread|#)' >&2
+		kill -9 "$pid" 2>/dev/null
+	) &
+	watcher=$!
+	wait "$pid"
+	rc=$?
+	kill "$watcher" 2>/dev/null
+	[ "$rc" = 137 ] && rc=124
+	return "$rc"
 }
 totals() {
 	echo "$suite: $pass passed, $fail failed"
