@@ -3,7 +3,7 @@
 # rxe0/rxe1 on veth0/veth1, rxe2/rxe3 on veth2/veth3), from the build
 # directory: rail sets over real soft-RoCE. With
 # FI_GDRFAB_RAILS=rxe0+rxe2,rxe1+rxe3, fi_info lists both sets; a pingpong
-# between them moves 1 B .. 16 MiB with the data checked, and the rxe
+# between them moves 1 B .. 64 MiB with the data checked, and the rxe
 # devices' own packet counters show the split: below FI_GDRFAB_STRIPE_MIN
 # nothing goes over rxe2/rxe3, above it they carry a share of their own.
 # The provider's public per-rail counters (FI_GDRFAB_STATS tables, summed
@@ -39,7 +39,7 @@ dir=$(mktemp -d /tmp/rails.XXXXXX)
 spid=''
 trap '[ -n "$spid" ] && kill -9 "$spid" 2>/dev/null; rm -rf "$dir"' EXIT
 small=1,64,4096,65536
-large=$stripe_min,1048576,4194304,16777216
+large=$stripe_min,1048576,4194304,16777216,67108864
 # The runs where one side is a NIC alone: the sizes around the stripe
 # threshold, not the long ones (CI time; no striping to measure there).
 fallback=1,65536,$stripe_min,4194304
@@ -204,7 +204,7 @@ check "rail sets, 1 B .. 64 KiB, data checked" pingpong small rxe0+rxe2 rxe1+rxe
 check "below $stripe_min B rxe2/rxe3 carry nothing (not striped)" second_rails_idle
 check "counters: the rails are named rxe0+rxe2 and rxe1+rxe3" rails_named small
 check "counters: below $stripe_min B nothing striped, no rail error" nothing_striped small
-check "rail sets, $stripe_min B .. 16 MiB, data checked" pingpong large rxe0+rxe2 rxe1+rxe3 "$large" 3
+check "rail sets, $stripe_min B .. 64 MiB, data checked" pingpong large rxe0+rxe2 rxe1+rxe3 "$large" 3
 check "striped: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
 sed -n '/^  rail/p' "$dir/large.srv.job" "$dir/large.cli.job" | sed 's/^/    /'
 check "counters: the rails' bytes are the striped rendezvous bytes, split near even" rails_add_up large
@@ -212,7 +212,7 @@ check "counters: the striped bytes on rxe2/rxe3 agree with their packets" link_a
 check "rail sets, fi_writedata 1 B .. 64 KiB, data checked" pingpong rsmall rxe0+rxe2 rxe1+rxe3 $small 20 rma
 check "fi_writedata below $stripe_min B: rxe2/rxe3 carry nothing" second_rails_idle
 check "counters: fi_writedata below $stripe_min B striped nothing" nothing_striped rsmall
-check "rail sets, fi_writedata $stripe_min B .. 16 MiB, data checked at its CQ data" pingpong rlarge rxe0+rxe2 rxe1+rxe3 "$large" 3 rma
+check "rail sets, fi_writedata $stripe_min B .. 64 MiB, data checked at its CQ data" pingpong rlarge rxe0+rxe2 rxe1+rxe3 "$large" 3 rma
 check "striped RMA: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
 sed -n '/^  rail/p' "$dir/rlarge.srv.job" "$dir/rlarge.cli.job" | sed 's/^/    /'
 check "counters: the rails' bytes are the RMA's written bytes, split near even" rma_adds_up rlarge
