@@ -296,13 +296,7 @@ check "the pulled link comes back ACTIVE" link2_up
 # FI_LOG_LEVEL is GDRFAB_RAILS_LOG's (warn unless set: debug checks the
 # same with every line the provider logs).
 flap_rail() {
-	local start
-	start=$(pkts rxe2)
-	for _ in $(seq 600); do
-		[ "$(pkts rxe2)" -gt $((start + 200)) ] && break
-		sleep 0.1
-	done
-	ip link set veth2 down
+	pull_when_striping
 	for _ in $(seq 600); do
 		grep -q "rail 1 .*failed" "$dir/flap.srv" "$dir/flap.cli" 2>/dev/null && break
 		sleep 0.1
