@@ -2,7 +2,8 @@
 /*
  * The size-class pool (gdrfab_sizepool.h): a block put back is the next
  * one got of its class, with no allocation (alloc_count.h); blocks past
- * the largest class and past a class's keep limit go back to the heap;
+ * the largest class, past a class's keep limit and past the pool's go
+ * back to the heap;
  * fini frees what is kept and says what is still out.
  */
 #include <criterion/criterion.h>
@@ -63,4 +64,32 @@ Test(sizepool, large_blocks_and_the_keep_limit_go_back_to_the_heap)
 	c = alloc_count_stop();
 	cr_assert_eq(c.frees, 2, "kept up to GDRFAB_SIZEPOOL_KEEP bytes");
 	cr_assert_eq(gdrfab_sizepool_fini(&p), 0);
+}
+
+Test(sizepool, the_pool_keeps_at_most_its_limit_in_all)
+{
+	/* 4 x 1 MiB, 4 x 512 KiB and 4 x 256 KiB put back (each class
+	 * within its own 4 MiB) are 7 MiB, kept whole; 8 x 128 KiB more
+	 * bring the pool to its 8 MiB, and 4 x 64 KiB more would pass it:
+	 * those four are freed. */
+	struct gdrfab_sizepool p = {0};
+	static const size_t sizes[] = {1 << 20, 1 << 19, 1 << 18, 1 << 17,
+				       1 << 16};
+	static const int counts[] = {4, 4, 4, 8, 4};
+	void *blk[24];
+	struct alloc_counts c;
+	int n = 0;
+
+	for (int k = 0; k < 5; k++)
+		for (int i = 0; i < counts[k]; i++)
+			cr_assert_not_null(
+				blk[n++] = gdrfab_sizepool_get(&p, sizes[k]));
+	alloc_count_start();
+	for (int i = 0; i < n; i++)
+		gdrfab_sizepool_put(&p, blk[i]);
+	c = alloc_count_stop();
+	cr_assert_eq(p.kept, GDRFAB_SIZEPOOL_KEEP_ALL);
+	cr_assert_eq(c.frees, 4, "past 8 MiB in all: the last four freed");
+	cr_assert_eq(gdrfab_sizepool_fini(&p), 0);
+	cr_assert_eq(p.kept, 0);
 }

@@ -51,6 +51,7 @@ void *gdrfab_sizepool_get(struct gdrfab_sizepool *p, size_t len)
 		b = p->free[cls];
 		p->free[cls] = link_of(b)->next;
 		p->nfree[cls]--;
+		p->kept -= class_bytes(cls);
 	} else {
 		size_t bytes = cls == HEAP_CLASS ? len : class_bytes(cls);
 
@@ -76,13 +77,15 @@ void gdrfab_sizepool_put(struct gdrfab_sizepool *p, void *mem)
 	cls = b->cls;
 	p->out--;
 	if (cls == HEAP_CLASS ||
-	    (p->nfree[cls] + 1) * class_bytes(cls) > GDRFAB_SIZEPOOL_KEEP) {
+	    (p->nfree[cls] + 1) * class_bytes(cls) > GDRFAB_SIZEPOOL_KEEP ||
+	    p->kept + class_bytes(cls) > GDRFAB_SIZEPOOL_KEEP_ALL) {
 		free(b);
 		return;
 	}
 	link_of(b)->next = p->free[cls];
 	p->free[cls] = b;
 	p->nfree[cls]++;
+	p->kept += class_bytes(cls);
 }
 
 size_t gdrfab_sizepool_fini(struct gdrfab_sizepool *p)
@@ -96,5 +99,6 @@ size_t gdrfab_sizepool_fini(struct gdrfab_sizepool *p)
 		}
 		p->nfree[cls] = 0;
 	}
+	p->kept = 0;
 	return p->out;
 }

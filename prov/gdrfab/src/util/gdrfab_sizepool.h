@@ -7,10 +7,11 @@
  * putting cost a few instructions and no call into the allocator.
  *
  * What is kept is bounded: a class keeps free blocks only up to
- * GDRFAB_SIZEPOOL_KEEP bytes (beyond, a put frees), so a burst leaves at
- * most that much per class behind; blocks larger than the largest class
- * are plain malloc/free. The lists are plain pointers: the owner
- * serializes every call (an endpoint's pool under the endpoint's lock).
+ * GDRFAB_SIZEPOOL_KEEP bytes and the pool up to GDRFAB_SIZEPOOL_KEEP_ALL
+ * (beyond, a put frees), so a burst leaves at most that much behind; blocks
+ * larger than the largest class are plain malloc/free. The lists are plain
+ * pointers: the owner serializes every call (an endpoint's pool under the
+ * endpoint's lock).
  */
 #ifndef GDRFAB_SIZEPOOL_H
 #define GDRFAB_SIZEPOOL_H
@@ -21,8 +22,11 @@
 #define GDRFAB_SIZEPOOL_MAX_SHIFT 20 /* 1 MiB */
 #define GDRFAB_SIZEPOOL_CLASSES                                                \
 	(GDRFAB_SIZEPOOL_MAX_SHIFT - GDRFAB_SIZEPOOL_MIN_SHIFT + 1)
-/* Bytes of free blocks a class keeps at most. */
-#define GDRFAB_SIZEPOOL_KEEP ((size_t)4 << 20)
+/* Bytes of free blocks a class keeps at most, and the pool in all: after
+ * a burst of large messages an endpoint (a rank) keeps at most this much
+ * beyond what it uses. */
+#define GDRFAB_SIZEPOOL_KEEP	 ((size_t)4 << 20)
+#define GDRFAB_SIZEPOOL_KEEP_ALL ((size_t)8 << 20)
 
 struct gdrfab_sizepool_blk;
 
@@ -30,7 +34,8 @@ struct gdrfab_sizepool_blk;
 struct gdrfab_sizepool {
 	struct gdrfab_sizepool_blk *free[GDRFAB_SIZEPOOL_CLASSES];
 	size_t nfree[GDRFAB_SIZEPOOL_CLASSES];
-	size_t out; /* blocks handed out and not yet put back */
+	size_t kept; /* bytes of the free blocks, all classes */
+	size_t out;  /* blocks handed out and not yet put back */
 };
 
 /* A block of at least len bytes (aligned as malloc's), not cleared;
