@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <rdma/fi_ext_gdrfab.h>
+
 #include "fake_verbs.h"
 #include "gdrfab.h"
 #include "gdrfab_host_cache.h"
@@ -252,4 +254,16 @@ void pf_connect(struct pf *f)
 	cr_assert_eq(f->s[1].n_ok, 1);
 	cr_assert_str_eq(in, "hello");
 	f->s[0].n_ok = f->s[1].n_ok = 0;
+}
+
+void pf_read_stats(struct pf *f, int side, struct fi_gdrfab_stats *s)
+{
+	struct fi_gdrfab_stats_ops *ops = NULL;
+
+	memset(s, 0, sizeof(*s));
+	cr_assert_eq(fi_open_ops(&f->s[side].ep->fid, FI_GDRFAB_STATS_OPS, 0,
+				 (void **)&ops, NULL),
+		     0);
+	s->size = sizeof(*s);
+	cr_assert_eq(ops->read(&f->s[side].ep->fid, s), 0);
 }

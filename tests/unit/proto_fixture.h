@@ -84,5 +84,9 @@ struct fid_mr *pf_reg(struct pf *f, void *buf, size_t len, uint64_t access);
 /* Fills / checks a pattern that depends on seed and offset. */
 void pf_fill(void *buf, size_t len, unsigned seed);
 bool pf_check(const void *buf, size_t len, unsigned seed);
+struct fi_gdrfab_stats;
+/* Side side's endpoint counters, read as an application reads them
+ * (fi_open_ops, FI_GDRFAB_STATS_OPS), into *s (its whole size). */
+void pf_read_stats(struct pf *f, int side, struct fi_gdrfab_stats *s);
 
 #endif /* PROTO_FIXTURE_H */

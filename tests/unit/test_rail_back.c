@@ -46,24 +46,12 @@ static struct gdrfab_conn_rails *rails_of(struct pf *f, int i)
 	return conn_of(f, i)->rails;
 }
 
-static void read_stats(struct pf *f, int i, struct fi_gdrfab_stats *s)
-{
-	struct fi_gdrfab_stats_ops *ops = NULL;
-
-	memset(s, 0, sizeof(*s));
-	cr_assert_eq(fi_open_ops(&f->s[i].ep->fid, FI_GDRFAB_STATS_OPS, 0,
-				 (void **)&ops, NULL),
-		     0);
-	s->size = sizeof(*s);
-	cr_assert_eq(ops->read(&f->s[i].ep->fid, s), 0);
-}
-
 /* Side i's rail 1: bytes striped on it, and its returns. */
 static uint64_t rail1_bytes(struct pf *f, int i)
 {
 	static struct fi_gdrfab_stats s;
 
-	read_stats(f, i, &s);
+	pf_read_stats(f, i, &s);
 	return s.rails[1].stripe_bytes;
 }
 
@@ -71,7 +59,7 @@ static uint64_t rail1_back(struct pf *f, int i)
 {
 	static struct fi_gdrfab_stats s;
 
-	read_stats(f, i, &s);
+	pf_read_stats(f, i, &s);
 	return s.rail_back[1];
 }
 

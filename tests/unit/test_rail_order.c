@@ -27,15 +27,9 @@ static const size_t sizes[NMSG] = {
 static uint64_t striped_bytes(struct pf *f, int side)
 {
 	static struct fi_gdrfab_stats s;
-	struct fi_gdrfab_stats_ops *ops = NULL;
 	uint64_t sum = 0;
 
-	memset(&s, 0, sizeof(s));
-	cr_assert_eq(fi_open_ops(&f->s[side].ep->fid, FI_GDRFAB_STATS_OPS, 0,
-				 (void **)&ops, NULL),
-		     0);
-	s.size = sizeof(s);
-	cr_assert_eq(ops->read(&f->s[side].ep->fid, &s), 0);
+	pf_read_stats(f, side, &s);
 	for (size_t r = 1; r < FI_GDRFAB_STATS_RAILS; r++)
 		sum += s.rails[r].stripe_bytes;
 	return sum;

@@ -66,14 +66,8 @@ static void open_two_rail_pair(struct pf *f)
 static void rail_counts(struct pf *f, int i, uint64_t bytes[2], uint64_t ops[2])
 {
 	static struct fi_gdrfab_stats s;
-	struct fi_gdrfab_stats_ops *so = NULL;
 
-	memset(&s, 0, sizeof(s));
-	cr_assert_eq(fi_open_ops(&f->s[i].ep->fid, FI_GDRFAB_STATS_OPS, 0,
-				 (void **)&so, NULL),
-		     0);
-	s.size = sizeof(s);
-	cr_assert_eq(so->read(&f->s[i].ep->fid, &s), 0);
+	pf_read_stats(f, i, &s);
 	for (int r = 0; r < 2; r++) {
 		bytes[r] = s.rails[r].stripe_bytes;
 		if (ops)
@@ -496,14 +490,8 @@ static void rail0_only(struct pf *f, bool one_nic)
 	}
 	for (int i = 0; i < 2; i++) {
 		static struct fi_gdrfab_stats s;
-		struct fi_gdrfab_stats_ops *so = NULL;
 
-		memset(&s, 0, sizeof(s));
-		cr_assert_eq(fi_open_ops(&f->s[i].ep->fid, FI_GDRFAB_STATS_OPS,
-					 0, (void **)&so, NULL),
-			     0);
-		s.size = sizeof(s);
-		cr_assert_eq(so->read(&f->s[i].ep->fid, &s), 0);
+		pf_read_stats(f, i, &s);
 		for (uint32_t r = 0; r < s.rail_count; r++)
 			cr_expect_eq(s.rails[r].stripe_bytes, 0);
 	}
