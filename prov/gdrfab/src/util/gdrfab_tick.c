@@ -20,8 +20,7 @@ long long gdrfab_tick_read(struct gdrfab_tick *t)
 		 * with a later time overstates the rate (seen on a loaded
 		 * machine: the gate 8 ms behind). Not a sample; the gate
 		 * still restarts from c. */
-	} else if (!t->base_cycles || c <= t->base_cycles ||
-		   ms < t->base_ms) {
+	} else if (!t->base_cycles || c <= t->base_cycles || ms < t->base_ms) {
 		/* First read, or the counter went back (another CPU's):
 		 * measure again from here, reading every call meanwhile.
 		 * The time before the count's read: where they differ, an
