@@ -820,6 +820,11 @@ static int f_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			*bad = wr;
 			break;
 		}
+		if (wr->opcode == IBV_WR_RDMA_READ ||
+		    wr->opcode == IBV_WR_RDMA_WRITE ||
+		    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+			live.rdma_bytes +=
+				(long)sge_len(wr->sg_list, wr->num_sge);
 		w->qp = q;
 		w->wr = *wr;
 		w->wr.next = NULL;

@@ -82,6 +82,9 @@ struct fake_verbs_counts {
 	int cq_overruns; /* completions dropped for want of room: a bug */
 	int bad_posts;	 /* posts the fake refused (bad state, sge) */
 	long polls;	 /* poll_cq calls on any CQ, since install */
+	/* Bytes of the RDMA READ/WRITE work requests posted, since install:
+	 * what a request moved again after a failure shows here. */
+	long rdma_bytes;
 };
 struct fake_verbs_counts fake_verbs_counts(void);
 

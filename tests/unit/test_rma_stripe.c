@@ -341,15 +341,20 @@ Test(rma_stripe, writedata_cq_data_after_every_piece)
 }
 
 /* A piece that fails on rail 1 while the connection stands takes the
- * rails out (gdrfab_stripe.h): the RMA goes again whole on rail 0 and is
- * reported once, a success, its bytes whole at the target; an
- * fi_writedata's CQ data, which had not gone (rail 0's last piece waits
- * for rail 1's), arrives once, after every byte. */
+ * rails out (gdrfab_stripe.h): what did not land goes again on rail 0
+ * and the RMA is reported once, a success, its bytes whole at the
+ * target. A write's rail 0 piece (the first half), which landed, is not
+ * written again: rail 1's half alone is. An fi_writedata's rail 0 piece
+ * is the last half and had not gone (it carries the CQ data, which waits
+ * for rail 1's): the whole goes, the CQ data once, after every byte.
+ * Either way 1.5 times the bytes were posted in all. */
 static void failed_piece_goes_again(bool with_data)
 {
 	struct rma_pair p;
+	long posted;
 
 	rma_pair_open(&p, 1 << 20, 41);
+	posted = fake_verbs_counts().rdma_bytes;
 	fake_verbs_hold(IBV_WR_RDMA_WRITE, true);
 	rma_pair_write(&p, with_data, 5);
 	pf_drive(&p.f, 20);
@@ -370,6 +375,9 @@ static void failed_piece_goes_again(bool with_data)
 	cr_expect_eq(p.f.s[1].n_ok, with_data ? 1 : 0, "CQ data once");
 	cr_expect_eq(p.f.s[1].n_err, 0);
 	cr_expect(pf_check(p.tgt, p.len, 41), "written whole");
+	cr_expect_eq(fake_verbs_counts().rdma_bytes - posted,
+		     (long)(p.len + p.len / 2),
+		     "rail 1's half moved again, nothing more");
 	rma_pair_close(&p);
 }
 

@@ -417,7 +417,8 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 			      req->posted % gdrfab_params.stage_chunk;
 		}
 		if (req->rail_lost) {
-			/* It goes again whole on rail 0 (gdrfab_stripe.h). */
+			/* What did not land goes again on rail 0
+			 * (gdrfab_stripe.h). */
 			req->fully_posted = true;
 			break;
 		}
@@ -428,7 +429,7 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 			cap = GDRFAB_MIN(cap, left);
 			/* Its rails were taken out under it (they may be
 			 * reset, where a work request would never complete):
-			 * again whole on rail 0, as if this piece failed. */
+			 * again on rail 0 from here, as if it had failed. */
 			if (rail && !req->conn->rails->up) {
 				req->rail_lost = true;
 				continue;
@@ -677,7 +678,8 @@ void gdrfab_conn_kick(struct gdrfab_conn *conn)
 		if (!gdrfab_req_post(req))
 			return;
 		/* A rail failed under it, and nothing of it is in flight:
-		 * again, whole on rail 0, from its place in the queue. */
+		 * what did not land goes again on rail 0, from its place in
+		 * the queue. */
 		if (req->rail_lost && !req->wr_pending &&
 		    gdrfab_stripe_retry(req) && !gdrfab_req_post(req))
 			return;

@@ -285,9 +285,12 @@ struct gdrfab_req {
 		bool stripe_last0;
 		uint32_t rail_wr_pending;
 		/* A piece of it failed on a rail beyond 0 while its
-		 * connection stood: it goes again on rail 0 once nothing of
-		 * it is in flight (gdrfab_stripe.h). */
+		 * connection stood: what of it did not land goes again on
+		 * rail 0 once nothing of it is in flight (gdrfab_stripe.h);
+		 * rail_bad has a bit per rail whose work requests failed
+		 * (set only once striped). */
 		bool rail_lost;
+		uint8_t rail_bad;
 		struct gdrfab_stage_job stage;
 		/* A staged RDMA READ's work requests in flight (they end
 		 * in order): each piece copies into the GPU as soon as its

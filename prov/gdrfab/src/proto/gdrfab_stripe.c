@@ -129,6 +129,7 @@ void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 			rd->rail_rkey[s][r - 1] = keys[s * more + r - 1];
 	}
 	rd->stripe_more = more;
+	rd->rail_bad = 0;
 	rd->striped = true;
 }
 
@@ -138,6 +139,7 @@ void gdrfab_stripe_rail_lost(struct gdrfab_req *req, size_t rail)
 	char peer[128];
 
 	req->rail_lost = true;
+	req->rail_bad |= (uint8_t)(1u << rail);
 	/* Said already, unless the rails failed again as the pair was
 	 * taking them back: we connected ours, the peer had not yet. */
 	if (!conn->rails->up && conn->rails->back != GDRFAB_RAILS_ACCEPTED)
@@ -150,9 +152,68 @@ void gdrfab_stripe_rail_lost(struct gdrfab_req *req, size_t rail)
 		rail, gdrfab_pstat_rail_name(conn->proto, rail), peer);
 }
 
+/* The length of a striped request's pieces: its bytes shared among its
+ * rails, rounded up to GDRFAB_STRIPE_ALIGN (the last piece is shorter,
+ * and there may be fewer pieces than rails). */
+static uint64_t piece_len(const struct gdrfab_req *req)
+{
+	size_t rails = req->stripe_more + 1;
+	uint64_t piece = (req->len + rails - 1) / rails;
+
+	return (piece + GDRFAB_STRIPE_ALIGN - 1) &
+	       ~(uint64_t)(GDRFAB_STRIPE_ALIGN - 1);
+}
+
+/* Where rail's piece starts, or req->len when it has none. */
+static uint64_t piece_start(const struct gdrfab_req *req, size_t rail)
+{
+	uint64_t piece = piece_len(req);
+	uint64_t last = (req->len - 1) / piece;
+	uint64_t idx = rail;
+
+	if (req->stripe_last0)
+		idx = rail ? rail - 1 : last;
+	return idx <= last ? idx * piece : req->len;
+}
+
+/* The first byte of a striped request that may not have landed: the
+ * start of the first piece on a rail whose work requests failed (those
+ * in flight when the rails were taken out come back flushed, so they
+ * count), or the first it had not posted. Pieces before it landed whole:
+ * each was posted whole and nothing on its rail failed. */
+static uint64_t first_lost(const struct gdrfab_req *req)
+{
+	uint64_t from = req->posted;
+
+	for (size_t r = 1; r <= req->stripe_more; r++) {
+		if (req->rail_bad & (1u << r))
+			from = GDRFAB_MIN(from, piece_start(req, r));
+	}
+	return from;
+}
+
+/* req's places in its local buffers (liov, loff) and in the remote
+ * segments (riov, roff) at byte off of its data. */
+static void seek(struct gdrfab_req *req, uint64_t off)
+{
+	uint64_t left = off;
+
+	req->liov = req->riov = 0;
+	req->loff = req->roff = 0;
+	while (req->liov < req->iov_count &&
+	       left >= req->iov[req->liov].iov_len)
+		left -= req->iov[req->liov++].iov_len;
+	req->loff = left;
+	left = off;
+	while (req->riov < req->rseg_count && left >= req->rseg[req->riov].len)
+		left -= req->rseg[req->riov++].len;
+	req->roff = left;
+}
+
 bool gdrfab_stripe_retry(struct gdrfab_req *req)
 {
 	struct gdrfab_conn *conn = req->conn;
+	uint64_t from;
 
 	req->rail_lost = false;
 	if (conn->state != GDRFAB_CONN_CONNECTED && !req->error) {
@@ -161,23 +222,26 @@ bool gdrfab_stripe_retry(struct gdrfab_req *req)
 	}
 	if (req->error)
 		return false;
+	/* Only what did not land goes again, from its first byte to the
+	 * end, in order: a striped fi_writedata's rail 0 piece, the last,
+	 * had not gone (its CQ data waits for the other rails), and the
+	 * few pieces after the first lost one that did land are written
+	 * or read again unchanged, as RDMA may repeat. */
+	from = first_lost(req);
+	req->rail_bad = 0;
 	req->striped = false;
 	req->stripe_last0 = false;
-	req->posted = 0;
+	req->posted = from;
 	req->fully_posted = false;
-	req->riov = req->liov = 0;
-	req->roff = req->loff = 0;
+	seek(req, from);
 	return true;
 }
 
 size_t gdrfab_stripe_rail(const struct gdrfab_req *req, uint64_t *left)
 {
-	size_t rails = req->stripe_more + 1;
-	uint64_t piece = (req->len + rails - 1) / rails;
+	uint64_t piece = piece_len(req);
 	size_t idx, last;
 
-	piece = (piece + GDRFAB_STRIPE_ALIGN - 1) &
-		~(uint64_t)(GDRFAB_STRIPE_ALIGN - 1);
 	idx = (size_t)(req->posted / piece);
 	*left = GDRFAB_MIN((uint64_t)(idx + 1) * piece, (uint64_t)req->len) -
 		req->posted;
@@ -235,6 +299,7 @@ void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	for (size_t r = 1; r <= more; r++)
 		req->rail_rkey[0][r - 1] = e->rkey[r - 1];
 	req->stripe_more = more;
+	req->rail_bad = 0;
 	req->striped = true;
 	req->stripe_last0 = req->op == GDRFAB_OP_WRITE &&
 			    (req->cq_flags & FI_REMOTE_CQ_DATA);
