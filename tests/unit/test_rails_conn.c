@@ -324,8 +324,8 @@ static void start_held_striped_read(struct pf *f, uint8_t *out, uint8_t *in,
 }
 
 /* A rendezvous of at least FI_GDRFAB_STRIPE_MIN bytes is read in one
- * piece per rail, the bytes intact; below it, on rail 0 alone as ever
- * (no striped byte). From 1 MiB the rails carry within 10% of even. */
+ * piece per rail, the bytes intact; below it, whole on one rail, the
+ * rails taking turns. From 1 MiB the rails carry within 10% of even. */
 Test(rails_conn, rendezvous_striped_from_stripe_min)
 {
 	const size_t min = gdrfab_params.stripe_min;
@@ -346,8 +346,12 @@ Test(rails_conn, rendezvous_striped_from_stripe_min)
 
 		send_one(&f, len, cases[i].desc, split);
 		if (len < min) {
-			cr_expect_eq(split[1], 0, "%zu bytes on rail 1", len);
-			cr_expect_eq(split[0], 0, "%zu bytes striped", len);
+			cr_expect(
+				split[0] == len ? !split[1]
+						: split[1] == len && !split[0],
+				"%zu bytes not whole on one rail: %llu + %llu",
+				len, (unsigned long long)split[0],
+				(unsigned long long)split[1]);
 			continue;
 		}
 		cr_expect_eq(split[0] + split[1], len, "%zu: %llu + %llu", len,
@@ -641,6 +645,95 @@ Test(rails_conn, a_failed_rail_piece_goes_again_on_rail_0)
 	cr_expect(pf_check(in, len, 22));
 	read_stats(&f.s[1].ep->fid, &s);
 	cr_expect_eq(s.rails[1].stripe_ops, 1, "nothing more on rail 1");
+	free(out);
+	free(in);
+	pf_close(&f);
+}
+
+/* Below FI_GDRFAB_STRIPE_MIN a rendezvous goes whole on one rail, the
+ * connection's rails taking turns (gdrfab_stripe.h): one at a time they
+ * alternate, a window of them spreads half and half, each intact; eager
+ * and segmented messages stay off the rails' counters (rail 0, no RDMA). */
+Test(rails_conn, below_the_threshold_rails_take_turns)
+{
+	const size_t len = 64 << 10, n = 4;
+	uint8_t *out = malloc(n * len), *in = calloc(n, len);
+	uint64_t split[2], before[2], after[2];
+	struct pf f;
+
+	cr_assert(out && in);
+	open_two_rail_pair(&f);
+	for (size_t i = 0; i < n; i++) {
+		send_one(&f, len, i % 2, split);
+		cr_expect_eq(split[i % 2], len, "message %zu on rail %zu", i,
+			     i % 2);
+		cr_expect_eq(split[1 - i % 2], 0, "message %zu split", i);
+	}
+	send_one(&f, 1024, false, split);
+	cr_expect_eq(split[0] + split[1], 0, "an eager message on the rails");
+	send_one(&f, 8 << 10, false, split);
+	cr_expect_eq(split[0] + split[1], 0, "a segmented one on the rails");
+
+	pf_fill(out, n * len, 31);
+	rail_bytes(&f, 1, before);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(fi_trecv(f.s[1].ep, in + i * len, len, NULL,
+				      f.s[1].peer, 20 + i, 0, NULL),
+			     0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(fi_tsend(f.s[0].ep, out + i * len, len, NULL,
+				      f.s[0].peer, 20 + i, NULL),
+			     0);
+	cr_assert(pf_drive_until(&f, 1, (int)n, 5000));
+	cr_assert(pf_drive_until(&f, 0, (int)n, 5000));
+	cr_expect_eq(f.s[0].n_err + f.s[1].n_err, 0);
+	cr_expect(pf_check(in, n * len, 31), "the window's bytes");
+	rail_bytes(&f, 1, after);
+	cr_expect_eq(after[0] - before[0], n / 2 * len, "rail 0's share");
+	cr_expect_eq(after[1] - before[1], n / 2 * len, "rail 1's share");
+	free(out);
+	free(in);
+	pf_close(&f);
+}
+
+/* A message whose turn was rail 1 and whose READ fails there goes again
+ * whole on rail 0 (its one piece is the failed one); the message before
+ * it, whose turn was rail 0, is not read again. Both end once, intact. */
+Test(rails_conn, a_failed_turn_goes_again_on_rail_0)
+{
+	const size_t len = 64 << 10;
+	uint8_t *out = malloc(2 * len), *in = calloc(2, len);
+	long posted;
+	struct pf f;
+
+	cr_assert(out && in);
+	pf_fill(out, 2 * len, 33);
+	open_two_rail_pair(&f);
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(fi_trecv(f.s[1].ep, in + i * len, len, NULL,
+				      f.s[1].peer, 40 + i, 0, NULL),
+			     0);
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(fi_tsend(f.s[0].ep, out + i * len, len, NULL,
+				      f.s[0].peer, 40 + i, NULL),
+			     0);
+	pf_drive(&f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 2);
+	posted = fake_verbs_counts().rdma_bytes;
+	fake_verbs_port_down(1, true);
+	fake_verbs_hold(IBV_WR_RDMA_READ, false);
+	cr_assert(fake_verbs_step(), "the first message's READ, rail 0's");
+	cr_assert_eq(
+		fake_verbs_fail(IBV_WR_RDMA_READ, IBV_WC_RETRY_EXC_ERR, false),
+		1, "the second's, rail 1's");
+	cr_assert(pf_drive_until(&f, 1, 2, 5000), "the receives");
+	cr_assert(pf_drive_until(&f, 0, 2, 5000), "the sends");
+	cr_expect_eq(f.s[0].n_err + f.s[1].n_err, 0);
+	cr_expect(pf_check(in, 2 * len, 33), "both intact");
+	cr_expect_eq(fake_verbs_counts().rdma_bytes - posted, (long)len,
+		     "the second read again, whole, and nothing more");
+	cr_expect_not(conn_of(&f, 1)->rails->up);
 	free(out);
 	free(in);
 	pf_close(&f);

@@ -31,6 +31,7 @@
 #include "gdrfab_objs.h"
 #include "gdrfab_params.h"
 #include "gdrfab_proto.h"
+#include "gdrfab_stripe.h"
 #include "proto_fixture.h"
 
 #define GUARD 4096
@@ -137,11 +138,21 @@ static bool zero(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* At or above the threshold: on both rails. Below it, whole on one
+ * rail, its turn; an fi_writedata on rail 0 alone (nothing counted). */
 static void expect_split(size_t len, const uint64_t split[2], int op)
 {
-	if (len < gdrfab_params.stripe_min) {
+	if (len < gdrfab_params.stripe_min && op == WRITEDATA) {
 		cr_expect_eq(split[0] + split[1], 0, "op %d: %zu striped", op,
 			     len);
+		return;
+	}
+	if (len < gdrfab_params.stripe_min) {
+		cr_expect(split[0] == len ? !split[1]
+					  : split[1] == len && !split[0],
+			  "op %d: %zu not whole on one rail: %llu + %llu", op,
+			  len, (unsigned long long)split[0],
+			  (unsigned long long)split[1]);
 		return;
 	}
 	cr_expect_eq(split[0] + split[1], len, "op %d: %zu: %llu + %llu", op,
@@ -184,7 +195,7 @@ Test(rma_stripe, keys_name_one_mr_each)
 }
 
 /* fi_write, fi_read and fi_writedata below, at and above the threshold
- * and at a few MiB: rail 0 alone below it, both rails from it, the bytes
+ * and at a few MiB: one rail below it, both rails from it, the bytes
  * exact and nothing written past them, one completion each and one CQ
  * data at the target. */
 Test(rma_stripe, write_read_writedata_split_across_rails)
@@ -616,4 +627,41 @@ Test(rma_stripe, stripe_min_0_leaves_empty_rma_whole)
 	cr_assert_eq(fi_close(&tmr->fid), 0);
 	pf_close(&f);
 	gdrfab_params.stripe_min = GDRFAB_DEFAULT_STRIPE_MIN;
+}
+
+/* Below the threshold, once the key's rkeys are known: an fi_write of
+ * 16 KiB and more goes whole on one rail, the rails taking turns (reads
+ * too: write_read_writedata_split_across_rails); smaller ones and
+ * fi_writedata stay on rail 0 (not counted). */
+Test(rma_stripe, below_the_threshold_rails_take_turns)
+{
+	const size_t len = 64 << 10;
+	struct rma_pair p;
+	uint64_t split[2], sum[2] = {0, 0};
+
+	rma_pair_open(&p, 1 << 20, 51);
+	for (size_t i = 0; i < 4; i++) {
+		p.f.s[0].n_ok = 0;
+		rma(&p.f, WRITE, p.src + i * len, len, p.tgt + i * len,
+		    fi_mr_key(p.tmr), 0, split);
+		cr_expect(split[0] == len ? !split[1]
+					  : split[1] == len && !split[0],
+			  "RMA %zu not whole on one rail: %llu + %llu", i,
+			  (unsigned long long)split[0],
+			  (unsigned long long)split[1]);
+		sum[0] += split[0];
+		sum[1] += split[1];
+	}
+	cr_expect_eq(sum[0], 2 * len, "rail 0's turns");
+	cr_expect_eq(sum[1], 2 * len, "rail 1's turns");
+	cr_expect(pf_check(p.tgt, 4 * len, 51));
+	p.f.s[0].n_ok = 0;
+	rma(&p.f, WRITE, p.src, GDRFAB_RAIL_TURN_MIN - 1, p.tgt,
+	    fi_mr_key(p.tmr), 0, split);
+	cr_expect_eq(split[0] + split[1], 0, "below 16 KiB on the rails");
+	p.f.s[0].n_ok = p.f.s[1].n_ok = 0;
+	rma(&p.f, WRITEDATA, p.src, len, p.tgt, fi_mr_key(p.tmr), 7, split);
+	cr_expect_eq(split[0] + split[1], 0, "an fi_writedata on the rails");
+	cr_expect_eq(p.f.s[1].ok[0].data, 7);
+	rma_pair_close(&p);
 }

@@ -4,12 +4,15 @@
 # directory: rail sets over real soft-RoCE. With
 # FI_GDRFAB_RAILS=rxe0+rxe2,rxe1+rxe3, fi_info lists both sets; a pingpong
 # between them moves 1 B .. 64 MiB with the data checked, and the rxe
-# devices' own packet counters show the split: below FI_GDRFAB_STRIPE_MIN
-# nothing goes over rxe2/rxe3, above it they carry a share of their own.
-# The provider's public per-rail counters (FI_GDRFAB_STATS tables, summed
-# per side by gdrfab_stat) must tell the same story: each rail named by
-# its NIC, nothing striped below the threshold, the rails' bytes adding up
-# to the rendezvous bytes above it, and the striped bytes they give the
+# devices' own packet counters show the split: eager and segmented
+# messages (up to 16 KiB) never go over rxe2/rxe3; rendezvous messages
+# below FI_GDRFAB_STRIPE_MIN go whole on one rail, the rails taking turns,
+# and above it are striped: either way rxe2/rxe3 carry a share of their
+# own. The provider's public per-rail counters (FI_GDRFAB_STATS tables,
+# summed per side by gdrfab_stat) must tell the same story: each rail
+# named by its NIC, nothing on the rails below the rendezvous size, the
+# rails' bytes adding up to the rendezvous bytes, split near even, and the
+# striped bytes they give the
 # rxe2-rxe3 link what its packets carried (a rail beyond rail 0 carries
 # striped READs alone). fi_writedata between the sets (gdrfab_pingpong
 # -m rma, the receiver checking the bytes when their CQ data arrives) is
@@ -38,7 +41,10 @@ stat=$PWD/examples/gdrfab_stat
 dir=$(mktemp -d /tmp/rails.XXXXXX)
 spid=''
 trap '[ -n "$spid" ] && kill -9 "$spid" 2>/dev/null; rm -rf "$dir"' EXIT
-small=1,64,4096,65536
+# Eager and segmented (FI_GDRFAB_SEG_MAX, 16 KiB), rendezvous below the
+# stripe threshold (the rails take turns), and striped.
+small=1,64,4096,16384
+mid=16385,65536,131072,$((stripe_min - 1))
 large=$stripe_min,1048576,4194304,16777216,67108864
 # The runs where one side is a NIC alone: the sizes around the stripe
 # threshold, not the long ones (CI time; no striping to measure there).
@@ -149,9 +155,9 @@ split_adds_up() {
 		[ -z "$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ && $6 != 0' "$dir/$1.$side.job")" ] || return 1
 	done
 }
-# rails_add_up NAME: the rendezvous bytes received (every one of this
-# run's is at least the threshold), but for those that came before the
-# pair's rails were up (the first, on rail 0 alone, unstriped).
+# rails_add_up NAME: the rendezvous bytes received (striped, or whole
+# on the rail of their turn), but for those that came before the pair's
+# rails were up (the first, on rail 0 alone, not counted).
 rails_add_up() { split_adds_up "$1" rx_rndv_bytes; }
 # rma_adds_up NAME [SIDES]: (default both: each writes to the other) the
 # RMA write bytes, but for the first write to the peer's key (on rail 0
@@ -200,18 +206,21 @@ check "fi_info lists the domain rxe0+rxe2" grep -q "domain: rxe0+rxe2$" "$dir/fi
 check "fi_info lists the domain rxe1+rxe3" grep -q "domain: rxe1+rxe3$" "$dir/fi_info"
 check "fi_info still lists rxe0 alone" grep -q "domain: rxe0$" "$dir/fi_info"
 
-check "rail sets, 1 B .. 64 KiB, data checked" pingpong small rxe0+rxe2 rxe1+rxe3 $small 20
-check "below $stripe_min B rxe2/rxe3 carry nothing (not striped)" second_rails_idle
+check "rail sets, 1 B .. 16 KiB, data checked" pingpong small rxe0+rxe2 rxe1+rxe3 $small 20
+check "eager and segmented: rxe2/rxe3 carry nothing" second_rails_idle
 check "counters: the rails are named rxe0+rxe2 and rxe1+rxe3" rails_named small
-check "counters: below $stripe_min B nothing striped, no rail error" nothing_striped small
+check "counters: eager and segmented on no rail's counter, no rail error" nothing_striped small
+check "rail sets, 16 KiB + 1 .. $((stripe_min - 1)) B, data checked" pingpong mid rxe0+rxe2 rxe1+rxe3 "$mid" 20
+check "rendezvous below $stripe_min B take turns: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
+check "counters: the rails' bytes are the rendezvous bytes, split near even" rails_add_up mid
 check "rail sets, $stripe_min B .. 64 MiB, data checked" pingpong large rxe0+rxe2 rxe1+rxe3 "$large" 3
 check "striped: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
 sed -n '/^  rail/p' "$dir/large.srv.job" "$dir/large.cli.job" | sed 's/^/    /'
 check "counters: the rails' bytes are the striped rendezvous bytes, split near even" rails_add_up large
 check "counters: the striped bytes on rxe2/rxe3 agree with their packets" link_agrees large
-check "rail sets, fi_writedata 1 B .. 64 KiB, data checked" pingpong rsmall rxe0+rxe2 rxe1+rxe3 $small 20 rma
-check "fi_writedata below $stripe_min B: rxe2/rxe3 carry nothing" second_rails_idle
-check "counters: fi_writedata below $stripe_min B striped nothing" nothing_striped rsmall
+check "rail sets, fi_writedata 1 B .. $((stripe_min - 1)) B, data checked" pingpong rsmall rxe0+rxe2 rxe1+rxe3 "$small,$mid" 20 rma
+check "fi_writedata below $stripe_min B: rxe2/rxe3 carry nothing (its CQ data keeps it on rail 0)" second_rails_idle
+check "counters: fi_writedata below $stripe_min B on no rail's counter" nothing_striped rsmall
 check "rail sets, fi_writedata $stripe_min B .. 64 MiB, data checked at its CQ data" pingpong rlarge rxe0+rxe2 rxe1+rxe3 "$large" 3 rma
 check "striped RMA: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
 sed -n '/^  rail/p' "$dir/rlarge.srv.job" "$dir/rlarge.cli.job" | sed 's/^/    /'
@@ -220,6 +229,10 @@ prog=$bw opts="-w 4" check "rail sets, windows of 4 fi_write $stripe_min B .. 4 
 	pingpong wlarge rxe0+rxe2 rxe1+rxe3 "$stripe_min,1048576,4194304" 2 rma
 check "striped fi_write windows: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
 check "counters: the writer's rails' bytes are its written bytes, split near even" rma_adds_up wlarge cli
+prog=$bw opts="-w 4" check "rail sets, windows of 4 fi_write 64 KiB .. 128 KiB (below $stripe_min B), data checked" \
+	pingpong wmid rxe0+rxe2 rxe1+rxe3 65536,131072 2 rma
+check "fi_write below $stripe_min B takes turns: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
+check "counters: the writer's rails' bytes are its written bytes, split near even" rma_adds_up wmid cli
 check "NICs alone (rxe0, rxe1), 1 B .. 4 MiB, data checked" pingpong single rxe0 rxe1 "$fallback" 3
 check "NICs alone: rxe2/rxe3 carry nothing" second_rails_idle
 check "counters: NICs alone report no rails" eval "no_rail_rows single srv && no_rail_rows single cli"

@@ -69,6 +69,9 @@ struct gdrfab_conn_rails {
 	struct ibv_qp *qp[GDRFAB_CM_RAILS_MAX - 1];
 	uint32_t psn[GDRFAB_CM_RAILS_MAX - 1];
 	int sq_avail[GDRFAB_CM_RAILS_MAX - 1]; /* free send queue slots */
+	/* The rail the next message or RMA below the stripe threshold goes
+	 * on, modulo the rails (gdrfab_stripe.h): they take turns. */
+	uint8_t turn;
 	struct gdrfab_rail_key keys[GDRFAB_RAIL_KEY_CACHE];
 };
 

@@ -276,8 +276,9 @@ struct gdrfab_req {
 		 * copied from or into the application's buffers by the
 		 * pipeline (hmem/gdrfab_stage.h, gdrfab_req_stage.c). */
 		bool staged;
-		/* Its RDMA goes in one piece per rail (gdrfab_stripe.h):
-		 * the keys below are set. */
+		/* Its RDMA goes on the rails (gdrfab_stripe.h), in one
+		 * piece per rail or whole on the rail of its turn
+		 * (stripe_turn): the keys below are set. */
 		bool striped;
 		/* A striped fi_writedata: rail 0 takes the last piece,
 		 * whose last work request (with the CQ data) waits for
@@ -291,6 +292,9 @@ struct gdrfab_req {
 		 * (set only once striped). */
 		bool rail_lost;
 		uint8_t rail_bad;
+		/* GDRFAB_STRIPE_ALL: in one piece per rail; else whole on
+		 * this rail, its turn (set only once striped). */
+		uint8_t stripe_turn;
 		struct gdrfab_stage_job stage;
 		/* A staged RDMA READ's work requests in flight (they end
 		 * in order): each piece copies into the GPU as soon as its

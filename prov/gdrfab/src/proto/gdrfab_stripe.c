@@ -50,7 +50,6 @@ void gdrfab_stripe_rndv_keys(struct gdrfab_proto *proto, struct gdrfab_req *req)
 
 	(void)proto;
 	if (!rails_up(req->conn) || req->staged ||
-	    req->len < gdrfab_params.stripe_min ||
 	    (hdr->flags & GDRFAB_PKT_EMU) || req->rseg_count != req->iov_count)
 		return;
 	more = req->conn->rails->more;
@@ -106,14 +105,23 @@ static bool set_rail_lkeys(struct gdrfab_req *req, size_t more)
 	return true;
 }
 
+/* The rail whose turn it is on conn (its rails up), for a request
+ * below the stripe threshold. */
+static uint8_t next_turn(struct gdrfab_conn *conn)
+{
+	uint8_t rail = (uint8_t)(conn->rails->turn % (conn->rails->more + 1));
+
+	conn->rails->turn = (uint8_t)(rail + 1);
+	return rail;
+}
+
 void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 			      const struct gdrfab_pkt_hdr *h,
 			      const uint32_t *keys)
 {
 	size_t more;
 
-	if (!rails_up(rd->conn) || rd->len < gdrfab_params.stripe_min ||
-	    flushed_by_read(proto, rd))
+	if (!rails_up(rd->conn) || flushed_by_read(proto, rd))
 		return;
 	/* The pair agreed on as many rails as the sender listed keys for.
 	 * A peer that listed fewer had its keys checked against the length
@@ -130,6 +138,9 @@ void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 	}
 	rd->stripe_more = more;
 	rd->rail_bad = 0;
+	rd->stripe_turn = rd->len >= gdrfab_params.stripe_min
+				  ? GDRFAB_STRIPE_ALL
+				  : next_turn(rd->conn);
 	rd->striped = true;
 }
 
@@ -171,6 +182,8 @@ static uint64_t piece_start(const struct gdrfab_req *req, size_t rail)
 	uint64_t last = (req->len - 1) / piece;
 	uint64_t idx = rail;
 
+	if (req->stripe_turn != GDRFAB_STRIPE_ALL)
+		return rail == req->stripe_turn ? 0 : req->len;
 	if (req->stripe_last0)
 		idx = rail ? rail - 1 : last;
 	return idx <= last ? idx * piece : req->len;
@@ -239,9 +252,14 @@ bool gdrfab_stripe_retry(struct gdrfab_req *req)
 
 size_t gdrfab_stripe_rail(const struct gdrfab_req *req, uint64_t *left)
 {
-	uint64_t piece = piece_len(req);
+	uint64_t piece;
 	size_t idx, last;
 
+	if (req->stripe_turn != GDRFAB_STRIPE_ALL) {
+		*left = req->len - req->posted;
+		return req->stripe_turn;
+	}
+	piece = piece_len(req);
 	idx = (size_t)(req->posted / piece);
 	*left = GDRFAB_MIN((uint64_t)(idx + 1) * piece, (uint64_t)req->len) -
 		req->posted;
@@ -276,8 +294,9 @@ void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 
 	/* Nothing to cut in an empty one (FI_GDRFAB_STRIPE_MIN=0). */
 	if (!rails_up(conn) || !req->len ||
-	    req->len < gdrfab_params.stripe_min || req->staged || req->txbuf ||
-	    req->rseg_count != 1 ||
+	    req->len < GDRFAB_MIN(gdrfab_params.stripe_min,
+				  (size_t)GDRFAB_RAIL_TURN_MIN) ||
+	    req->staged || req->txbuf || req->rseg_count != 1 ||
 	    (req->op == GDRFAB_OP_READ && flushed_by_read(proto, req)))
 		return;
 	more = conn->rails->more;
@@ -296,13 +315,20 @@ void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	}
 	if (e->state != GDRFAB_RKEY_KNOWN || !set_rail_lkeys(req, more))
 		return; /* rail 0 alone, as before */
+	req->stripe_last0 = req->op == GDRFAB_OP_WRITE &&
+			    (req->cq_flags & FI_REMOTE_CQ_DATA);
+	if (req->len < gdrfab_params.stripe_min && req->stripe_last0) {
+		req->stripe_last0 = false;
+		return; /* its CQ data on rail 0, after its bytes */
+	}
 	for (size_t r = 1; r <= more; r++)
 		req->rail_rkey[0][r - 1] = e->rkey[r - 1];
 	req->stripe_more = more;
 	req->rail_bad = 0;
+	req->stripe_turn = req->len >= gdrfab_params.stripe_min
+				   ? GDRFAB_STRIPE_ALL
+				   : next_turn(conn);
 	req->striped = true;
-	req->stripe_last0 = req->op == GDRFAB_OP_WRITE &&
-			    (req->cq_flags & FI_REMOTE_CQ_DATA);
 }
 
 void gdrfab_stripe_keys_answer(struct gdrfab_proto *proto,

@@ -56,6 +56,21 @@
  * pieces of one RMA, and RMAs after it, may land in any order across
  * rails: on one QP nothing promised otherwise either.
  *
+ * Below the threshold: taking turns. A rendezvous message or an RMA of
+ * at least GDRFAB_RAIL_TURN_MIN bytes below FI_GDRFAB_STRIPE_MIN goes
+ * whole on one rail, the connection's rails taking turns (conn->rails->
+ * turn), so that a window of mid-size messages, or several peers' at
+ * once, spreads over the NICs as striping spreads a large one: the same
+ * keys, the same one request, its bytes counted on its rail (rail 0's
+ * too, so that the rails' bytes add up to the messages' that went on
+ * them), the same retry on rail 0 when its rail fails. Not for
+ * fi_writedata (its CQ data must come on rail 0, after its bytes: one
+ * piece on another rail would wait for a second work request) nor
+ * anything not striped below. The sender lists its keys on every rail in
+ * every rendezvous header while the rails are up; a receiver of the
+ * build before this one stripes only above its threshold, and a sender
+ * of it lists none below: that message stays on rail 0.
+ *
  * Not striped (rail 0 alone, as before): staged buffers (their host
  * bounce buffers are rail 0's), GPU memory whose writes are flushed by a
  * READ (a flush READ orders only its own QP's writes), an injected write
@@ -77,6 +92,11 @@
 
 /* Pieces are cut at multiples of this. */
 #define GDRFAB_STRIPE_ALIGN (64u << 10)
+/* stripe_turn of a request cut in one piece per rail. */
+#define GDRFAB_STRIPE_ALL 0xff
+/* RMA below the stripe threshold takes a rail in turn from this size
+ * (smaller ones stay on rail 0: their keys are not worth asking for). */
+#define GDRFAB_RAIL_TURN_MIN (16u << 10)
 
 /* Whether extra bytes after an RNDV's segments are what its flags say:
  * none without GDRFAB_PKT_RAIL_KEYS, else seg_count keys for 1 to
@@ -84,14 +104,14 @@
 bool gdrfab_stripe_keys_fit(const struct gdrfab_pkt_hdr *h, size_t extra);
 
 /* The sender: appends req's keys on every rail to its RNDV header (built
- * in req->ctrl) when its connection's rails are up, it is long enough,
- * and every buffer is registered on every rail; else leaves it as it is. */
+ * in req->ctrl) when its connection's rails are up and every buffer is
+ * registered on every rail; else leaves it as it is. */
 void gdrfab_stripe_rndv_keys(struct gdrfab_proto *proto,
 			     struct gdrfab_req *req);
 
-/* The receiver: makes rd (an RNDV_READ, its local buffers and segments
- * set) striped when it may be, with keys, the sender's (h's
- * GDRFAB_PKT_RAIL_KEYS). */
+/* The receiver: puts rd (an RNDV_READ, its local buffers and segments
+ * set) on the rails when it may be, striped or whole on the rail of its
+ * turn, with keys, the sender's (h's GDRFAB_PKT_RAIL_KEYS). */
 void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 			      const struct gdrfab_pkt_hdr *h,
 			      const uint32_t *keys);
@@ -101,8 +121,9 @@ void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 size_t gdrfab_stripe_rail(const struct gdrfab_req *req, uint64_t *left);
 
 /* The initiator of an RMA (req: its local buffers and rseg[0] set) whose
- * key is a GDRFAB_RAIL_KEY one: makes it striped when its peer's rkeys
- * for the key are known, or asks for them (once: req stays on rail 0). */
+ * key is a GDRFAB_RAIL_KEY one: puts it on the rails (striped or whole
+ * on the rail of its turn) when its peer's rkeys for the key are known,
+ * or asks for them (once: req stays on rail 0). */
 void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 			     uint64_t key);
 /* The target: a peer asked for key's rkeys (GDRFAB_PKT_RAIL_KEYS_REQ). */
