@@ -368,3 +368,43 @@ Test(rail_info, variables_read_at_start)
 	gdrfab_params_fini();
 	gdrfab_params.stripe_min = GDRFAB_DEFAULT_STRIPE_MIN;
 }
+
+/* A NIC that is down when the sets are made is left out of its set,
+ * which is named by the NICs left and listed while two are: one NIC of
+ * three down leaves two rails, not one. A set named in the hints is as
+ * named or not at all. */
+Test(rail_info, a_nic_down_is_left_out_of_its_set)
+{
+	struct gdrfab_port_desc ports[4];
+	struct gdrfab_rail_list *out = calloc(1, sizeof(*out));
+
+	cr_assert(out);
+	memset(ports, 0, sizeof(ports));
+	for (int i = 0; i < 4; i++) {
+		snprintf(ports[i].dev_name, sizeof(ports[i].dev_name),
+			 "mlx5_%d", i);
+		ports[i].active = i != 2;
+	}
+	cr_assert_eq(gdrfab_rail_sets_listed("mlx5_0+mlx5_2+mlx5_1,mlx5_3",
+					     ports, 4, out),
+		     0);
+	cr_assert_eq(out->count, 1);
+	cr_expect_eq(out->set[0].count, 2);
+	cr_expect_str_eq(out->set[0].name, "mlx5_0+mlx5_1");
+	cr_expect_str_eq(out->set[0].nic[1], "mlx5_1");
+	cr_assert_eq(gdrfab_rail_sets_listed("mlx5_2+mlx5_3,mlx5_0+mlx5_1",
+					     ports, 4, out),
+		     0);
+	cr_assert_eq(out->count, 1, "a set of one NIC left is listed");
+	cr_expect_str_eq(out->set[0].name, "mlx5_0+mlx5_1");
+	cr_assert_eq(
+		gdrfab_rail_sets_named("mlx5_0+mlx5_2+mlx5_1", ports, 4, out),
+		0);
+	cr_expect_eq(out->count, 0, "a named set with a NIC down is listed");
+	ports[2].active = true;
+	cr_assert_eq(
+		gdrfab_rail_sets_listed("mlx5_0+mlx5_2+mlx5_1", ports, 4, out),
+		0);
+	cr_expect_str_eq(out->set[0].name, "mlx5_0+mlx5_2+mlx5_1", "all up");
+	free(out);
+}

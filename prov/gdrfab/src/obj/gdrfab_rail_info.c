@@ -58,6 +58,36 @@ static void list_if_usable(const struct gdrfab_rail_set *set,
 	out->set[out->count++] = *set;
 }
 
+/* A set the process did not name (the topology's, or one of
+ * FI_GDRFAB_RAILS's list): what of it is active, in its order and named
+ * anew, so that a NIC down when the job starts costs its share of the
+ * bandwidth rather than every rail but one; listed while two NICs are
+ * left. A set named in the hints stays as named (list_if_usable). */
+static void list_active_part(const struct gdrfab_rail_set *set,
+			     const struct gdrfab_port_desc *ports,
+			     size_t nports, struct gdrfab_rail_list *out)
+{
+	struct gdrfab_rail_set part = {.count = 0};
+	size_t off = 0;
+
+	for (size_t i = 0; i < set->count; i++) {
+		if (!gdrfab_rail_port_of(set->nic[i], ports, nports)) {
+			GDRFAB_INFO(
+				FI_LOG_CORE,
+				"rail set %s: %s has no active port: left out\n",
+				set->name, set->nic[i]);
+			continue;
+		}
+		memcpy(part.nic[part.count], set->nic[i], sizeof(part.nic[0]));
+		off += (size_t)snprintf(part.name + off,
+					sizeof(part.name) - off, "%s%s",
+					part.count ? "+" : "", set->nic[i]);
+		part.count++;
+	}
+	memcpy(part.why, set->why, sizeof(part.why));
+	list_if_usable(&part, ports, nports, out);
+}
+
 /* With a cap: the process's GPU's set, from the topology. */
 static int list_from_topology(const struct gdrfab_rails_spec *spec,
 			      const struct gdrfab_port_desc *ports,
@@ -87,7 +117,7 @@ static int list_from_topology(const struct gdrfab_rails_spec *spec,
 	if (set->count > 1)
 		GDRFAB_INFO(FI_LOG_CORE, "GPU %s: rail set %s (%s)\n",
 			    t->gpu[g].busid, set->name, set->why);
-	list_if_usable(set, ports, nports, out);
+	list_active_part(set, ports, nports, out);
 out:
 	free(set);
 	free(choice);
@@ -149,7 +179,7 @@ int gdrfab_rail_sets_listed(const char *value,
 		one.count[0] = spec->count[s];
 		memcpy(one.nic[0], spec->nic[s], sizeof(one.nic[0]));
 		gdrfab_topo_rails(NULL, NULL, 0, &one, set);
-		list_if_usable(set, ports, nports, out);
+		list_active_part(set, ports, nports, out);
 	}
 out:
 	free(set);

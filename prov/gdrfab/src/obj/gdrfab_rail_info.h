@@ -31,7 +31,9 @@ struct gdrfab_rail_list {
 bool gdrfab_rail_name_is_set(const char *name);
 
 /* The sets of more than one NIC that FI_GDRFAB_RAILS (value; NULL: unset)
- * makes of the nports ports, each NIC with an active port. A value that
+ * makes of the nports ports, of the NICs with an active port: a set's NIC
+ * that is down is left out, the set named by those left, and listed while
+ * two are (a job started with one NIC of four down uses three). A value that
  * does not parse lists none and says why (warning); with fewer than two
  * devices up, none and nothing read. 0 or -FI_ENOMEM. */
 int gdrfab_rail_sets_listed(const char *value,
