@@ -18,7 +18,11 @@
 # (GDRFAB_INSTR_LONG; 0: not), and the difference between the two leaves
 # setup out. GDRFAB_INSTR_BEFORE=DIR measures the libgdrfab-fi.so in DIR
 # beside this build's; GDRFAB_INSTR_BASELINE=0
-# leaves rxm out. The floor beside them: rdma-core's ibv_rc_pingpong under
+# leaves rxm out. The row gdrfab-nohk is the same build with its
+# housekeeping (connection timers and the UD CQ poll, which run once per
+# millisecond, not per message) left out of the count: under callgrind a
+# round trip takes milliseconds and pays for it each time, where on a
+# real NIC hundreds of round trips share one (GDRFAB_INSTR_NOHK=0: not). The floor beside them: rdma-core's ibv_rc_pingpong under
 # the same counting, setup taken out the same way (GDRFAB_INSTR_FLOOR=0:
 # not). The callgrind files stay in build/instr-per-msg/ for
 # callgrind_annotate --inclusive=yes.

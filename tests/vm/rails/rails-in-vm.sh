@@ -160,8 +160,9 @@ split_adds_up() {
 # rails were up (the first, on rail 0 alone, not counted).
 rails_add_up() { split_adds_up "$1" rx_rndv_bytes; }
 # rma_adds_up NAME [SIDES]: (default both: each writes to the other) the
-# RMA write bytes, but for the first write to the peer's key (on rail 0
-# alone, asking for the key's other rkeys).
+# RMA write bytes, but for the writes to the peer's key before its other
+# rkeys came (on rail 0 alone: the first asks for them; a window's others
+# went with it).
 rma_adds_up() { split_adds_up "$1" rma_write_bytes "${2:-}"; }
 # mtu DEV: the port's active MTU in bytes (1024, rxe's on a 1500 B link,
 # when ibv_devinfo cannot say).
@@ -230,7 +231,7 @@ prog=$bw opts="-w 4" check "rail sets, windows of 4 fi_write $stripe_min B .. 4 
 check "striped fi_write windows: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
 check "counters: the writer's rails' bytes are its written bytes, split near even" rma_adds_up wlarge cli
 prog=$bw opts="-w 4" check "rail sets, windows of 4 fi_write 64 KiB .. 128 KiB (below $stripe_min B), data checked" \
-	pingpong wmid rxe0+rxe2 rxe1+rxe3 65536,131072 2 rma
+	pingpong wmid rxe0+rxe2 rxe1+rxe3 65536,131072 16 rma
 check "fi_write below $stripe_min B takes turns: rxe2 and rxe3 carry >= 30% of their set's packets" share_at_least 30
 check "counters: the writer's rails' bytes are its written bytes, split near even" rma_adds_up wmid cli
 check "NICs alone (rxe0, rxe1), 1 B .. 4 MiB, data checked" pingpong single rxe0 rxe1 "$fallback" 3
