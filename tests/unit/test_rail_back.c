@@ -9,7 +9,11 @@
  * offering at once end in one exchange. A piece in flight on the peer's
  * rail when the offer comes goes again on rail 0, once. A QP that cannot
  * be reset or connected leaves the pair on rail 0, which keeps carrying
- * every message, intact and once.
+ * every message, intact and once, until the attempt, made again after
+ * its backoff, succeeds; an offer unanswered goes again as it was, and
+ * the answers to its copies leave both sides on one connection; the
+ * waits double to their cap. The backoff's waits are ended by the test
+ * (expire), not waited out.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -163,6 +167,20 @@ static void lose_rail(struct pf *f)
 static void teardown(void)
 {
 	fake_verbs_refuse_state(-1);
+	fake_verbs_hold(IBV_WR_SEND, false);
+}
+
+/* Time for side i's take-back: its backoff's wait is over now, as if
+ * the clock had gone past it (no test waits seconds). */
+static void expire(struct pf *f, int i)
+{
+	rails_of(f, i)->next_ms = 0;
+}
+
+/* Side i's clock as its timers read it. */
+static long long now_of(struct pf *f, int i)
+{
+	return conn_of(f, i)->proto->now_ms;
 }
 
 TestSuite(rail_back, .fini = teardown);
@@ -232,7 +250,9 @@ Test(rail_back, both_offer_at_once)
 	cr_expect_eq(rails_of(&f, 0)->back, GDRFAB_RAILS_LOST);
 	cr_expect_eq(rails_of(&f, 1)->back, GDRFAB_RAILS_LOST);
 	fake_verbs_port_down(1, false);
-	cr_assert(both_up(&f, 2000));
+	/* Within the first wait for an answer: the one that takes the
+	 * requester's offer does not wait for its own offer's answer. */
+	cr_assert(both_up(&f, 700));
 	cr_expect_eq(rail1_back(&f, 0), 1, "one exchange");
 	cr_expect_eq(rail1_back(&f, 1), 1, "one exchange");
 	cr_expect_gt(send_one(&f, 41, 6), 0, "striped again");
@@ -295,34 +315,193 @@ Test(rail_back, piece_in_flight_at_the_offer_goes_again_once)
 
 /* A QP that cannot be reset (the side that lost it) or connected (the
  * side that accepts): the pair stays on rail 0, which carries every
- * message once and intact; nothing counted as back. */
+ * message once and intact, nothing counted as back, and the attempt
+ * waits for its backoff; once the device takes it again, the attempt
+ * after the wait takes the rail back and striping resumes. */
 static void refused(enum ibv_qp_state state)
 {
 	struct pf f;
+	int i;
 
 	lose_rail(&f);
 	fake_verbs_refuse_state(state);
 	fake_verbs_port_down(1, false);
 	pf_drive(&f, 400);
 	cr_expect_not(rails_of(&f, 0)->up && rails_of(&f, 1)->up);
-	cr_expect(rails_of(&f, 0)->back == GDRFAB_RAILS_GAVE_UP ||
-			  rails_of(&f, 1)->back == GDRFAB_RAILS_GAVE_UP,
-		  "given up");
-	for (unsigned i = 0; i < 3; i++)
-		cr_expect_eq(send_one(&f, 60 + i, 10 + i), 0, "rail 0 alone");
+	/* The side that failed: side 1 its reset, side 0 its connect. */
+	i = state == IBV_QPS_RESET ? 1 : 0;
+	cr_expect_eq(rails_of(&f, i)->back, state == IBV_QPS_RESET
+						    ? GDRFAB_RAILS_LOST
+						    : GDRFAB_RAILS_ASKED);
+	cr_expect_eq(rails_of(&f, i)->tries, 1, "one attempt, then the wait");
+	cr_expect(rails_of(&f, i)->told, "logged");
+	cr_expect_gt(rails_of(&f, i)->next_ms, now_of(&f, i), "waiting");
+	for (unsigned k = 0; k < 3; k++)
+		cr_expect_eq(send_one(&f, 60 + k, 10 + k), 0, "rail 0 alone");
+	cr_expect_eq(rails_of(&f, i)->tries, 1, "no attempt before the wait");
 	cr_expect_eq(rail1_back(&f, 0) + rail1_back(&f, 1), 0);
+
 	fake_verbs_refuse_state(-1);
+	expire(&f, 0);
+	expire(&f, 1);
+	cr_assert(both_up(&f, 2000), "taken back at the next attempt");
+	cr_expect_eq(rail1_back(&f, 0), 1);
+	cr_expect_eq(rail1_back(&f, 1), 1);
+	cr_expect_eq(rails_of(&f, i)->tries, 0, "the next take-back anew");
+	cr_expect_not(rails_of(&f, i)->told);
+	cr_expect_gt(send_one(&f, 63, 13), 0, "striped again");
+	cr_expect_gt(send_one(&f, 64, 14), 0, "striped again");
 	pf_close(&f);
 }
 
-Test(rail_back, reset_refused_stays_on_rail_0)
+Test(rail_back, reset_refused_is_tried_again)
 {
 	refused(IBV_QPS_RESET);
 }
 
-Test(rail_back, connect_refused_stays_on_rail_0)
+Test(rail_back, connect_refused_is_tried_again)
 {
 	refused(IBV_QPS_RTR);
+}
+
+/* Lets every control message waiting on the wire go, then holds those
+ * posted after. */
+static void let_go(void)
+{
+	fake_verbs_hold(IBV_WR_SEND, false);
+	while (fake_verbs_step())
+		;
+	fake_verbs_hold(IBV_WR_SEND, true);
+}
+
+/* Side 1 offers; side 0's ACCEPT is still on its way when side 1's wait
+ * ends: side 1 offers again, the same QPs and PSNs. Side 0 reads the
+ * copy after it accepted, and answers it with the same ACCEPT; side 1
+ * takes the first and drops the second. One reset per side, both on
+ * one connection, striping. */
+Test(rail_back, unanswered_offer_goes_again_late_answer_agrees)
+{
+	uint32_t psn0, psn1;
+	struct pf f;
+
+	lose_rail(&f);
+	fake_verbs_hold(IBV_WR_SEND, true);
+	fake_verbs_port_down(1, false);
+	pf_drive(&f, 300);
+	cr_assert_eq(rails_of(&f, 1)->back, GDRFAB_RAILS_OFFERED);
+	cr_assert_eq(rails_of(&f, 1)->tries, 1);
+	cr_assert_geq(fake_verbs_waiting(IBV_WR_SEND), 1, "the offer");
+	/* Its wait is a second: nothing more meanwhile. */
+	pf_drive(&f, 300);
+	cr_expect_eq(rails_of(&f, 1)->tries, 1, "not offered again yet");
+	let_go();
+	pf_drive(&f, 300);
+	cr_assert_eq(rails_of(&f, 0)->back, GDRFAB_RAILS_ACCEPTED);
+	cr_assert_geq(fake_verbs_waiting(IBV_WR_SEND), 1, "the accept");
+	psn0 = rails_of(&f, 0)->psn[0];
+	psn1 = rails_of(&f, 1)->psn[0];
+
+	/* The answer is late: offered again, unchanged. */
+	expire(&f, 1);
+	pf_drive(&f, 50);
+	cr_expect_eq(rails_of(&f, 1)->back, GDRFAB_RAILS_OFFERED);
+	cr_expect_eq(rails_of(&f, 1)->tries, 2, "offered again once");
+	cr_expect_eq(rails_of(&f, 1)->psn[0], psn1, "not reset again");
+	cr_expect(rails_of(&f, 1)->told, "logged");
+	cr_expect_geq(rails_of(&f, 1)->next_ms - now_of(&f, 1), 1500,
+		      "the next wait doubled");
+	cr_expect_not(rails_of(&f, 0)->up || rails_of(&f, 1)->up,
+		      "no side stripes yet");
+
+	fake_verbs_hold(IBV_WR_SEND, false);
+	cr_assert(both_up(&f, 2000));
+	pf_drive(&f, 100);
+	cr_expect_eq(rails_of(&f, 0)->back, GDRFAB_RAILS_STEADY);
+	cr_expect_eq(rails_of(&f, 1)->back, GDRFAB_RAILS_STEADY);
+	cr_expect_eq(rails_of(&f, 0)->psn[0], psn0, "one reset on side 0");
+	cr_expect_eq(rails_of(&f, 1)->psn[0], psn1, "one reset on side 1");
+	/* Each side connected to the other's one reset. */
+	cr_expect_eq(rails_of(&f, 1)->peer_psn[0], psn0);
+	cr_expect_eq(rails_of(&f, 0)->peer_psn[0], psn1);
+	cr_expect_eq(rail1_back(&f, 0), 1, "counted once");
+	cr_expect_eq(rail1_back(&f, 1), 1, "counted once");
+	for (unsigned k = 0; k < 3; k++)
+		cr_expect_gt(send_one(&f, 70 + k, 20 + k), 0, "striped");
+	pf_close(&f);
+}
+
+/* The copy of the ACCEPT comes after side 1 lost the rail again and
+ * offered anew: dropped (it names the PSNs side 1 connected to), and the
+ * new offer's own answer takes the rail back. */
+Test(rail_back, accept_copy_after_a_new_offer_is_dropped)
+{
+	uint32_t psn0;
+	struct pf f;
+
+	lose_rail(&f);
+	fake_verbs_hold(IBV_WR_SEND, true);
+	fake_verbs_port_down(1, false);
+	pf_drive(&f, 300);
+	cr_assert_eq(rails_of(&f, 1)->back, GDRFAB_RAILS_OFFERED);
+	let_go(); /* the offer */
+	pf_drive(&f, 300);
+	cr_assert_eq(rails_of(&f, 0)->back, GDRFAB_RAILS_ACCEPTED);
+	expire(&f, 1);
+	pf_drive(&f, 50); /* the copy, behind side 1's hold */
+	psn0 = rails_of(&f, 0)->psn[0];
+	let_go(); /* the ACCEPT and the copy */
+	pf_drive(&f, 300);
+	cr_assert(rails_of(&f, 1)->up, "side 1 took the ACCEPT");
+	/* Side 0 answered the copy (held), and read the RAILS_UP? Not
+	 * yet: held behind. Side 1 loses the rail again and offers anew
+	 * before the copy of the ACCEPT comes. */
+	gdrfab_rail_back_out(conn_of(&f, 1), 1);
+	pf_drive(&f, 300);
+	cr_assert_eq(rails_of(&f, 1)->back, GDRFAB_RAILS_OFFERED);
+	cr_expect_neq(rails_of(&f, 1)->psn[0], rails_of(&f, 0)->peer_psn[0],
+		      "a new reset");
+	fake_verbs_hold(IBV_WR_SEND, false);
+	cr_assert(both_up(&f, 2000), "back by the new offer's answer");
+	pf_drive(&f, 100);
+	cr_expect_neq(rails_of(&f, 0)->psn[0], psn0, "side 0 reset anew");
+	cr_expect_eq(rails_of(&f, 1)->peer_psn[0], rails_of(&f, 0)->psn[0]);
+	cr_expect_eq(rails_of(&f, 0)->peer_psn[0], rails_of(&f, 1)->psn[0]);
+	cr_expect_gt(send_one(&f, 80, 30), 0, "striped");
+	pf_close(&f);
+}
+
+/* A reset refused for good: one attempt per wait, never more, the waits
+ * doubling from a second to their cap of 30 s and staying there. */
+Test(rail_back, backoff_doubles_to_its_cap)
+{
+	static const long long want[] = {1000,	2000,  4000,  8000, 16000,
+					 30000, 30000, 30000, 30000};
+	struct pf f;
+
+	lose_rail(&f);
+	fake_verbs_refuse_state(IBV_QPS_RESET);
+	fake_verbs_port_down(1, false);
+	pf_drive(&f, 300);
+	for (unsigned k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		struct gdrfab_conn_rails *cr = rails_of(&f, 1);
+		long long wait = cr->next_ms - now_of(&f, 1);
+
+		cr_expect_eq(cr->tries, k + 1, "attempt %u", k + 1);
+		cr_expect_eq(cr->back, GDRFAB_RAILS_LOST);
+		cr_expect(wait > want[k] - 500 && wait <= want[k],
+			  "attempt %u: waits %lld ms, not %lld", k + 1, wait,
+			  want[k]);
+		pf_drive(&f, 150);
+		cr_expect_eq(cr->tries, k + 1, "none before the wait ends");
+		expire(&f, 1);
+		pf_drive(&f, 150);
+	}
+	cr_expect_eq(gdrfab_rail_back_delay(200), 30000, "capped");
+	cr_expect_eq(gdrfab_rail_back_delay(1), 1000);
+	cr_expect_eq(send_one(&f, 90, 40), 0, "rail 0 alone");
+	cr_expect_eq(rail1_back(&f, 0) + rail1_back(&f, 1), 0);
+	fake_verbs_refuse_state(-1);
+	pf_close(&f);
 }
 
 /* A rails reset's header and rails as gdrfab_rail_back_check reads them:

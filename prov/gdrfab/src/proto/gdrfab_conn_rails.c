@@ -197,6 +197,8 @@ bool gdrfab_conn_rails_connect(struct gdrfab_conn *conn,
 {
 	struct gdrfab_conn_rails *cr = conn->rails;
 
+	for (size_t i = 0; i < cr->more; i++)
+		cr->peer_psn[i] = peer->rail[i].psn;
 	for (size_t i = 1; i <= cr->more; i++) {
 		const struct gdrfab_cm_rail *pr = &peer->rail[i - 1];
 		const struct gdrfab_proto_rail *r =
@@ -214,9 +216,9 @@ bool gdrfab_conn_rails_connect(struct gdrfab_conn *conn,
 		err = gdrfab_rc_connect(cr->qp[i - 1], &p, &addr, pr->qpn,
 					pr->psn, cr->psn[i - 1], mtu);
 		if (err) {
-			GDRFAB_WARN(FI_LOG_EP_CTRL,
-				    "connecting rail %zu's QP to QP %u: %s\n",
-				    i, pr->qpn, strerror(err));
+			GDRFAB_DBG(FI_LOG_EP_CTRL,
+				   "connecting rail %zu's QP to QP %u: %s\n", i,
+				   pr->qpn, strerror(err));
 			return false;
 		}
 	}
@@ -270,8 +272,14 @@ bool gdrfab_conn_rails_on_rtu(struct gdrfab_conn *conn,
 
 	if (!cr)
 		return false;
-	if (!peer || peer->count != cr->more ||
+	if (peer && peer->count == cr->more &&
 	    !gdrfab_conn_rails_connect(conn, peer)) {
+		GDRFAB_WARN(
+			FI_LOG_EP_CTRL,
+			"rails not connected: this peer uses rail 0 alone\n");
+		peer = NULL;
+	}
+	if (!peer || peer->count != cr->more) {
 		/* The requester kept rail 0 alone, or we cannot follow: its
 		 * rails never hear they are up, so it never uses them. */
 		gdrfab_conn_rails_free(conn);
@@ -291,7 +299,7 @@ void gdrfab_conn_rails_up(struct gdrfab_conn *conn)
 		gdrfab_rail_back_done(conn);
 	else if (cr->back == GDRFAB_RAILS_STEADY)
 		cr->up = true;
-	/* Else a late word of an exchange given up: they stay out. */
+	/* Else a late word of an exchange left since: they stay out. */
 }
 
 bool gdrfab_conn_rails_drained(const struct gdrfab_conn *conn)
@@ -311,20 +319,24 @@ bool gdrfab_conn_rails_reset(struct gdrfab_conn *conn)
 
 	for (size_t i = 1; i <= cr->more; i++) {
 		struct gdrfab_rc_params p;
+		uint32_t psn;
 		int err;
 
 		rail_params(conn->proto, i, &p);
 		p.qp_context = &conn->owner;
 		err = gdrfab_rc_reset(cr->qp[i - 1], &p);
 		if (err) {
-			GDRFAB_WARN(FI_LOG_EP_CTRL,
-				    "resetting rail %zu's QP %u: %s\n", i,
-				    cr->qp[i - 1]->qp_num, strerror(err));
+			GDRFAB_DBG(FI_LOG_EP_CTRL,
+				   "resetting rail %zu's QP %u: %s\n", i,
+				   cr->qp[i - 1]->qp_num, strerror(err));
 			return false;
 		}
 		/* A new PSN: nothing the old connection left on the wire
-		 * is taken for the new one's. */
-		cr->psn[i - 1] = rail_psn();
+		 * is taken for the new one's; never the old one, so that
+		 * the peer tells a new ACCEPT from a copy of the last. */
+		psn = rail_psn();
+		cr->psn[i - 1] =
+			psn == cr->psn[i - 1] ? (psn + 1) & 0xffffff : psn;
 	}
 	return true;
 }

@@ -46,11 +46,13 @@ struct gdrfab_rail_key {
 /* Where a pair's rails stand after a failure (gdrfab_rail_back.h). */
 enum gdrfab_rail_back_state {
 	GDRFAB_RAILS_STEADY,   /* up, or not up yet after the CM exchange */
-	GDRFAB_RAILS_LOST,     /* taken out: until drained and ports back */
-	GDRFAB_RAILS_OFFERED,  /* reset and offered: the peer's ACCEPT? */
-	GDRFAB_RAILS_ASKED,    /* the peer offered: accept once drained */
+	GDRFAB_RAILS_LOST,     /* taken out: until drained, ports back and
+				* next_ms */
+	GDRFAB_RAILS_OFFERED,  /* reset and offered: the peer's ACCEPT, or
+				* offered again at next_ms */
+	GDRFAB_RAILS_ASKED,    /* the peer offered: accept once drained,
+				* ports back and next_ms */
 	GDRFAB_RAILS_ACCEPTED, /* connected: the peer's RAILS_UP? */
-	GDRFAB_RAILS_GAVE_UP,  /* a reconnect failed: rail 0 alone */
 };
 
 struct gdrfab_conn_rails {
@@ -65,7 +67,15 @@ struct gdrfab_conn_rails {
 	bool requester;
 	uint8_t back;		      /* enum gdrfab_rail_back_state */
 	uint8_t lost_rail;	      /* the rail that failed, for the log */
-	struct gdrfab_cm_rails offer; /* the peer's, while ASKED */
+	struct gdrfab_cm_rails offer; /* the peer's, while ASKED, ACCEPTED */
+	/* The take-back's retries (gdrfab_rail_back.h): attempts so far,
+	 * whether they were logged, and when the next may go. */
+	uint8_t tries;
+	bool told;
+	long long next_ms;
+	/* The PSNs of the peer's rails ours were last connected (or meant
+	 * to be) to: a copy of an ACCEPT already taken is known by them. */
+	uint32_t peer_psn[GDRFAB_CM_RAILS_MAX - 1];
 	struct ibv_qp *qp[GDRFAB_CM_RAILS_MAX - 1];
 	uint32_t psn[GDRFAB_CM_RAILS_MAX - 1];
 	int sq_avail[GDRFAB_CM_RAILS_MAX - 1]; /* free send queue slots */
@@ -120,11 +130,13 @@ const char *gdrfab_cm_rails_check_trailer(const struct gdrfab_cm_rails *t,
 /* Whether no work request is outstanding on any of conn's rail QPs. */
 bool gdrfab_conn_rails_drained(const struct gdrfab_conn *conn);
 /* Takes conn's rail QPs back to INIT (through RESET), each with a new
- * PSN, so that they can be connected anew; they must be drained. False,
- * logged, when one cannot be. */
+ * PSN (never the one it had), so that they can be connected anew; they
+ * must be drained. False when one cannot be (logged at debug level: the
+ * caller, which tries again, says it once). */
 bool gdrfab_conn_rails_reset(struct gdrfab_conn *conn);
 /* Connects conn's rail QPs (in INIT) to the peer's (its trailer, as many
- * rails); false, logged, when one cannot be. */
+ * rails), noting the peer's PSNs (peer_psn) first; false when one cannot
+ * be (logged at debug level, as a reset). */
 bool gdrfab_conn_rails_connect(struct gdrfab_conn *conn,
 			       const struct gdrfab_cm_rails *peer);
 /* The connection failed: its rail QPs go to the error state, so that

@@ -16,6 +16,14 @@ _Static_assert(sizeof(struct gdrfab_pkt_hdr) + sizeof(struct gdrfab_cm_rails) <=
 		       GDRFAB_CTRL_SIZE,
 	       "a rails reset fits a control request");
 
+/* A new take-back: its retries start from the first again. */
+static void phase_start(struct gdrfab_conn_rails *cr)
+{
+	cr->tries = 0;
+	cr->told = false;
+	cr->next_ms = 0;
+}
+
 void gdrfab_rail_back_out(struct gdrfab_conn *conn, size_t rail)
 {
 	struct gdrfab_conn_rails *cr = conn->rails;
@@ -23,26 +31,65 @@ void gdrfab_rail_back_out(struct gdrfab_conn *conn, size_t rail)
 	cr->up = false;
 	cr->back = GDRFAB_RAILS_LOST;
 	cr->lost_rail = (uint8_t)rail;
+	phase_start(cr);
 	/* What is still on them comes back flushed now, to go again on
 	 * rail 0, instead of after each QP's retries; and the pair's
 	 * rails are reset only once nothing is on them. */
 	gdrfab_conn_rails_error(conn);
 }
 
-/* The pair stays on rail 0 until the connection is made again: said
- * once, as the state is left only by a new exchange. */
-static void give_up(struct gdrfab_conn *conn, const char *why)
+long long gdrfab_rail_back_delay(unsigned tries)
 {
+	long long ms = GDRFAB_RAIL_RETRY_FIRST_MS;
+
+	for (unsigned i = 1; i < tries && ms < GDRFAB_RAIL_RETRY_MAX_MS; i++)
+		ms *= 2;
+	return GDRFAB_MIN(ms, (long long)GDRFAB_RAIL_RETRY_MAX_MS);
+}
+
+/* One more attempt of this take-back went (or failed): the next not
+ * before the backoff's delay. */
+static long long count_try(struct gdrfab_conn *conn)
+{
+	struct gdrfab_conn_rails *cr = conn->rails;
+	long long delay;
+
+	if (cr->tries < UINT8_MAX)
+		cr->tries++;
+	delay = gdrfab_rail_back_delay(cr->tries);
+	cr->next_ms = conn->proto->now_ms + delay;
+	return delay;
+}
+
+/* An attempt failed (why) or went unanswered: tried again after the
+ * backoff, said once per take-back, with when. */
+static void retry_later(struct gdrfab_conn *conn, const char *why)
+{
+	struct gdrfab_conn_rails *cr = conn->rails;
+	long long delay = count_try(conn);
 	char peer[128];
 
-	conn->rails->up = false;
-	conn->rails->back = GDRFAB_RAILS_GAVE_UP;
-	gdrfab_conn_rails_error(conn);
+	if (cr->told)
+		return;
+	cr->told = true;
 	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
-	GDRFAB_WARN(
-		FI_LOG_EP_CTRL,
-		"rails to %s not taken back (%s): rail 0 carries the connection alone\n",
-		peer, why);
+	GDRFAB_WARN(FI_LOG_EP_CTRL,
+		    "rails to %s not taken back yet (%s): rail 0 carries the "
+		    "connection alone; trying again in %lld ms, then backing "
+		    "off to every %d s (not logged again until they are "
+		    "back)\n",
+		    peer, why, delay, GDRFAB_RAIL_RETRY_MAX_MS / 1000);
+}
+
+/* Our attempt failed with our QPs half made: they go to the error state
+ * (reset anew from there), and back (LOST: we offer anew; ASKED: we
+ * accept the offer we hold) after the backoff. */
+static void failed(struct gdrfab_conn *conn, uint8_t back, const char *why)
+{
+	conn->rails->up = false;
+	conn->rails->back = back;
+	gdrfab_conn_rails_error(conn);
+	retry_later(conn, why);
 }
 
 /* Whether the ports of rails 1 to more are active: asked of the devices
@@ -80,31 +127,45 @@ static bool send_rails(struct gdrfab_conn *conn, uint64_t what)
 				    what, 0, &mine, len);
 }
 
-/* LOST, drained and our ports back: reset ours and offer them. */
+/* LOST, drained, our ports back and the backoff over: reset ours and
+ * offer them. */
 static void offer(struct gdrfab_conn *conn)
 {
 	if (!gdrfab_conn_rails_reset(conn)) {
-		give_up(conn, "a QP cannot be reset");
+		failed(conn, GDRFAB_RAILS_LOST, "a QP cannot be reset");
 		return;
 	}
 	/* Unsent, they are reset again (new PSNs) at the next try. */
-	if (send_rails(conn, GDRFAB_RAILS_OFFER))
-		conn->rails->back = GDRFAB_RAILS_OFFERED;
+	if (!send_rails(conn, GDRFAB_RAILS_OFFER))
+		return;
+	conn->rails->back = GDRFAB_RAILS_OFFERED;
+	count_try(conn); /* the answer's time */
 }
 
-/* ASKED, drained and our ports back: ours reset and connected to the
- * peer's offer, and said so. We do not stripe before its RAILS_UP: its
- * QPs are connected to ours only when it reads our ACCEPT. */
+/* OFFERED and no answer in time: the same offer again (our QPs stay as
+ * they are, same PSNs), so that an answer to any copy answers the one
+ * offer. */
+static void offer_again(struct gdrfab_conn *conn)
+{
+	if (!send_rails(conn, GDRFAB_RAILS_OFFER))
+		return; /* no control request free: the next timers */
+	retry_later(conn, "the peer did not answer our offer");
+}
+
+/* ASKED, drained, our ports back and the backoff over: ours reset and
+ * connected to the peer's offer, and said so. We do not stripe before
+ * its RAILS_UP: its QPs are connected to ours only when it reads our
+ * ACCEPT. One that fails keeps the offer and tries it again. */
 static void accept(struct gdrfab_conn *conn)
 {
 	struct gdrfab_conn_rails *cr = conn->rails;
 
 	if (!gdrfab_conn_rails_reset(conn)) {
-		give_up(conn, "a QP cannot be reset");
+		failed(conn, GDRFAB_RAILS_ASKED, "a QP cannot be reset");
 		return;
 	}
 	if (!gdrfab_conn_rails_connect(conn, &cr->offer)) {
-		give_up(conn, "a QP cannot be connected");
+		failed(conn, GDRFAB_RAILS_ASKED, "a QP cannot be connected");
 		return;
 	}
 	if (send_rails(conn, GDRFAB_RAILS_ACCEPT))
@@ -115,8 +176,16 @@ void gdrfab_rail_back_timers(struct gdrfab_conn *conn)
 {
 	struct gdrfab_conn_rails *cr = conn->rails;
 
-	if (cr->back != GDRFAB_RAILS_LOST && cr->back != GDRFAB_RAILS_ASKED)
+	/* STEADY and ACCEPTED wait for nothing of ours: in ACCEPTED the
+	 * offerer, whose own retries end the exchange, moves next. */
+	if (cr->back == GDRFAB_RAILS_STEADY ||
+	    cr->back == GDRFAB_RAILS_ACCEPTED ||
+	    conn->proto->now_ms < cr->next_ms)
 		return;
+	if (cr->back == GDRFAB_RAILS_OFFERED) {
+		offer_again(conn);
+		return;
+	}
 	/* A reset drops what a QP holds without completing it. */
 	if (!gdrfab_conn_rails_drained(conn) ||
 	    !ports_active(conn->proto, cr->more))
@@ -138,6 +207,18 @@ const char *gdrfab_rail_back_check(const struct gdrfab_pkt_hdr *h, size_t len)
 		(const struct gdrfab_cm_rails *)(h + 1), len - sizeof(*h));
 }
 
+/* Whether t's rails are the ones ours were last connected (or meant to
+ * be) to: a copy of what we took already. */
+static bool same_rails(const struct gdrfab_conn_rails *cr,
+		       const struct gdrfab_cm_rails *t)
+{
+	for (size_t i = 0; i < cr->more; i++) {
+		if (t->rail[i].psn != cr->peer_psn[i])
+			return false;
+	}
+	return true;
+}
+
 /* The peer reset its rails and offers them. */
 static void on_offer(struct gdrfab_conn *conn, const struct gdrfab_cm_rails *t)
 {
@@ -147,6 +228,13 @@ static void on_offer(struct gdrfab_conn *conn, const struct gdrfab_cm_rails *t)
 	 * peer takes it as we take theirs otherwise. */
 	if (cr->back == GDRFAB_RAILS_OFFERED && cr->requester)
 		return;
+	/* A copy of the offer we accepted (the peer offered again before
+	 * it read our ACCEPT): the same ACCEPT again, no second reset, so
+	 * that whichever copy of it the peer takes, both sides agree. */
+	if (cr->back == GDRFAB_RAILS_ACCEPTED && same_rails(cr, t)) {
+		send_rails(conn, GDRFAB_RAILS_ACCEPT);
+		return;
+	}
 	memcpy(&cr->offer, t, sizeof(*t));
 	/* Our side may not have seen the failure (it only read, or its
 	 * pieces had not timed out yet): taken out all the same, as the
@@ -159,6 +247,12 @@ static void on_offer(struct gdrfab_conn *conn, const struct gdrfab_cm_rails *t)
 			    "rails to %s reset by the peer: connected anew\n",
 			    peer);
 	}
+	if (cr->back == GDRFAB_RAILS_STEADY)
+		phase_start(cr);
+	/* Our offer's wait for an answer is not the accept's to keep;
+	 * the wait after an attempt that failed (LOST, ASKED) is. */
+	if (cr->back == GDRFAB_RAILS_OFFERED)
+		cr->next_ms = 0;
 	cr->up = false;
 	if (cr->back != GDRFAB_RAILS_OFFERED)
 		gdrfab_conn_rails_error(conn);
@@ -170,10 +264,24 @@ static void on_offer(struct gdrfab_conn *conn, const struct gdrfab_cm_rails *t)
  * then both stripe. */
 static void on_accept(struct gdrfab_conn *conn, const struct gdrfab_cm_rails *t)
 {
-	if (conn->rails->back != GDRFAB_RAILS_OFFERED)
-		return; /* not ours to take: we gave up or offered anew */
+	struct gdrfab_conn_rails *cr = conn->rails;
+
+	/* A copy of an ACCEPT we took already (it answered a copy of our
+	 * offer), even if we offered anew since: not an answer to this. */
+	if (same_rails(cr, t))
+		return;
+	if (cr->back == GDRFAB_RAILS_STEADY && cr->up) {
+		/* A second, different ACCEPT of our one offer: a peer of the
+		 * build before retries reset and connected again for a copy
+		 * of it, so its QPs no longer match ours. Out, and a new
+		 * exchange; what fails meanwhile goes again on rail 0. */
+		gdrfab_rail_back_out(conn, cr->lost_rail ? cr->lost_rail : 1);
+		return;
+	}
+	if (cr->back != GDRFAB_RAILS_OFFERED)
+		return; /* not ours to take: we took the peer's offer */
 	if (!gdrfab_conn_rails_connect(conn, t)) {
-		give_up(conn, "a QP cannot be connected");
+		failed(conn, GDRFAB_RAILS_LOST, "a QP cannot be connected");
 		return;
 	}
 	/* On rail 0, so the peer stripes only once it read this. One that
@@ -215,6 +323,7 @@ void gdrfab_rail_back_done(struct gdrfab_conn *conn)
 
 	cr->up = true;
 	cr->back = GDRFAB_RAILS_STEADY;
+	phase_start(cr);
 	gdrfab_pstat_rail_back(proto, rail);
 	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
 	GDRFAB_WARN(FI_LOG_EP_DATA,

@@ -73,7 +73,9 @@ enum gdrfab_pkt_type {
 	 * offerer's GDRFAB_PKT_NOP GDRFAB_NOP_RAILS_UP once it connected
 	 * too. Flags, seg_count, tag, msg_id and size 0. Sent only to a peer
 	 * that agreed on rails, so no version change (a peer of a build
-	 * before it drops it as unknown: the pair keeps rail 0 alone). */
+	 * before it drops it as unknown: the pair keeps rail 0 alone, the
+	 * offer sent again at most every 30 s). An unanswered OFFER goes
+	 * again unchanged: its PSNs, not a sequence number, tell a copy. */
 	GDRFAB_PKT_RAILS_RESET = 11,
 };
 #define GDRFAB_RAILS_OFFER  1
