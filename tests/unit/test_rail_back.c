@@ -543,3 +543,90 @@ Test(rail_back, rails_reset_checked)
 	m.t.rail[0].qpn = 1u << 24;
 	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
 }
+
+/* Side i's bytes striped on each of three rails. */
+static void rail_bytes3(struct pf *f, int i, uint64_t b[3])
+{
+	static struct fi_gdrfab_stats s;
+
+	pf_read_stats(f, i, &s);
+	for (int r = 0; r < 3; r++)
+		b[r] = s.rails[r].stripe_bytes;
+}
+
+/* Three rails, and rail 2's port goes down under a striped read: that
+ * rail alone goes out. Its piece, and nothing more, is read again on
+ * rail 0; the next messages stripe over rails 0 and 1 (the endpoint
+ * keeps what is left); once the port is back the pair resets its rails
+ * and stripes over all three again, each message intact. */
+Test(rail_back, three_rails_one_lost_the_others_carry_on)
+{
+	static const char *const dom[2] = {"fake0+fake1+fake2",
+					   "fake0+fake1+fake2"};
+	uint8_t *out = malloc(LEN), *in = calloc(1, LEN);
+	uint64_t b0[3], b1[3];
+	long posted;
+	struct pf f;
+
+	cr_assert(out && in);
+	pf_open_domains(&f, 3, dom);
+	pf_connect(&f);
+	pf_drive(&f, 20);
+	cr_assert(rails_of(&f, 0)->up && rails_of(&f, 1)->up);
+	cr_assert_eq(rails_of(&f, 1)->more, 2);
+	pf_fill(out, LEN, 61);
+	fake_verbs_port_down(2, true);
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	cr_assert_eq(
+		fi_trecv(f.s[1].ep, in, LEN, NULL, f.s[1].peer, 1, 0, NULL), 0);
+	cr_assert_eq(fi_tsend(f.s[0].ep, out, LEN, NULL, f.s[0].peer, 1, NULL),
+		     0);
+	pf_drive(&f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 3);
+	posted = fake_verbs_counts().rdma_bytes;
+	fake_verbs_hold(IBV_WR_RDMA_READ, false);
+	cr_assert(fake_verbs_step(), "rail 0's READ");
+	cr_assert(fake_verbs_step(), "rail 1's READ");
+	cr_assert_eq(
+		fake_verbs_fail(IBV_WR_RDMA_READ, IBV_WC_RETRY_EXC_ERR, false),
+		1, "rail 2's READ");
+	cr_assert(pf_drive_until(&f, 1, 1, 5000));
+	cr_assert(pf_drive_until(&f, 0, 1, 5000));
+	cr_expect_eq(f.s[0].n_err + f.s[1].n_err, 0);
+	cr_expect(pf_check(in, LEN, 61), "intact");
+	/* Pieces of 384 KiB (a third, rounded up to 64 KiB): rail 2's is
+	 * the last 256 KiB. */
+	cr_expect_eq(fake_verbs_counts().rdma_bytes - posted, 256 << 10,
+		     "rail 2's piece read again, and nothing more");
+	cr_expect(rails_of(&f, 1)->up, "the other rails carry on");
+	cr_expect_eq(rails_of(&f, 1)->out, 1u << 2);
+
+	for (unsigned i = 0; i < 2; i++) {
+		rail_bytes3(&f, 1, b0);
+		send_one(&f, 62 + i, 2 + i);
+		rail_bytes3(&f, 1, b1);
+		cr_expect_eq(b1[2], b0[2], "rail 2 while it is out");
+		cr_expect_gt(b1[1] - b0[1], 0, "rail 1 carries on");
+		cr_expect_eq(b1[0] - b0[0] + b1[1] - b0[1], LEN,
+			     "rails 0 and 1 carry it all");
+	}
+
+	fake_verbs_port_down(2, false);
+	for (int t = 0; t < 2000; t += 10) {
+		if (rails_of(&f, 1)->back == GDRFAB_RAILS_STEADY &&
+		    rails_of(&f, 1)->up && both_up(&f, 10))
+			break;
+		pf_drive(&f, 10);
+	}
+	cr_assert(both_up(&f, 10), "back on both sides");
+	cr_expect_eq(rails_of(&f, 1)->back, GDRFAB_RAILS_STEADY);
+	cr_expect_eq(rails_of(&f, 1)->out, 0);
+	rail_bytes3(&f, 1, b0);
+	send_one(&f, 64, 4);
+	rail_bytes3(&f, 1, b1);
+	cr_expect_gt(b1[2] - b0[2], 0, "rail 2 striped again");
+	cr_expect_gt(b1[1] - b0[1], 0);
+	free(out);
+	free(in);
+	pf_close(&f);
+}

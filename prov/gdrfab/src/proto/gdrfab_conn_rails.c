@@ -349,6 +349,13 @@ void gdrfab_conn_rails_error(struct gdrfab_conn *conn)
 		gdrfab_vops->modify_qp(conn->rails->qp[i], &attr, IBV_QP_STATE);
 }
 
+void gdrfab_conn_rail_error(struct gdrfab_conn *conn, size_t rail)
+{
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_ERR};
+
+	gdrfab_vops->modify_qp(conn->rails->qp[rail - 1], &attr, IBV_QP_STATE);
+}
+
 void gdrfab_conn_rails_free(struct gdrfab_conn *conn)
 {
 	struct gdrfab_conn_rails *cr = conn->rails;

@@ -65,8 +65,12 @@ struct gdrfab_conn_rails {
 	/* We made the rails from the peer's REP (the CM requester): when
 	 * both sides offer to take them back at once, ours goes. */
 	bool requester;
-	uint8_t back;		      /* enum gdrfab_rail_back_state */
-	uint8_t lost_rail;	      /* the rail that failed, for the log */
+	uint8_t back;	   /* enum gdrfab_rail_back_state */
+	uint8_t lost_rail; /* the rail that failed, for the log */
+	/* Rails (bit r for rail r) taken out while up: the pair's others
+	 * carry on (three rails or more, gdrfab_rail_back.h); none once the
+	 * rails are back. */
+	uint8_t out;
 	struct gdrfab_cm_rails offer; /* the peer's, while ASKED, ACCEPTED */
 	/* The take-back's retries (gdrfab_rail_back.h): attempts so far,
 	 * whether they were logged, and when the next may go. */
@@ -142,6 +146,15 @@ bool gdrfab_conn_rails_connect(struct gdrfab_conn *conn,
 /* The connection failed: its rail QPs go to the error state, so that
  * what they hold comes back flushed now, as rail 0's does. */
 void gdrfab_conn_rails_error(struct gdrfab_conn *conn);
+/* Rail's QP alone (1 to more) to the error state: it is taken out while
+ * the others carry on. */
+void gdrfab_conn_rail_error(struct gdrfab_conn *conn, size_t rail);
+/* Whether work may go on rail (1 to more) of conn's rails now. */
+static inline bool gdrfab_conn_rail_usable(const struct gdrfab_conn_rails *cr,
+					   size_t rail)
+{
+	return cr->up && !(cr->out & (1u << rail));
+}
 /* Destroys conn's rail QPs. */
 void gdrfab_conn_rails_free(struct gdrfab_conn *conn);
 

@@ -430,7 +430,8 @@ static bool post_rdma(struct gdrfab_proto *proto, struct gdrfab_req *req)
 			/* Its rails were taken out under it (they may be
 			 * reset, where a work request would never complete):
 			 * again on rail 0 from here, as if it had failed. */
-			if (rail && !req->conn->rails->up) {
+			if (rail &&
+			    !gdrfab_conn_rail_usable(req->conn->rails, rail)) {
 				req->rail_lost = true;
 				continue;
 			}

@@ -24,7 +24,8 @@ static void phase_start(struct gdrfab_conn_rails *cr)
 	cr->next_ms = 0;
 }
 
-void gdrfab_rail_back_out(struct gdrfab_conn *conn, size_t rail)
+/* Every rail out: rail 0 carries the connection alone. */
+static void all_out(struct gdrfab_conn *conn, size_t rail)
 {
 	struct gdrfab_conn_rails *cr = conn->rails;
 
@@ -36,6 +37,31 @@ void gdrfab_rail_back_out(struct gdrfab_conn *conn, size_t rail)
 	 * rail 0, instead of after each QP's retries; and the pair's
 	 * rails are reset only once nothing is on them. */
 	gdrfab_conn_rails_error(conn);
+}
+
+void gdrfab_rail_back_out(struct gdrfab_conn *conn, size_t rail)
+{
+	struct gdrfab_conn_rails *cr = conn->rails;
+	uint8_t all = (uint8_t)(((1u << cr->more) - 1) << 1);
+	uint8_t out = (uint8_t)(cr->out | 1u << rail);
+
+	/* Striping (STEADY), or already without another rail (LOST while
+	 * up), and a rail beyond 0 left besides this one: it alone goes
+	 * out; what is on it comes back flushed, and the others carry on
+	 * until its port is back (the timers). */
+	if (cr->up && out != all &&
+	    (cr->back == GDRFAB_RAILS_STEADY ||
+	     cr->back == GDRFAB_RAILS_LOST)) {
+		if (cr->back == GDRFAB_RAILS_STEADY) {
+			cr->back = GDRFAB_RAILS_LOST;
+			cr->lost_rail = (uint8_t)rail;
+			phase_start(cr);
+		}
+		cr->out = out;
+		gdrfab_conn_rail_error(conn, rail);
+		return;
+	}
+	all_out(conn, rail);
 }
 
 long long gdrfab_rail_back_delay(unsigned tries)
@@ -186,6 +212,14 @@ void gdrfab_rail_back_timers(struct gdrfab_conn *conn)
 		offer_again(conn);
 		return;
 	}
+	/* Rails left carrying on (LOST while up): once the lost ones'
+	 * ports are back, they stop too, as the pair resets every rail;
+	 * what was still to go on them goes on rail 0 meanwhile. */
+	if (cr->up) {
+		if (!ports_active(conn->proto, cr->more))
+			return;
+		cr->up = false;
+	}
 	/* A reset drops what a QP holds without completing it. */
 	if (!gdrfab_conn_rails_drained(conn) ||
 	    !ports_active(conn->proto, cr->more))
@@ -275,7 +309,7 @@ static void on_accept(struct gdrfab_conn *conn, const struct gdrfab_cm_rails *t)
 		 * build before retries reset and connected again for a copy
 		 * of it, so its QPs no longer match ours. Out, and a new
 		 * exchange; what fails meanwhile goes again on rail 0. */
-		gdrfab_rail_back_out(conn, cr->lost_rail ? cr->lost_rail : 1);
+		all_out(conn, cr->lost_rail ? cr->lost_rail : 1);
 		return;
 	}
 	if (cr->back != GDRFAB_RAILS_OFFERED)
@@ -322,6 +356,7 @@ void gdrfab_rail_back_done(struct gdrfab_conn *conn)
 	char peer[128];
 
 	cr->up = true;
+	cr->out = 0;
 	cr->back = GDRFAB_RAILS_STEADY;
 	phase_start(cr);
 	gdrfab_pstat_rail_back(proto, rail);

@@ -5,10 +5,16 @@
  * rails out (gdrfab_stripe.h): nothing more is striped on them, their QPs
  * go to the error state so that every piece still on them comes back
  * flushed (and goes again on rail 0), and the pair waits for the rails'
- * ports. Once every rail QP of the pair is drained and our rails' ports
- * are active again (ibv_query_port, at most every
- * GDRFAB_RAIL_PORT_CHECK_MS per endpoint, only while some rail is out),
- * the pair connects them anew over rail 0:
+ * ports. A pair of three rails or more that has another rail beyond 0
+ * left takes the failed one out alone (cr->out, its QP to the error
+ * state; LOST while still up): the others stripe on, so that a job on a
+ * GPU with four NICs keeps three while one is down. Once the lost rails'
+ * ports are active again, the others stop too (up false: what was still
+ * to go on them goes on rail 0) and the pair takes all of them back as
+ * below, since the exchange resets every rail QP. Once every rail QP of the
+ * pair is drained and our rails' ports are active again (ibv_query_port, at
+ * most every GDRFAB_RAIL_PORT_CHECK_MS per endpoint, only while some rail is
+ * out), the pair connects them anew over rail 0:
  *
  *   A: rail QPs reset (RESET -> INIT, new PSNs)  -- OFFER, A's rails -->
  *   B: rails out if they were not (QPs to error), and once drained and
@@ -93,8 +99,9 @@
 #define GDRFAB_RAIL_RETRY_FIRST_MS 1000
 #define GDRFAB_RAIL_RETRY_MAX_MS   30000
 
-/* conn's rails (up) are taken out after a failure on rail: nothing more
- * is striped, and what is on them comes back flushed. */
+/* conn's rails (up) are taken out after a failure on rail: rail alone
+ * while another beyond 0 is left (the rest stripe on), else all of them:
+ * nothing more is striped; what is on the rails out comes back flushed. */
 void gdrfab_rail_back_out(struct gdrfab_conn *conn, size_t rail);
 /* From the connection timers, for a connected conn whose rails are out:
  * the next step once what it waits for is there. */

@@ -295,6 +295,9 @@ struct gdrfab_req {
 		/* GDRFAB_STRIPE_ALL: in one piece per rail; else whole on
 		 * this rail, its turn (set only once striped). */
 		uint8_t stripe_turn;
+		/* The rails it goes on, a bit per rail (0's included): the
+		 * pair's, but for those out when it was set up. */
+		uint8_t stripe_mask;
 		struct gdrfab_stage_job stage;
 		/* A staged RDMA READ's work requests in flight (they end
 		 * in order): each piece copies into the GPU as soon as its

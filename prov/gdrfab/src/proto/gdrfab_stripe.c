@@ -109,10 +109,24 @@ static bool set_rail_lkeys(struct gdrfab_req *req, size_t more)
  * below the stripe threshold. */
 static uint8_t next_turn(struct gdrfab_conn *conn)
 {
-	uint8_t rail = (uint8_t)(conn->rails->turn % (conn->rails->more + 1));
+	struct gdrfab_conn_rails *cr = conn->rails;
 
-	conn->rails->turn = (uint8_t)(rail + 1);
-	return rail;
+	/* A rail taken out (cr->out) is passed over; rail 0 never is. */
+	for (size_t i = 0; i <= cr->more; i++) {
+		uint8_t rail = (uint8_t)(cr->turn % (cr->more + 1));
+
+		cr->turn = (uint8_t)(rail + 1);
+		if (!(cr->out & (1u << rail)))
+			return rail;
+	}
+	return 0;
+}
+
+/* The rails a request set up now goes on, a bit per rail, rail 0's
+ * included: those of the pair not taken out. */
+static uint8_t usable_rails(const struct gdrfab_conn_rails *cr)
+{
+	return (uint8_t)((((1u << cr->more) - 1) << 1 | 1u) & ~cr->out);
 }
 
 void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
@@ -137,6 +151,7 @@ void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 			rd->rail_rkey[s][r - 1] = keys[s * more + r - 1];
 	}
 	rd->stripe_more = more;
+	rd->stripe_mask = usable_rails(rd->conn->rails);
 	rd->rail_bad = 0;
 	rd->stripe_turn = rd->len >= gdrfab_params.stripe_min
 				  ? GDRFAB_STRIPE_ALL
@@ -151,16 +166,40 @@ void gdrfab_stripe_rail_lost(struct gdrfab_req *req, size_t rail)
 
 	req->rail_lost = true;
 	req->rail_bad |= (uint8_t)(1u << rail);
-	/* Said already, unless the rails failed again as the pair was
-	 * taking them back: we connected ours, the peer had not yet. */
-	if (!conn->rails->up && conn->rails->back != GDRFAB_RAILS_ACCEPTED)
+	/* Said already (the rail is out, or all are), unless the rails
+	 * failed again as the pair was taking them back: we connected ours,
+	 * the peer had not yet. */
+	if ((!conn->rails->up && conn->rails->back != GDRFAB_RAILS_ACCEPTED) ||
+	    (conn->rails->out & (1u << rail)))
 		return;
 	gdrfab_rail_back_out(conn, rail);
 	gdrfab_addr_to_str(&conn->peer, peer, sizeof(peer));
-	GDRFAB_WARN(
-		FI_LOG_EP_DATA,
-		"rail %zu (%s) to %s failed: the connection's striped reads and writes go again on rail 0, which carries it alone until the rail's port is back\n",
-		rail, gdrfab_pstat_rail_name(conn->proto, rail), peer);
+	if (conn->rails->up)
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"rail %zu (%s) to %s failed: what was on it goes again on rail 0, and the connection's other rails carry on without it until its port is back\n",
+			rail, gdrfab_pstat_rail_name(conn->proto, rail), peer);
+	else
+		GDRFAB_WARN(
+			FI_LOG_EP_DATA,
+			"rail %zu (%s) to %s failed: the connection's striped reads and writes go again on rail 0, which carries it alone until the rail's port is back\n",
+			rail, gdrfab_pstat_rail_name(conn->proto, rail), peer);
+}
+
+/* The rail of the n-th bit (from 0) set in mask. */
+static size_t nth_rail(uint8_t mask, size_t n)
+{
+	for (size_t r = 0; r < 8; r++) {
+		if ((mask & (1u << r)) && !n--)
+			return r;
+	}
+	return 0;
+}
+
+/* How many of mask's bits below rail are set: rail's place among them. */
+static size_t rail_place(uint8_t mask, size_t rail)
+{
+	return (size_t)__builtin_popcount(mask & ((1u << rail) - 1));
 }
 
 /* The length of a striped request's pieces: its bytes shared among its
@@ -168,7 +207,7 @@ void gdrfab_stripe_rail_lost(struct gdrfab_req *req, size_t rail)
  * and there may be fewer pieces than rails). */
 static uint64_t piece_len(const struct gdrfab_req *req)
 {
-	size_t rails = req->stripe_more + 1;
+	size_t rails = (size_t)__builtin_popcount(req->stripe_mask);
 	uint64_t piece = (req->len + rails - 1) / rails;
 
 	return (piece + GDRFAB_STRIPE_ALIGN - 1) &
@@ -184,8 +223,11 @@ static uint64_t piece_start(const struct gdrfab_req *req, size_t rail)
 
 	if (req->stripe_turn != GDRFAB_STRIPE_ALL)
 		return rail == req->stripe_turn ? 0 : req->len;
+	if (!(req->stripe_mask & (1u << rail)))
+		return req->len; /* out when it was set up: no piece */
+	idx = rail_place(req->stripe_mask, rail);
 	if (req->stripe_last0)
-		idx = rail ? rail - 1 : last;
+		idx = rail ? rail_place(req->stripe_mask & ~1u, rail) : last;
 	return idx <= last ? idx * piece : req->len;
 }
 
@@ -264,11 +306,11 @@ size_t gdrfab_stripe_rail(const struct gdrfab_req *req, uint64_t *left)
 	*left = GDRFAB_MIN((uint64_t)(idx + 1) * piece, (uint64_t)req->len) -
 		req->posted;
 	if (!req->stripe_last0)
-		return idx;
+		return nth_rail(req->stripe_mask, idx);
 	/* Rail 0 takes the last piece (there may be fewer pieces than
 	 * rails), the others the ones before it in order. */
 	last = (size_t)((req->len - 1) / piece);
-	return idx == last ? 0 : idx + 1;
+	return idx == last ? 0 : nth_rail(req->stripe_mask & ~1u, idx);
 }
 
 /* ---- RMA ---- */
@@ -324,6 +366,7 @@ void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	for (size_t r = 1; r <= more; r++)
 		req->rail_rkey[0][r - 1] = e->rkey[r - 1];
 	req->stripe_more = more;
+	req->stripe_mask = usable_rails(conn->rails);
 	req->rail_bad = 0;
 	req->stripe_turn = req->len >= gdrfab_params.stripe_min
 				   ? GDRFAB_STRIPE_ALL

@@ -135,10 +135,13 @@ void gdrfab_stripe_keys_learn(struct gdrfab_conn *conn, uint64_t key,
 
 /* ---- a rail that fails ----
  * A piece that fails on rail (> 0) while the connection stands (its link
- * down past the RC retry budget, its QP in error) takes the connection's
- * rails out: nothing more is striped on it (until it is made again, when
- * the pair agrees on rails anew), which is logged once, naming the rail's
- * NIC and the peer; the piece's error is counted on its rail. The request
+ * down past the RC retry budget, its QP in error) takes that rail out
+ * (gdrfab_rail_back.h): with another rail beyond 0 left, it alone (its QP
+ * to the error state, conn->rails->out), and requests set up afterwards
+ * stripe over the rest (req->stripe_mask) and take turns among them;
+ * else all of the connection's rails, rail 0 carrying everything, until
+ * the rails are taken back. Logged once, naming the rail's NIC and the
+ * peer; the piece's error is counted on its rail. The request
  * is marked (req->rail_lost, the failed rail in req->rail_bad), posts no
  * more pieces, and once nothing of it is in flight goes again on rail 0
  * from the first byte that may not have landed: the start of the first
