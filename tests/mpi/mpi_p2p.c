@@ -6,13 +6,21 @@
  * ranks; rank 0 prints "PASS: mpi: ..." or "FAIL: mpi: ..." per check and
  * "mpi: N passed, M failed" at the end. Works for 2 or more ranks.
  *
- *   mpirun -np 2 mpi_p2p [MAX_BYTES]      (default 64 MiB)
+ *   mpirun -np 2 mpi_p2p [MAX_BYTES [ROUNDS [STOP_FILE]]]
+ *
+ * MAX_BYTES: the largest message (default 64 MiB). ROUNDS (default 0):
+ * then up to that many rounds in which every rank exchanges MAX_BYTES
+ * with every peer, data checked, as a long-running consumer does (a rail
+ * taken down and back meanwhile: tests/vm/rails/rails-in-vm.sh); the
+ * rounds stop early, all ranks together, once STOP_FILE exists (rank 0
+ * looks before each round).
  */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi_agree.h"
 
@@ -202,9 +210,55 @@ static void cancel_receive(void)
 	agree("a cancelled receive takes nothing", ok);
 }
 
+/* Up to rounds rounds, each a shift exchange: every rank sends n bytes
+ * to rank + k and receives them from rank - k, k = 1 .. size - 1, each
+ * message's bytes its sender's, shift's and round's, checked. Stops
+ * before a round once stop names a file that exists (rank 0 looks, all
+ * ranks follow). One verdict for them all, which needs a round done. */
+static void exchange_rounds(size_t n, long rounds, const char *stop)
+{
+	unsigned char *out = malloc(n ? n : 1), *in = malloc(n ? n : 1);
+	long done = 0;
+	int ok = out && in;
+	char what[128];
+
+	for (long r = 0; r < rounds; r++) {
+		int halt = !rank && stop && !access(stop, F_OK);
+
+		MPI_Bcast(&halt, 1, MPI_INT, 0, MPI_COMM_WORLD);
+		if (halt)
+			break;
+		for (int k = 1; k < size; k++) {
+			int to = (rank + k) % size,
+			    from = (rank + size - k) % size;
+			MPI_Status st;
+			int count;
+
+			fill(out, n, (unsigned)(rank * 7919 + k * 131 + r));
+			memset(in, 0, n);
+			MPI_Sendrecv(out, (int)n, MPI_BYTE, to, 1000 + k, in,
+				     (int)n, MPI_BYTE, from, 1000 + k,
+				     MPI_COMM_WORLD, &st);
+			MPI_Get_count(&st, MPI_BYTE, &count);
+			ok &= count == (int)n && st.MPI_SOURCE == from &&
+			      same(in, n,
+				   (unsigned)(from * 7919 + k * 131 + r));
+		}
+		done++;
+	}
+	snprintf(what, sizeof(what),
+		 "%ld rounds of %zu bytes with every peer, data checked", done,
+		 n);
+	agree(what, ok && done > 0);
+	free(out);
+	free(in);
+}
+
 int main(int argc, char **argv)
 {
 	size_t max = argc > 1 ? strtoull(argv[1], NULL, 0) : 64u << 20;
+	long rounds = argc > 2 ? strtol(argv[2], NULL, 0) : 0;
+	const char *stop = argc > 3 ? argv[3] : NULL;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -216,6 +270,8 @@ int main(int argc, char **argv)
 		probes();
 		cancel_receive();
 	}
+	if (rounds > 0)
+		exchange_rounds(max, rounds, stop);
 	if (!rank)
 		printf("mpi: %d passed, %d failed\n", passed, failed);
 	MPI_Finalize();

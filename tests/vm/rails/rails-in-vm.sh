@@ -56,8 +56,10 @@ declare -A before delta
 # pkts DEV: the RoCE packets DEV sent and received so far (rxe's own
 # counters: they see every packet whichever QP sent it).
 pkts() {
-	local d=/sys/class/infiniband/$1/ports/1/hw_counters
-	echo $(($(cat "$d/sent_pkts") + $(cat "$d/rcvd_pkts")))
+	local d=/sys/class/infiniband/$1/ports/1/hw_counters s r
+	read -r s <"$d/sent_pkts"
+	read -r r <"$d/rcvd_pkts"
+	echo $((s + r))
 }
 # share RAIL OTHER: RAIL's share in percent of the packets RAIL and OTHER
 # carried in the last run (0 when none).
@@ -377,15 +379,155 @@ mpich_rails() (
 	export FI_PROVIDER=gdrfab MPICH_CH4_NETMOD=ofi MPIR_CVAR_NOLOCAL=1
 	mpi_rails mpich "$GDRFAB_RAILS_MPICH/bin/mpiexec" -hosts localhost -n 2 "$@"
 )
+# A rail down and back under a real MPI with several peers: Open MPI's
+# 4 ranks as above run mpi_p2p's checks to 1 MiB, then rounds in which
+# every rank exchanges 1 MiB with every peer, data checked, until told
+# to stop. Which entry of the 6 fi_getinfo lists (rxe0+rxe2, rxe1+rxe3,
+# then rxe0 .. rxe3 alone) a rank takes is Open MPI's choice (its
+# package rank modulo the alike entries). Bound (its default for 4
+# ranks) that changed from run to run here: two ranks on rxe1+rxe3
+# (rank to rank over the same devices, the rxe2-rxe3 link idle) or one
+# rank on a set alone; unbound (--bind-to none) one rank took each set
+# and the others a NIC alone. No more than two ranks can stripe: with 4
+# NICs no third set can be named (a NIC is in one set). So the ranks with
+# a set are read from their counters' headers: there must be two, and
+# each of them must show the flap. veth2 goes down once rxe2 or rxe3 carries
+# striped pieces (down, it takes rxe3's port down too), and comes back
+# once a rank has said the rail failed; once every set's rank has said
+# "back: striping again" and their second rails carried two striped
+# 1 MiB messages' halves since, the stop file ends the rounds (at most
+# 400: bounded either way, and timeout-guarded, the ranks' stacks
+# printed on a hang).
+mpi_flapper() {
+	local mpi=$1 out=$dir/mflap.out want start=$SECONDS base
+	base=$(($(pkts rxe2) + $(pkts rxe3)))
+	for _ in $(seq 600); do
+		[ $(($(pkts rxe2) + $(pkts rxe3))) -gt $((base + 200)) ] && break
+		kill -0 "$mpi" 2>/dev/null || break
+		sleep 0.1
+	done
+	ip link set veth2 down
+	echo "veth2 down: $((SECONDS - start)) s" >>"$dir/mflap.steps"
+	for _ in $(seq 600); do
+		grep -q "rail 1 .*failed" "$out" 2>/dev/null && break
+		kill -0 "$mpi" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "a rail's failure said: $((SECONDS - start)) s" >>"$dir/mflap.steps"
+	link2_up || { touch "$dir/mflap.stop"; return 1; }
+	echo "veth2 up, rxe2/rxe3 ACTIVE: $((SECONDS - start)) s" >>"$dir/mflap.steps"
+	pkts rxe2 >"$dir/mflap.rxe2"
+	pkts rxe3 >"$dir/mflap.rxe3"
+	want=$((2 * 524288 / $(mtu rxe2)))
+	for _ in $(seq 600); do
+		kill -0 "$mpi" 2>/dev/null || break
+		[ "$(grep -c "rail 1 (rxe[23]) to .* back: striping again" "$out")" -ge 1 ] &&
+			[ $(($(pkts rxe2) - $(cat "$dir/mflap.rxe2") + $(pkts rxe3) - $(cat "$dir/mflap.rxe3"))) -ge "$want" ] &&
+			sleep 2 && break
+		sleep 0.1
+	done
+	echo "back and striping, the rounds told to stop: $((SECONDS - start)) s" >>"$dir/mflap.steps"
+	touch "$dir/mflap.stop"
+}
+mpi_flap_run() {
+	local rc=0 start=$SECONDS mpi flapper
+	rm -f "$dir/mflap.stop" "$dir/mflap.rxe2" "$dir/mflap.rxe3" "$dir/mflap.steps"
+	FI_LOG_LEVEL=${GDRFAB_RAILS_LOG:-warn} FI_LOG_PROV=gdrfab \
+		FI_GDRFAB_STATS=$dir/mflap.stats timeout_stacks 150 \
+		mpirun --allow-run-as-root --oversubscribe -np 4 --bind-to none \
+		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include gdrfab --mca btl self \
+		-x FI_PROVIDER_PATH -x FI_GDRFAB_RAILS -x FI_GDRFAB_STATS -x FI_LOG_LEVEL -x FI_LOG_PROV \
+		"$GDRFAB_RAILS_OPENMPI" 1048576 400 "$dir/mflap.stop" >"$dir/mflap.out" 2>&1 &
+	mpi=$!
+	mpi_flapper "$mpi" &
+	flapper=$!
+	wait "$mpi" || rc=1
+	wait "$flapper" || rc=1
+	sed 's/^/    /' "$dir/mflap.steps"
+	echo "    $((SECONDS - start)) s in all"
+	grep -q "^mpi: [0-9]* passed, 0 failed" "$dir/mflap.out" || rc=1
+	grep -q "^PASS: mpi: [0-9]* rounds of 1048576 bytes with every peer" "$dir/mflap.out" || rc=1
+	grep -E '^(FAIL|mpi)|rounds of' "$dir/mflap.out" | sed 's/^/    /'
+	[ $rc = 0 ] || tail -n 60 "$dir/mflap.out" | sed 's/^/    /'
+	"$stat" "$dir/mflap".stats.* >"$dir/mflap.job" 2>/dev/null || rc=1
+	head -qn 1 "$dir/mflap".stats.* | sed 's/^gdrfab stats: /    /'
+	return $rc
+}
+# set_ranks: "PID NIC" for each rank whose endpoint is a rail set, NIC
+# its rail 1 (from its counters' header and rail rows).
+set_ranks() {
+	local f pid
+	for f in "$dir"/mflap.stats.*; do
+		head -n 1 "$f" | grep -q '^gdrfab stats: endpoint [^ ]*+' || continue
+		pid=$(head -n 1 "$f" | sed 's/.* pid=\([0-9]*\).*/\1/')
+		"$stat" -e "$f" 2>/dev/null | awk -v p="$pid" '$1 == "rail" && $2 == 1 { print p, $3, $6, $7 }'
+	done
+}
+# mpi_flap_logged: each rank on a set said its rail 1's return once (its
+# own log lines: libfabric's carry its pid); at least one said the
+# failure (a rank whose reads were not on the rail when it went learns
+# of it from its peer's offer, and says nothing).
+mpi_flap_logged() {
+	local out=$dir/mflap.out n=0 pid nic b fails
+	fails=$(grep -c "rail 1 (rxe[23]) to .* failed" "$out")
+	grep -h "rail 1 .*\(failed\|back\)" "$out" | cut -c1-160 | sed 's/^/    /'
+	while read -r pid nic _; do
+		b=$(grep -c "^libfabric:$pid:.*rail 1 ($nic) to .* back: striping again" "$out")
+		echo "    rank pid $pid ($nic): back lines $b"
+		[ "$b" = 1 ] || return 1
+		n=$((n + 1))
+	done <<<"$(set_ranks)"
+	echo "    failure lines: $fails; ranks on sets: $n"
+	[ "$fails" -ge 1 ] && [ "$n" -ge 2 ]
+}
+# mpi_flap_counted: the set ranks' counters: a rail error on some rank's
+# rail 1, each rank's rail 1 taken back once.
+mpi_flap_counted() {
+	local pid nic e b errs=0 n=0
+	sed -n '/^  rail/p' "$dir/mflap.job" | sed 's/^/    /'
+	while read -r pid nic e b; do
+		echo "    rank pid $pid ($nic): rail errors $e, back $b"
+		[ "$b" = 1 ] || return 1
+		errs=$((errs + e)) n=$((n + 1))
+	done <<<"$(set_ranks)"
+	[ "$errs" -gt 0 ] && [ "$n" -ge 2 ]
+}
+# mpi_striping_again: as striping_again, after the link came back, on
+# the set ranks' second rails (rxe3 alone when both ranks are on
+# rxe1+rxe3: rank to rank over one device).
+mpi_striping_again() {
+	local a2 a3 want nic
+	[ -s "$dir/mflap.rxe2" ] || { echo "    the link did not come back in time"; return 1; }
+	a2=$(($(pkts rxe2) - $(cat "$dir/mflap.rxe2")))
+	a3=$(($(pkts rxe3) - $(cat "$dir/mflap.rxe3")))
+	want=$((2 * 524288 / $(mtu rxe2)))
+	echo "    after the link was back: rxe2 $a2, rxe3 $a3 packets (at least $want on each set's)"
+	for nic in $(set_ranks | awk '{ print $2 }' | sort -u); do
+		if [ "$nic" = rxe2 ]; then
+			[ "$a2" -ge "$want" ] || return 1
+		else
+			[ "$a3" -ge "$want" ] || return 1
+		fi
+	done
+}
 if [ -n "${GDRFAB_RAILS_OPENMPI:-}" ]; then
 	# 4 ranks over the 6 entries: rxe0+rxe2, rxe1+rxe3, rxe0, rxe1, so
 	# that each endpoint has peers of both kinds (a ring: the sets'
-	# ranks 0 and 1 stripe, the others use one NIC).
+	# ranks 0 and 1 stripe, the others use one NIC). Unbound: bound,
+	# Open MPI's choice of entries changes from run to run (mpi_flapper).
 	check "Open MPI (mtl ofi), 4 ranks, mpi_p2p 0 B .. 16 MiB: the rail-set ranks stripe" \
-		mpi_rails openmpi mpirun --allow-run-as-root --oversubscribe -np 4 \
+		mpi_rails openmpi mpirun --allow-run-as-root --oversubscribe -np 4 --bind-to none \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include gdrfab --mca btl self \
 		-x FI_PROVIDER_PATH -x FI_GDRFAB_RAILS -x FI_GDRFAB_STATS \
 		"$GDRFAB_RAILS_OPENMPI" 16777216
+	check "Open MPI, 4 ranks, a rail down and back mid-run: every exchange's data checked" \
+		mpi_flap_run
+	check "Open MPI: the striping ranks logged the rail's failure and its return" mpi_flap_logged
+	check "Open MPI: the ranks' counters show the rail errors and the rails taken back" \
+		mpi_flap_counted
+	check "Open MPI: rxe2 and rxe3 carry striped packets again after the link is back" \
+		mpi_striping_again
+	check "the link flapped under MPI is ACTIVE" link2_up
 else
 	echo "SKIP: $suite: Open MPI on rail sets: no mpicc/mpirun (scripts/install-deps.sh)"
 fi

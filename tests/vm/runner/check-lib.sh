@@ -25,8 +25,9 @@ wait_port() { # PORT [TRIES [SECONDS between them]] (200 x 0.05 s)
 }
 # timeout_stacks SECONDS COMMAND...: timeout's job, except that a
 # command still running at the limit first has its threads' stacks
-# printed (gdb) to stderr, so that a hang in a check explains itself in
-# the check's output; its status is then 124, as timeout's.
+# printed (gdb) to stderr, and those of its children (a launcher's
+# ranks: mpirun's), so that a hang in a check explains itself in the
+# check's output; its status is then 124, as timeout's.
 timeout_stacks() {
 	local limit=$1 pid watcher rc
 	shift
@@ -35,11 +36,15 @@ timeout_stacks() {
 	(
 		sleep "$limit"
 		kill -0 "$pid" 2>/dev/null || exit 0
-		echo "---- $1 ($pid) still running after $limit s: its threads' stacks" >&2
-		command -v gdb >/dev/null &&
-			timeout 60 gdb -batch -nx -p "$pid" -ex 'thread apply all bt 24' 2>&1 |
-			grep -E '^(Thread|#)' >&2
-		kill -9 "$pid" 2>/dev/null
+		kids=$(cat /proc/"$pid"/task/*/children 2>/dev/null)
+		for p in $pid $kids; do
+			echo "---- $(cat /proc/"$p"/comm 2>/dev/null) ($p) of $1 still running after $limit s: its threads' stacks" >&2
+			command -v gdb >/dev/null &&
+				timeout 60 gdb -batch -nx -p "$p" -ex 'thread apply all bt 24' 2>&1 |
+				grep -E '^(Thread|#)' >&2
+		done
+		# shellcheck disable=SC2086 # the children's ids, one word each
+		kill -9 "$pid" $kids 2>/dev/null
 	) &
 	watcher=$!
 	wait "$pid"
