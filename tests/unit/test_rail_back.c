@@ -374,6 +374,18 @@ static void let_go(void)
 	fake_verbs_hold(IBV_WR_SEND, true);
 }
 
+/* A pair whose side 1 lost the rail and, its port back, has offered to
+ * take it back, the offer held on the wire with every control message
+ * after it. */
+static void offer_held(struct pf *f)
+{
+	lose_rail(f);
+	fake_verbs_hold(IBV_WR_SEND, true);
+	fake_verbs_port_down(1, false);
+	pf_drive(f, 300);
+	cr_assert_eq(rails_of(f, 1)->back, GDRFAB_RAILS_OFFERED);
+}
+
 /* Side 1 offers; side 0's ACCEPT is still on its way when side 1's wait
  * ends: side 1 offers again, the same QPs and PSNs. Side 0 reads the
  * copy after it accepted, and answers it with the same ACCEPT; side 1
@@ -384,11 +396,7 @@ Test(rail_back, unanswered_offer_goes_again_late_answer_agrees)
 	uint32_t psn0, psn1;
 	struct pf f;
 
-	lose_rail(&f);
-	fake_verbs_hold(IBV_WR_SEND, true);
-	fake_verbs_port_down(1, false);
-	pf_drive(&f, 300);
-	cr_assert_eq(rails_of(&f, 1)->back, GDRFAB_RAILS_OFFERED);
+	offer_held(&f);
 	cr_assert_eq(rails_of(&f, 1)->tries, 1);
 	cr_assert_geq(fake_verbs_waiting(IBV_WR_SEND), 1, "the offer");
 	/* Its wait is a second: nothing more meanwhile. */
@@ -438,11 +446,7 @@ Test(rail_back, accept_copy_after_a_new_offer_is_dropped)
 	uint32_t psn0;
 	struct pf f;
 
-	lose_rail(&f);
-	fake_verbs_hold(IBV_WR_SEND, true);
-	fake_verbs_port_down(1, false);
-	pf_drive(&f, 300);
-	cr_assert_eq(rails_of(&f, 1)->back, GDRFAB_RAILS_OFFERED);
+	offer_held(&f);
 	let_go(); /* the offer */
 	pf_drive(&f, 300);
 	cr_assert_eq(rails_of(&f, 0)->back, GDRFAB_RAILS_ACCEPTED);
