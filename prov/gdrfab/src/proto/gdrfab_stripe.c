@@ -219,7 +219,7 @@ static uint64_t piece_start(const struct gdrfab_req *req, size_t rail)
 {
 	uint64_t piece = piece_len(req);
 	uint64_t last = (req->len - 1) / piece;
-	uint64_t idx = rail;
+	uint64_t idx;
 
 	if (req->stripe_turn != GDRFAB_STRIPE_ALL)
 		return rail == req->stripe_turn ? 0 : req->len;
@@ -333,6 +333,7 @@ void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	struct gdrfab_conn *conn = req->conn;
 	struct gdrfab_rail_key *e;
 	size_t more;
+	bool last0;
 
 	/* Nothing to cut in an empty one (FI_GDRFAB_STRIPE_MIN=0). */
 	if (!rails_up(conn) || !req->len ||
@@ -357,12 +358,11 @@ void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	}
 	if (e->state != GDRFAB_RKEY_KNOWN || !set_rail_lkeys(req, more))
 		return; /* rail 0 alone, as before */
-	req->stripe_last0 = req->op == GDRFAB_OP_WRITE &&
-			    (req->cq_flags & FI_REMOTE_CQ_DATA);
-	if (req->len < gdrfab_params.stripe_min && req->stripe_last0) {
-		req->stripe_last0 = false;
+	last0 = req->op == GDRFAB_OP_WRITE &&
+		(req->cq_flags & FI_REMOTE_CQ_DATA);
+	if (req->len < gdrfab_params.stripe_min && last0)
 		return; /* its CQ data on rail 0, after its bytes */
-	}
+	req->stripe_last0 = last0;
 	for (size_t r = 1; r <= more; r++)
 		req->rail_rkey[0][r - 1] = e->rkey[r - 1];
 	req->stripe_more = more;
