@@ -38,6 +38,7 @@ stripe_min=${FI_GDRFAB_STRIPE_MIN:-262144}
 pp=$PWD/examples/gdrfab_pingpong
 bw=$PWD/examples/gdrfab_bw
 stat=$PWD/examples/gdrfab_stat
+rank_nics=$(cd "$(dirname "$0")" && pwd)/rank-nics.sh
 dir=$(mktemp -d /tmp/rails.XXXXXX)
 spid=''
 trap '[ -n "$spid" ] && kill -9 "$spid" 2>/dev/null; rm -rf "$dir"' EXIT
@@ -207,7 +208,10 @@ fi_info -p gdrfab >"$dir/fi_info" 2>&1
 grep 'domain: ' "$dir/fi_info" | sort | uniq -c | sed 's/^/    /'
 check "fi_info lists the domain rxe0+rxe2" grep -q "domain: rxe0+rxe2$" "$dir/fi_info"
 check "fi_info lists the domain rxe1+rxe3" grep -q "domain: rxe1+rxe3$" "$dir/fi_info"
-check "fi_info still lists rxe0 alone" grep -q "domain: rxe0$" "$dir/fi_info"
+# Asked for, the sets stand for their NICs (an MPI spreading its ranks
+# over the entries puts each on a set); a NIC named still gets its own.
+check "fi_info lists no NIC of a set alone" eval '! grep -q "domain: rxe[0-3]$" "$dir/fi_info"'
+check "fi_info -d rxe0 still lists rxe0 alone" eval 'fi_info -p gdrfab -d rxe0 | grep -q "domain: rxe0$"'
 
 check "rail sets, 1 B .. 16 KiB, data checked" pingpong small rxe0+rxe2 rxe1+rxe3 $small 20
 check "eager and segmented: rxe2/rxe3 carry nothing" second_rails_idle
@@ -379,18 +383,28 @@ mpich_rails() (
 	export FI_PROVIDER=gdrfab MPICH_CH4_NETMOD=ofi MPIR_CVAR_NOLOCAL=1
 	mpi_rails mpich "$GDRFAB_RAILS_MPICH/bin/mpiexec" -hosts localhost -n 2 "$@"
 )
+# every_rank_on_a_set NAME: each rank's counters (one file per process)
+# name a rail-set endpoint: asked for rails, the provider lists no NIC
+# of a set alone, so Open MPI, which spreads its ranks over the alike
+# entries (by pid when unbound), put each on a set.
+every_rank_on_a_set() {
+	local f n=0
+	for f in "$dir/$1".stats.*; do
+		head -n 1 "$f" | sed 's/^gdrfab stats: /    /'
+		head -n 1 "$f" | grep -q '^gdrfab stats: endpoint [^ ]*+' || return 1
+		n=$((n + 1))
+	done
+	[ "$n" = 4 ]
+}
 # A rail down and back under a real MPI with several peers: Open MPI's
-# 4 ranks as above run mpi_p2p's checks to 1 MiB, then rounds in which
-# every rank exchanges 1 MiB with every peer, data checked, until told
-# to stop. Which entry of the 6 fi_getinfo lists (rxe0+rxe2, rxe1+rxe3,
-# then rxe0 .. rxe3 alone) a rank takes is Open MPI's choice (its
-# package rank modulo the alike entries). Bound (its default for 4
-# ranks) that changed from run to run here: two ranks on rxe1+rxe3
-# (rank to rank over the same devices, the rxe2-rxe3 link idle) or one
-# rank on a set alone; unbound (--bind-to none) one rank took each set
-# and the others a NIC alone. No more than two ranks can stripe: with 4
-# NICs no third set can be named (a NIC is in one set). So the ranks with
-# a set are read from their counters' headers: there must be two, and
+# 4 ranks run mpi_p2p's checks to 1 MiB, then rounds in which every rank
+# exchanges 1 MiB with every peer, data checked, until told to stop.
+# rank-nics.sh places them as gdrfab_bind.sh would, one entry each:
+# ranks 0 and 1 on rxe0+rxe2 and rxe1+rxe3, ranks 2 and 3 on rxe0 and
+# rxe1 alone, so that the set ranks stripe to each other and use one
+# NIC with the others (unplaced, Open MPI 4.1 picks by pid and the
+# sets went to whichever ranks, one set or none in some runs). So the
+# ranks with a set, read from their counters' headers, must be two, and
 # each of them must show the flap. veth2 goes down once rxe2 or rxe3 carries
 # striped pieces (down, it takes rxe3's port down too), and comes back
 # once a rank has said the rail failed; once every set's rank has said
@@ -437,7 +451,8 @@ mpi_flap_run() {
 		mpirun --allow-run-as-root --oversubscribe -np 4 --bind-to none \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include gdrfab --mca btl self \
 		-x FI_PROVIDER_PATH -x FI_GDRFAB_RAILS -x FI_GDRFAB_STATS -x FI_LOG_LEVEL -x FI_LOG_PROV \
-		"$GDRFAB_RAILS_OPENMPI" 1048576 400 "$dir/mflap.stop" >"$dir/mflap.out" 2>&1 &
+		"$rank_nics" "$GDRFAB_RAILS_OPENMPI" 1048576 400 "$dir/mflap.stop" \
+		>"$dir/mflap.out" 2>&1 &
 	mpi=$!
 	mpi_flapper "$mpi" &
 	flapper=$!
@@ -515,15 +530,17 @@ mpi_striping_again() {
 	done
 }
 if [ -n "${GDRFAB_RAILS_OPENMPI:-}" ]; then
-	# 4 ranks over the 6 entries: rxe0+rxe2, rxe1+rxe3, rxe0, rxe1, so
-	# that each endpoint has peers of both kinds (a ring: the sets'
-	# ranks 0 and 1 stripe, the others use one NIC). Unbound: bound,
-	# Open MPI's choice of entries changes from run to run (mpi_flapper).
-	check "Open MPI (mtl ofi), 4 ranks, mpi_p2p 0 B .. 16 MiB: the rail-set ranks stripe" \
+	# 4 ranks, FI_GDRFAB_RAILS as above and nothing else: the entries
+	# are the two sets alone, so every rank stripes (two ranks per set,
+	# whichever two: Open MPI's pick; unbound, as --bind-to core had
+	# ranks take entries in a different order each run too).
+	check "Open MPI (mtl ofi), 4 ranks, mpi_p2p 0 B .. 16 MiB: the ranks stripe" \
 		mpi_rails openmpi mpirun --allow-run-as-root --oversubscribe -np 4 --bind-to none \
 		--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include gdrfab --mca btl self \
 		-x FI_PROVIDER_PATH -x FI_GDRFAB_RAILS -x FI_GDRFAB_STATS \
 		"$GDRFAB_RAILS_OPENMPI" 16777216
+	check "Open MPI: every rank took a rail set (no NIC of a set is listed alone)" \
+		every_rank_on_a_set openmpi
 	check "Open MPI, 4 ranks, a rail down and back mid-run: every exchange's data checked" \
 		mpi_flap_run
 	check "Open MPI: the striping ranks logged the rail's failure and its return" mpi_flap_logged

@@ -275,14 +275,55 @@ static bool set_starts_with(const char *set, const char *nic)
 	return !strncmp(set, nic, n) && set[n] == '+';
 }
 
-/* The rail sets go before the NICs alone when the user asked for rails
- * (FI_GDRFAB_RAILS set): an MPI takes the first entry, or spreads its
- * ranks over the entries in order, and whoever set the variable wants
- * their MPI to stripe. The sets are ordered as their rail 0s are (the
- * topology's order: the GPU's nearest NIC first). Unset, the sets go
- * after every NIC, so that an application taking the first entry keeps
- * the nearest NIC alone (DESIGN.md, "Rails"): a rail's failure still
- * fails its connections. */
+/* Whether the NIC named nic is one of the rails of a set in sets. */
+static bool in_a_set(const char *nic, const struct fi_info *sets)
+{
+	size_t n = strlen(nic);
+
+	for (; sets; sets = sets->next) {
+		const char *p = sets->domain_attr->name;
+
+		while (p) {
+			if (!strncmp(p, nic, n) && (p[n] == '+' || !p[n]))
+				return true;
+			p = strchr(p, '+');
+			if (p)
+				p++;
+		}
+	}
+	return false;
+}
+
+/* Drops from nics every entry of a NIC that one of sets holds. */
+static struct fi_info *drop_set_members(struct fi_info *nics,
+					const struct fi_info *sets)
+{
+	struct fi_info **pp = &nics;
+
+	while (*pp) {
+		struct fi_info *nic = *pp;
+
+		if (!in_a_set(nic->domain_attr->name, sets)) {
+			pp = &nic->next;
+			continue;
+		}
+		*pp = nic->next;
+		nic->next = NULL;
+		fi_freeinfo(nic);
+	}
+	return nics;
+}
+
+/* When the user asked for rails (FI_GDRFAB_RAILS set), the rail sets
+ * stand for their NICs: a NIC in a set is not listed alone (its name in
+ * the hints still gets it), and the sets come first, ordered as their
+ * rail 0s are (the topology's order: the GPU's nearest NIC first). An
+ * MPI that takes the first entry stripes, and so does one that spreads
+ * its ranks over the alike entries: Open MPI picks its package rank (an
+ * unbound process's pid) modulo their count, so with each NIC listed
+ * alone too most ranks took a NIC alone. Unset, the sets go after every
+ * NIC, so that an application taking the first entry keeps the nearest
+ * NIC alone (DESIGN.md, "Rails"). */
 static struct fi_info *place_rail_sets(struct fi_info *nics,
 				       struct fi_info *sets)
 {
@@ -312,7 +353,7 @@ static struct fi_info *place_rail_sets(struct fi_info *nics,
 	*tail = sets; /* a set whose rail 0 has no entry of its own */
 	while (*tail)
 		tail = &(*tail)->next;
-	*tail = nics;
+	*tail = drop_set_members(nics, head);
 	return head;
 }
 
