@@ -1124,7 +1124,14 @@ int fake_verbs_waiting(enum ibv_wr_opcode op)
 	return n;
 }
 
-int fake_verbs_fail(enum ibv_wr_opcode op, enum ibv_wc_status status, bool cut)
+/* Whether w is on a QP of device dev (any device when dev < 0). */
+static bool wr_on_dev(const struct fake_wr *w, int dev)
+{
+	return dev < 0 || w->qp->qp.context->device - fake_dev == dev;
+}
+
+static int fail_waiting(int dev, enum ibv_wr_opcode op,
+			enum ibv_wc_status status, bool cut)
 {
 	int n = 0;
 
@@ -1133,7 +1140,7 @@ int fake_verbs_fail(enum ibv_wr_opcode op, enum ibv_wc_status status, bool cut)
 		struct fake_wr **at = &wire, *w;
 		struct fake_qp *q, *peer;
 
-		while (*at && (*at)->wr.opcode != op)
+		while (*at && ((*at)->wr.opcode != op || !wr_on_dev(*at, dev)))
 			at = &(*at)->next;
 		if (!*at)
 			break;
@@ -1153,6 +1160,17 @@ int fake_verbs_fail(enum ibv_wr_opcode op, enum ibv_wc_status status, bool cut)
 	}
 	pthread_mutex_unlock(&lock);
 	return n;
+}
+
+int fake_verbs_fail(enum ibv_wr_opcode op, enum ibv_wc_status status, bool cut)
+{
+	return fail_waiting(-1, op, status, cut);
+}
+
+int fake_verbs_fail_on(int dev, enum ibv_wr_opcode op,
+		       enum ibv_wc_status status)
+{
+	return fail_waiting(dev, op, status, false);
 }
 
 struct fake_verbs_counts fake_verbs_counts(void)

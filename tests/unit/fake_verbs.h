@@ -51,6 +51,10 @@ int fake_verbs_waiting(enum ibv_wr_opcode op);
  * and whatever either posts later fails with IBV_WC_RETRY_EXC_ERR.
  * Returns how many it ended. */
 int fake_verbs_fail(enum ibv_wr_opcode op, enum ibv_wc_status status, bool cut);
+/* The same for those on device dev's QPs alone (fake<dev>), without cut:
+ * one rail's NIC failing while the others' work goes on. */
+int fake_verbs_fail_on(int dev, enum ibv_wr_opcode op,
+		       enum ibv_wc_status status);
 
 /* Raises an asynchronous event of the device's port (IBV_EVENT_PORT_ERR,
  * IBV_EVENT_PORT_ACTIVE), read by the next poll of its events. Nothing

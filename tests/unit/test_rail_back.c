@@ -559,10 +559,11 @@ static void rail_bytes3(struct pf *f, int i, uint64_t b[3])
 }
 
 /* Three rails, and rail 2's port goes down under a striped read: that
- * rail alone goes out. Its piece, and nothing more, is read again on
- * rail 0; the next messages stripe over rails 0 and 1 (the endpoint
- * keeps what is left); once the port is back the pair resets its rails
- * and stripes over all three again, each message intact. */
+ * rail alone goes out. Its piece, and nothing more, is read again, cut
+ * over rails 0 and 1, the rails left; the next messages stripe over
+ * them too (the endpoint keeps what is left); once the port is back the
+ * pair resets its rails and stripes over all three again, each message
+ * intact. */
 Test(rail_back, three_rails_one_lost_the_others_carry_on)
 {
 	static const char *const dom[2] = {"fake0+fake1+fake2",
@@ -585,6 +586,7 @@ Test(rail_back, three_rails_one_lost_the_others_carry_on)
 		fi_trecv(f.s[1].ep, in, LEN, NULL, f.s[1].peer, 1, 0, NULL), 0);
 	cr_assert_eq(fi_tsend(f.s[0].ep, out, LEN, NULL, f.s[0].peer, 1, NULL),
 		     0);
+	rail_bytes3(&f, 1, b0);
 	pf_drive(&f, 20);
 	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 3);
 	posted = fake_verbs_counts().rdma_bytes;
@@ -602,6 +604,13 @@ Test(rail_back, three_rails_one_lost_the_others_carry_on)
 	 * the last 256 KiB. */
 	cr_expect_eq(fake_verbs_counts().rdma_bytes - posted, 256 << 10,
 		     "rail 2's piece read again, and nothing more");
+	/* Its 256 KiB again in two pieces of 128 KiB, on rails 0 and 1. */
+	rail_bytes3(&f, 1, b1);
+	cr_expect_eq(b1[0] - b0[0], (384 + 128) << 10, "rail 0: %llu",
+		     (unsigned long long)(b1[0] - b0[0]));
+	cr_expect_eq(b1[1] - b0[1], (384 + 128) << 10, "rail 1: %llu",
+		     (unsigned long long)(b1[1] - b0[1]));
+	cr_expect_eq(b1[2] - b0[2], 256 << 10, "rail 2: its piece, once");
 	cr_expect(rails_of(&f, 1)->up, "the other rails carry on");
 	cr_expect_eq(rails_of(&f, 1)->out, 1u << 2);
 
@@ -630,6 +639,62 @@ Test(rail_back, three_rails_one_lost_the_others_carry_on)
 	rail_bytes3(&f, 1, b1);
 	cr_expect_gt(b1[2] - b0[2], 0, "rail 2 striped again");
 	cr_expect_gt(b1[1] - b0[1], 0);
+	free(out);
+	free(in);
+	pf_close(&f);
+}
+
+/* Three rails, messages below the stripe threshold taking turns (rails
+ * 0, 1, 2, 0), and rail 2's port goes down under the third: it goes
+ * again whole on the next rail left in turn, rail 1, not on rail 0, and
+ * nothing else is read again. Each message ends once, intact. */
+Test(rail_back, three_rails_a_failed_turn_goes_on_the_next_rail_left)
+{
+	static const char *const dom[2] = {"fake0+fake1+fake2",
+					   "fake0+fake1+fake2"};
+	const size_t len = 64 << 10;
+	uint8_t *out = malloc(4 * len), *in = calloc(4, len);
+	uint64_t b0[3], b1[3];
+	long posted;
+	struct pf f;
+
+	cr_assert(out && in);
+	pf_open_domains(&f, 3, dom);
+	pf_connect(&f);
+	pf_drive(&f, 20);
+	cr_assert(rails_of(&f, 0)->up && rails_of(&f, 1)->up);
+	pf_fill(out, 4 * len, 71);
+	rail_bytes3(&f, 1, b0);
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(fi_trecv(f.s[1].ep, in + i * len, len, NULL,
+				      f.s[1].peer, 50 + i, 0, NULL),
+			     0);
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(fi_tsend(f.s[0].ep, out + i * len, len, NULL,
+				      f.s[0].peer, 50 + i, NULL),
+			     0);
+	pf_drive(&f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 4);
+	posted = fake_verbs_counts().rdma_bytes;
+	fake_verbs_port_down(2, true);
+	fake_verbs_hold(IBV_WR_RDMA_READ, false);
+	cr_assert_eq(
+		fake_verbs_fail_on(2, IBV_WR_RDMA_READ, IBV_WC_RETRY_EXC_ERR),
+		1, "the third's READ, rail 2's, the one on fake2");
+	cr_assert(pf_drive_until(&f, 1, 4, 5000), "the receives");
+	cr_assert(pf_drive_until(&f, 0, 4, 5000), "the sends");
+	cr_expect_eq(f.s[0].n_err + f.s[1].n_err, 0);
+	cr_expect(pf_check(in, 4 * len, 71), "all four intact");
+	cr_expect_eq(fake_verbs_counts().rdma_bytes - posted, (long)len,
+		     "the third read again, whole, and nothing more");
+	rail_bytes3(&f, 1, b1);
+	cr_expect_eq(b1[0] - b0[0], 2 * len, "rail 0: the first and fourth");
+	cr_expect_eq(b1[1] - b0[1], 2 * len,
+		     "rail 1: the second, and the third again");
+	cr_expect_eq(b1[2] - b0[2], len, "rail 2: the third, once");
+	cr_expect(rails_of(&f, 1)->up, "rails 0 and 1 carry on");
+	cr_expect_eq(rails_of(&f, 1)->out, 1u << 2);
 	free(out);
 	free(in);
 	pf_close(&f);

@@ -286,8 +286,9 @@ struct gdrfab_req {
 		bool stripe_last0;
 		uint32_t rail_wr_pending;
 		/* A piece of it failed on a rail beyond 0 while its
-		 * connection stood: what of it did not land goes again on
-		 * rail 0 once nothing of it is in flight (gdrfab_stripe.h);
+		 * connection stood: what of it did not land goes again, on
+		 * rail 0 or the rails left, once nothing of it is in flight
+		 * (gdrfab_stripe.h);
 		 * rail_bad has a bit per rail whose work requests failed
 		 * (set only once striped). */
 		bool rail_lost;
@@ -298,6 +299,10 @@ struct gdrfab_req {
 		/* The rails it goes on, a bit per rail (0's included): the
 		 * pair's, but for those out when it was set up. */
 		uint8_t stripe_mask;
+		/* Where its pieces start: 0, or the first byte that may not
+		 * have landed when it is cut anew over the rails left after
+		 * one failed (gdrfab_stripe_retry). */
+		uint64_t stripe_base;
 		struct gdrfab_stage_job stage;
 		/* A staged RDMA READ's work requests in flight (they end
 		 * in order): each piece copies into the GPU as soon as its

@@ -152,6 +152,7 @@ void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 	}
 	rd->stripe_more = more;
 	rd->stripe_mask = usable_rails(rd->conn->rails);
+	rd->stripe_base = 0;
 	rd->rail_bad = 0;
 	rd->stripe_turn = rd->len >= gdrfab_params.stripe_min
 				  ? GDRFAB_STRIPE_ALL
@@ -177,7 +178,7 @@ void gdrfab_stripe_rail_lost(struct gdrfab_req *req, size_t rail)
 	if (conn->rails->up)
 		GDRFAB_WARN(
 			FI_LOG_EP_DATA,
-			"rail %zu (%s) to %s failed: what was on it goes again on rail 0, and the connection's other rails carry on without it until its port is back\n",
+			"rail %zu (%s) to %s failed: what was on it goes again on the rails left, which carry the connection without it until its port is back\n",
 			rail, gdrfab_pstat_rail_name(conn->proto, rail), peer);
 	else
 		GDRFAB_WARN(
@@ -202,13 +203,13 @@ static size_t rail_place(uint8_t mask, size_t rail)
 	return (size_t)__builtin_popcount(mask & ((1u << rail) - 1));
 }
 
-/* The length of a striped request's pieces: its bytes shared among its
- * rails, rounded up to GDRFAB_STRIPE_ALIGN (the last piece is shorter,
- * and there may be fewer pieces than rails). */
+/* The length of a striped request's pieces: its bytes from stripe_base
+ * shared among its rails, rounded up to GDRFAB_STRIPE_ALIGN (the last
+ * piece is shorter, and there may be fewer pieces than rails). */
 static uint64_t piece_len(const struct gdrfab_req *req)
 {
 	size_t rails = (size_t)__builtin_popcount(req->stripe_mask);
-	uint64_t piece = (req->len + rails - 1) / rails;
+	uint64_t piece = (req->len - req->stripe_base + rails - 1) / rails;
 
 	return (piece + GDRFAB_STRIPE_ALIGN - 1) &
 	       ~(uint64_t)(GDRFAB_STRIPE_ALIGN - 1);
@@ -218,17 +219,17 @@ static uint64_t piece_len(const struct gdrfab_req *req)
 static uint64_t piece_start(const struct gdrfab_req *req, size_t rail)
 {
 	uint64_t piece = piece_len(req);
-	uint64_t last = (req->len - 1) / piece;
+	uint64_t last = (req->len - req->stripe_base - 1) / piece;
 	uint64_t idx;
 
 	if (req->stripe_turn != GDRFAB_STRIPE_ALL)
-		return rail == req->stripe_turn ? 0 : req->len;
+		return rail == req->stripe_turn ? req->stripe_base : req->len;
 	if (!(req->stripe_mask & (1u << rail)))
 		return req->len; /* out when it was set up: no piece */
 	idx = rail_place(req->stripe_mask, rail);
 	if (req->stripe_last0)
 		idx = rail ? rail_place(req->stripe_mask & ~1u, rail) : last;
-	return idx <= last ? idx * piece : req->len;
+	return idx <= last ? req->stripe_base + idx * piece : req->len;
 }
 
 /* The first byte of a striped request that may not have landed: the
@@ -265,6 +266,30 @@ static void seek(struct gdrfab_req *req, uint64_t off)
 	req->roff = left;
 }
 
+/* With a rail beyond 0 still up (three rails or more, one out), req's
+ * bytes from from are cut anew over the rails left, or go whole on the
+ * next of them in turn, rather than all on rail 0: the endpoint keeps
+ * the bandwidth it has left. Not a striped fi_writedata (its rail 0
+ * piece must stay last behind the others': it goes on rail 0 whole, as
+ * with two rails). Whether it did. */
+static bool restripe(struct gdrfab_req *req, uint64_t from)
+{
+	uint8_t mask;
+
+	if (req->stripe_last0 || from >= req->len || !rails_up(req->conn))
+		return false;
+	/* Those its keys are for (the pair's rails when it was set up). */
+	mask = usable_rails(req->conn->rails) &
+	       (uint8_t)((2u << req->stripe_more) - 1);
+	if (!(mask & ~1u))
+		return false;
+	req->stripe_base = from;
+	req->stripe_mask = mask;
+	if (req->stripe_turn != GDRFAB_STRIPE_ALL)
+		req->stripe_turn = next_turn(req->conn);
+	return true;
+}
+
 bool gdrfab_stripe_retry(struct gdrfab_req *req)
 {
 	struct gdrfab_conn *conn = req->conn;
@@ -284,8 +309,10 @@ bool gdrfab_stripe_retry(struct gdrfab_req *req)
 	 * or read again unchanged, as RDMA may repeat. */
 	from = first_lost(req);
 	req->rail_bad = 0;
-	req->striped = false;
-	req->stripe_last0 = false;
+	if (!restripe(req, from)) {
+		req->striped = false;
+		req->stripe_last0 = false;
+	}
 	req->posted = from;
 	req->fully_posted = false;
 	seek(req, from);
@@ -302,14 +329,15 @@ size_t gdrfab_stripe_rail(const struct gdrfab_req *req, uint64_t *left)
 		return req->stripe_turn;
 	}
 	piece = piece_len(req);
-	idx = (size_t)(req->posted / piece);
-	*left = GDRFAB_MIN((uint64_t)(idx + 1) * piece, (uint64_t)req->len) -
+	idx = (size_t)((req->posted - req->stripe_base) / piece);
+	*left = GDRFAB_MIN(req->stripe_base + (uint64_t)(idx + 1) * piece,
+			   (uint64_t)req->len) -
 		req->posted;
 	if (!req->stripe_last0)
 		return nth_rail(req->stripe_mask, idx);
 	/* Rail 0 takes the last piece (there may be fewer pieces than
 	 * rails), the others the ones before it in order. */
-	last = (size_t)((req->len - 1) / piece);
+	last = (size_t)((req->len - req->stripe_base - 1) / piece);
 	return idx == last ? 0 : nth_rail(req->stripe_mask & ~1u, idx);
 }
 
@@ -367,6 +395,7 @@ void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 		req->rail_rkey[0][r - 1] = e->rkey[r - 1];
 	req->stripe_more = more;
 	req->stripe_mask = usable_rails(conn->rails);
+	req->stripe_base = 0;
 	req->rail_bad = 0;
 	req->stripe_turn = req->len >= gdrfab_params.stripe_min
 				   ? GDRFAB_STRIPE_ALL

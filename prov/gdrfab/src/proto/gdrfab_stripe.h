@@ -143,23 +143,26 @@ void gdrfab_stripe_keys_learn(struct gdrfab_conn *conn, uint64_t key,
  * the rails are taken back. Logged once, naming the rail's NIC and the
  * peer; the piece's error is counted on its rail. The request
  * is marked (req->rail_lost, the failed rail in req->rail_bad), posts no
- * more pieces, and once nothing of it is in flight goes again on rail 0
- * from the first byte that may not have landed: the start of the first
- * piece on a rail with a failed work request (taking the rails out
- * flushes what was in flight on them, which counts as failed), or the
- * first byte it had not posted. What landed before that, rail 0's piece
- * among it, is not moved again; a piece after it that landed is moved
- * again unchanged (with two rails there is none). A READ or WRITE can be
- * repeated, its local buffer is held until it completes (a rendezvous
- * sender's until the FIN), and a striped fi_writedata's CQ data had not
- * gone (rail 0's last piece waits for the other rails'). Rail 0 failing
- * fails the connection as on a NIC alone. */
+ * more pieces, and once nothing of it is in flight goes again from the
+ * first byte that may not have landed: the start of the first piece on a
+ * rail with a failed work request (taking the rails out flushes what was
+ * in flight on them, which counts as failed), or the first byte it had
+ * not posted. What landed before that, rail 0's piece among it, is not
+ * moved again; a piece after it that landed is moved again unchanged
+ * (with two rails there is none). It goes again on rail 0, or, with a
+ * rail beyond 0 still up, cut anew over the rails left from that byte
+ * (req->stripe_base), or whole on the next of them in turn if it went
+ * whole on one; a striped fi_writedata goes on rail 0, its CQ data last.
+ * A READ or WRITE can be repeated, its local buffer is held until it
+ * completes (a rendezvous sender's until the FIN), and a striped
+ * fi_writedata's CQ data had not gone (rail 0's last piece waits for the
+ * other rails'). Rail 0 failing fails the connection as on a NIC alone. */
 void gdrfab_stripe_rail_lost(struct gdrfab_req *req, size_t rail);
-/* A request so marked, once nothing of it is in flight: made to go
- * again on rail 0, from its first lost byte, when its connection stands
- * and it holds no
- * error (true: the caller queues it again). Otherwise false, and it ends
- * as it is (with its connection's error when that failed meanwhile). */
+/* A request so marked, once nothing of it is in flight: made to go again
+ * from its first lost byte, on rail 0 or the rails left, when its
+ * connection stands and it holds no error (true: the caller queues it
+ * again). Otherwise false, and it ends as it is (with its connection's
+ * error when that failed meanwhile). */
 bool gdrfab_stripe_retry(struct gdrfab_req *req);
 
 #endif /* GDRFAB_STRIPE_H */
