@@ -1,6 +1,7 @@
 #!/bin/bash
-# Inside the VM booted with GDRFAB_VM_RAILS=1 (tests/vm/rails/run-rails.sh:
-# rxe0/rxe1 on veth0/veth1, rxe2/rxe3 on veth2/veth3), from the build
+# Inside the VM booted with GDRFAB_VM_RAILS=3 (tests/vm/rails/run-rails.sh:
+# rxe0/rxe1 on veth0/veth1, rxe2/rxe3 on veth2/veth3, rxe4/rxe5 on
+# veth4/veth5), from the build
 # directory: rail sets over real soft-RoCE. With
 # FI_GDRFAB_RAILS=rxe0+rxe2,rxe1+rxe3, fi_info lists both sets; a pingpong
 # between them moves 1 B .. 64 MiB with the data checked, and the rxe
@@ -28,8 +29,10 @@
 # said and counted once per side). Then the MPIs, as their users run them with FI_GDRFAB_RAILS
 # set: Open MPI (mtl ofi) and MPICH (ch4:ofi) run mpi_p2p on 4 and 2 ranks, no
 # domain named, and the ranks' counters must show the rail sets striping
-# (rxe2 or rxe3 carried striped bytes). Prints one PASS/FAIL line per
-# check and "rails: N passed, M failed".
+# (rxe2 or rxe3 carried striped bytes). Last, with a third pair (rxe4,
+# rxe5), three rails: striped three ways, and the third pulled and
+# restored mid-stream while the other two carry on (below). Prints one
+# PASS/FAIL line per check and "rails: N passed, M failed".
 set -u
 suite=rails
 . "$(dirname "$0")/../runner/check-lib.sh"
@@ -52,6 +55,16 @@ large=$stripe_min,1048576,4194304,16777216,67108864
 fallback=1,65536,$stripe_min,4194304
 port=47610
 rxes="rxe0 rxe1 rxe2 rxe3"
+# A third pair (GDRFAB_VM_RAILS=3) is for the three-rail checks at the
+# end; until then the provider sees the first four NICs alone, which the
+# checks before were written for (rxe4 and rxe5 listed alone would draw
+# MPI ranks).
+three=''
+if [ -e /sys/class/infiniband/rxe4 ]; then
+	three=1
+	rxes="$rxes rxe4 rxe5"
+	export FI_GDRFAB_DEVICE=rxe0,rxe1,rxe2,rxe3
+fi
 declare -A before delta
 
 # pkts DEV: the RoCE packets DEV sent and received so far (rxe's own
@@ -261,19 +274,23 @@ check "fi_writedata between a rail set and a NIC alone: rxe2/rxe3 carry nothing"
 # The link and its routes in one ip call: a pair taking the rail back
 # connects its QPs as soon as the ports are ACTIVE, which needs the
 # routes there.
-link2_up() {
-	ip -batch - <<-'EOF' || return 1
-		link set veth2 up
-		route replace 192.0.3.2 dev veth2 src 192.0.3.1 table 102
-		route replace 192.0.3.1 dev veth3 src 192.0.3.2 table 103
+# link_up N: veth<N> (2 or 4, guest-setup's pairs) up with its routes,
+# and rxe<N>/rxe<N+1> ACTIVE.
+link_up() {
+	local n=$1 m=$(($1 + 1)) a=192.0.$(($1 / 2 + 2)).1 b=192.0.$(($1 / 2 + 2)).2
+	ip -batch - <<-EOF || return 1
+		link set veth$n up
+		route replace $b dev veth$n src $a table $((100 + n))
+		route replace $a dev veth$m src $b table $((100 + m))
 	EOF
 	for _ in $(seq 100); do
-		grep -q ACTIVE /sys/class/infiniband/rxe2/ports/1/state &&
-			grep -q ACTIVE /sys/class/infiniband/rxe3/ports/1/state && return 0
+		grep -q ACTIVE "/sys/class/infiniband/rxe$n/ports/1/state" &&
+			grep -q ACTIVE "/sys/class/infiniband/rxe$m/ports/1/state" && return 0
 		sleep 0.1
 	done
 	return 1
 }
+link2_up() { link_up 2; }
 # pulled_counted: a rail error on rxe2 (the server's) or rxe3 (the
 # client's), and that side's log line saying rail 0 carries on.
 pulled_counted() {
@@ -286,14 +303,16 @@ pulled_counted() {
 }
 # The pull waits until rxe2 carries striped pieces: the pair is up and
 # striping (a domain opened with a rail down is refused, -FI_ENODEV).
+# (pull_when_striping N: veth<N> once rxe<N> carries striped pieces;
+# veth2 by default.)
 pull_when_striping() {
-	local start
-	start=$(pkts rxe2)
+	local n=${1:-2} start
+	start=$(pkts "rxe$n")
 	for _ in $(seq 600); do
-		[ "$(pkts rxe2)" -gt $((start + 200)) ] && break
+		[ "$(pkts "rxe$n")" -gt $((start + 200)) ] && break
 		sleep 0.1
 	done
-	ip link set veth2 down
+	ip link set "veth$n" down
 }
 pull_when_striping &
 puller=$!
@@ -557,6 +576,126 @@ if [ -n "${GDRFAB_RAILS_MPICH:-}" ]; then
 		mpich_rails "$PWD/tests/vm/rails/mpi_p2p.mpich" 16777216
 else
 	echo "SKIP: $suite: MPICH on rail sets: its wheel did not come (tests/consumers/get-wheel.sh)"
+fi
+
+# Three rails (issue 31: with a rail beyond the first left, a failed one
+# is taken out alone). rxe0+rxe2+rxe4 and rxe1+rxe3+rxe5 move 1 MiB ..
+# 16 MiB in three pieces, data checked, each of rxe2 and rxe4 carrying a
+# share of its set's packets and the counters naming three rails. Then
+# the third pair's link (veth4-veth5) goes down once it carries striped
+# pieces: what was on it goes again over the rails left, which carry the
+# pingpongs on (rxe2 and rxe3 carry striped packets while it is down,
+# not rail 0 alone), every message checked; once a side said so the
+# link comes back and the pair takes its rails back: rxe4 and rxe5
+# stripe again, the return said and counted once per side.
+# share3 RAIL: RAIL's share in percent of the packets its set carried in
+# the last run (rxe0+rxe2+rxe4 or rxe1+rxe3+rxe5).
+share3() {
+	local set sum=0 r
+	case $1 in rxe[024]) set="rxe0 rxe2 rxe4" ;; *) set="rxe1 rxe3 rxe5" ;; esac
+	for r in $set; do sum=$((sum + delta[$r])); done
+	[ $sum -gt 0 ] && echo $((100 * delta[$1] / sum)) || echo 0
+}
+three_shares() {
+	local r
+	for r in rxe2 rxe3 rxe4 rxe5; do
+		echo "    $r: $(share3 $r)% of its set's packets"
+		[ "$(share3 $r)" -ge "$1" ] || return 1
+	done
+}
+rails3_named() {
+	[ "$(rail_nics "$1" srv)" = rxe0+rxe2+rxe4 ] && [ "$(rail_nics "$1" cli)" = rxe1+rxe3+rxe5 ]
+}
+# flap3: veth4 down once striping, and back once a side said rail 2
+# failed and rxe2 and rxe3 each carried two 384 KiB pieces' packets
+# since (the rails left carrying on: what they carried goes to
+# $dir/flap3.left); the packets rxe4/rxe5 had then in $dir/flap3.rxe4/5.
+flap3() {
+	local l2 l3 want
+	pull_when_striping 4
+	for _ in $(seq 600); do
+		grep -q "rail 2 .*failed" "$dir/flap3.srv" "$dir/flap3.cli" 2>/dev/null && break
+		sleep 0.1
+	done
+	l2=$(pkts rxe2) l3=$(pkts rxe3)
+	want=$((2 * 393216 / $(mtu rxe2)))
+	for _ in $(seq 600); do
+		[ $(($(pkts rxe2) - l2)) -ge "$want" ] && [ $(($(pkts rxe3) - l3)) -ge "$want" ] && break
+		sleep 0.1
+	done
+	echo "$(($(pkts rxe2) - l2)) $(($(pkts rxe3) - l3)) $want" >"$dir/flap3.left"
+	link_up 4 || return 1
+	pkts rxe4 >"$dir/flap3.rxe4"
+	pkts rxe5 >"$dir/flap3.rxe5"
+}
+# left_carried: rxe2 and rxe3 carried striped pieces while rxe4-rxe5 was
+# down and the failure had been said.
+left_carried() {
+	local a2 a3 want
+	[ -s "$dir/flap3.left" ] || return 1
+	read -r a2 a3 want <"$dir/flap3.left"
+	echo "    with rail 2 out: rxe2 $a2, rxe3 $a3 packets (at least $want each)"
+	[ "$a2" -ge "$want" ] && [ "$a3" -ge "$want" ]
+}
+# failed3_said: a side said rail 2 failed, the rails left carrying on,
+# and counted the error on rxe4 or rxe5; neither counted one on rails 0-1.
+failed3_said() {
+	local e4 e5 other
+	e4=$(rail flap3 srv rxe4 6) e5=$(rail flap3 cli rxe5 6)
+	other=$(awk '$1 == "rail" && ($3 == "rxe2" || $3 == "rxe3") && $6 != 0' \
+		"$dir/flap3.srv.job" "$dir/flap3.cli.job")
+	grep -h "rail 2 .*failed" "$dir/flap3.srv" "$dir/flap3.cli" | head -n 2 | cut -c1-200 | sed 's/^/    /'
+	echo "    rail errors: rxe4 ${e4:-none}, rxe5 ${e5:-none}"
+	[ $((${e4:-0} + ${e5:-0})) -gt 0 ] && [ -z "$other" ] &&
+		grep -q "rail 2 (rxe[45]) to .* failed: what was on it goes again on the rails left" \
+			"$dir/flap3.srv" "$dir/flap3.cli"
+}
+# striping3_again: rxe4 and rxe5 each carried two 256 KiB pieces'
+# packets (a 1 MiB message's third rail) after the link was back.
+striping3_again() {
+	local a4 a5 want
+	[ -s "$dir/flap3.rxe4" ] || { echo "    the link did not come back in time"; return 1; }
+	a4=$(($(pkts rxe4) - $(cat "$dir/flap3.rxe4")))
+	a5=$(($(pkts rxe5) - $(cat "$dir/flap3.rxe5")))
+	want=$((2 * 262144 / $(mtu rxe4)))
+	echo "    after the link was back: rxe4 $a4, rxe5 $a5 packets (at least $want each)"
+	[ "$a4" -ge "$want" ] && [ "$a5" -ge "$want" ]
+}
+# back3_once: each side said "back: striping again" once and counted one
+# return on its rails.
+back3_once() {
+	local side n b
+	for side in srv cli; do
+		n=$(grep -c "rail [12] (rxe[2-5]) to .* back: striping again" "$dir/flap3.$side")
+		b=$(awk '$1 == "rail" && $2 ~ /^[0-9]+$/ { b += $7 } END { print b + 0 }' "$dir/flap3.$side.job")
+		echo "    $side: back lines $n, counted $b"
+		[ "$n" = 1 ] && [ "$b" = 1 ] || return 1
+	done
+}
+if [ -n "$three" ]; then
+	unset FI_GDRFAB_DEVICE
+	export FI_GDRFAB_RAILS=rxe0+rxe2+rxe4,rxe1+rxe3+rxe5
+	check "three rails, 1 MiB .. 16 MiB, data checked" \
+		pingpong three rxe0+rxe2+rxe4 rxe1+rxe3+rxe5 1048576,4194304,16777216 3
+	check "three rails: rxe2, rxe3, rxe4 and rxe5 each carry >= 20% of their set's packets" \
+		three_shares 20
+	check "counters: the rails are named rxe0+rxe2+rxe4 and rxe1+rxe3+rxe5" rails3_named three
+	rm -f "$dir/flap3.left" "$dir/flap3.rxe4" "$dir/flap3.rxe5"
+	flap3 &
+	flapper=$!
+	export FI_LOG_LEVEL=${GDRFAB_RAILS_LOG:-warn} FI_LOG_PROV=gdrfab
+	check "three rails, the third down and back mid-stream: 1 MiB x 400, data checked" \
+		pingpong flap3 rxe0+rxe2+rxe4 rxe1+rxe3+rxe5 1048576 400
+	unset FI_LOG_LEVEL FI_LOG_PROV
+	wait "$flapper"
+	check "three rails: the failure said and counted on the third rail alone" failed3_said
+	check "three rails: with the third out, rxe2 and rxe3 still carry striped pieces" left_carried
+	check "three rails: rxe4 and rxe5 carry striped packets again after the link is back" \
+		striping3_again
+	check "three rails: the return said once and counted once per side" back3_once
+	check "the third link is ACTIVE" link_up 4
+else
+	echo "SKIP: $suite: three rails: no rxe4 (GDRFAB_VM_RAILS=3 makes a third veth pair)"
 fi
 echo "rails: ${SECONDS}s in the VM"
 totals

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Rail sets over real soft-RoCE (tests/vm/rails/rails-in-vm.sh): boots the
-# VM once with GDRFAB_VM_RAILS=1, which gives it a second veth pair with
-# rxe2/rxe3 (tests/vm/runner/guest-setup), and runs the checks there:
+# VM once with GDRFAB_VM_RAILS=3, which gives it a second and a third veth
+# pair with rxe2/rxe3 and rxe4/rxe5 (tests/vm/runner/guest-setup), and
+# runs the checks there (two rails, then three):
 # fi_info's rail-set domains, transfers of 1 B .. 16 MiB between rail
 # sets, NICs alone and the two mixed, data checked, and the rxe counters'
 # split of the striped ones, which the provider's public per-rail counters
@@ -12,7 +13,7 @@
 # build it here; an MPI that is not there is a named skip inside.
 set -u
 . "$(dirname "$0")/../runner/vm-prelude.sh" "rails"
-export GDRFAB_VM_RAILS=1
+export GDRFAB_VM_RAILS=3
 bin=$PWD/tests/vm/rails
 mkdir -p "$bin"
 if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
