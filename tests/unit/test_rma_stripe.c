@@ -665,3 +665,67 @@ Test(rma_stripe, below_the_threshold_rails_take_turns)
 	cr_expect_eq(p.f.s[1].ok[0].data, 7);
 	rma_pair_close(&p);
 }
+
+/* Three rails: a striped fi_write of 1 MiB (pieces of 384, 384 and 256
+ * KiB) whose rail 2 piece fails while rails 0 and 1 carry on: only that
+ * piece is written again, cut over rails 0 and 1 (128 KiB each), and the
+ * write is reported once, a success, its bytes whole at the target. */
+Test(rma_stripe, three_rails_a_failed_piece_is_cut_over_the_rails_left)
+{
+	static const char *const dom[2] = {"fake0+fake1+fake2",
+					   "fake0+fake1+fake2"};
+	static struct fi_gdrfab_stats s;
+	const size_t len = 1 << 20;
+	uint8_t *src = malloc(len), *tgt = calloc(1, len);
+	uint64_t b0[3], b1[3];
+	struct fid_mr *tmr;
+	long posted;
+	struct pf f;
+
+	cr_assert(src && tgt);
+	pf_fill(src, len, 83);
+	pf_open_domains(&f, 3, dom);
+	pf_connect(&f);
+	pf_drive(&f, 20);
+	cr_assert(conn_of(&f, 0)->rails && conn_of(&f, 0)->rails->up);
+	cr_assert_eq(conn_of(&f, 0)->rails->more, 2);
+	cr_assert_eq(fi_mr_reg(f.side_domain[1], tgt, len, FI_REMOTE_WRITE, 0,
+			       0, 0, &tmr, NULL),
+		     0);
+	learn(&f, tgt, fi_mr_key(tmr));
+	pf_read_stats(&f, 0, &s);
+	for (int r = 0; r < 3; r++)
+		b0[r] = s.rails[r].stripe_bytes;
+	posted = fake_verbs_counts().rdma_bytes;
+	fake_verbs_hold(IBV_WR_RDMA_WRITE, true);
+	cr_assert_eq(post(&f, WRITE, src, len, tgt, fi_mr_key(tmr), 0), 0);
+	pf_drive(&f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_WRITE), 3,
+		     "a piece a rail");
+	fake_verbs_port_down(2, true); /* until the end: not taken back */
+	fake_verbs_hold(IBV_WR_RDMA_WRITE, false);
+	cr_assert_eq(
+		fake_verbs_fail_on(2, IBV_WR_RDMA_WRITE, IBV_WC_RETRY_EXC_ERR),
+		1, "rail 2's piece");
+	cr_assert(pf_drive_until(&f, 0, 1, 5000));
+	pf_drive(&f, 50);
+	cr_expect_eq(f.s[0].n_ok, 1, "reported once");
+	cr_expect_eq(f.s[0].n_err, 0);
+	cr_expect(pf_check(tgt, len, 83), "written whole");
+	cr_expect_eq(fake_verbs_counts().rdma_bytes - posted,
+		     (long)(len + (256 << 10)),
+		     "rail 2's piece moved again, nothing more");
+	pf_read_stats(&f, 0, &s);
+	for (int r = 0; r < 3; r++)
+		b1[r] = s.rails[r].stripe_bytes - b0[r];
+	cr_expect_eq(b1[0], (384 + 128) << 10, "rail 0: %llu",
+		     (unsigned long long)b1[0]);
+	cr_expect_eq(b1[1], (384 + 128) << 10, "rail 1: %llu",
+		     (unsigned long long)b1[1]);
+	cr_expect_eq(b1[2], 256 << 10, "rail 2: its piece, once");
+	cr_expect_eq(conn_of(&f, 0)->rails->out, 1u << 2);
+	cr_assert_eq(fi_close(&tmr->fid), 0);
+	pf_close(&f);
+	free(src);
+	free(tgt);
+}
