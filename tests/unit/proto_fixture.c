@@ -221,6 +221,38 @@ struct fid_mr *pf_reg(struct pf *f, void *buf, size_t len, uint64_t access)
 	return mr;
 }
 
+void pf_post_tagged(struct pf *f, const uint8_t *out, uint8_t *in, size_t len,
+		    int n, uint64_t tag0)
+{
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(fi_trecv(f->s[1].ep, in + i * len, len, NULL,
+				      f->s[1].peer, tag0 + i, 0, NULL),
+			     0);
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(fi_tsend(f->s[0].ep, out + i * len, len, NULL,
+				      f->s[0].peer, tag0 + i, NULL),
+			     0);
+}
+
+long pf_post_held_reads(struct pf *f, const uint8_t *out, uint8_t *in,
+			size_t len, int n, uint64_t tag0)
+{
+	fake_verbs_hold(IBV_WR_RDMA_READ, true);
+	pf_post_tagged(f, out, in, len, n, tag0);
+	pf_drive(f, 20);
+	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), n);
+	return fake_verbs_counts().rdma_bytes;
+}
+
+void pf_expect_delivered(struct pf *f, const uint8_t *in, size_t len, int n,
+			 unsigned seed)
+{
+	cr_assert(pf_drive_until(f, 1, n, 5000), "the receives");
+	cr_assert(pf_drive_until(f, 0, n, 5000), "the sends");
+	cr_expect_eq(f->s[0].n_err + f->s[1].n_err, 0);
+	cr_expect(pf_check(in, (size_t)n * len, seed), "intact");
+}
+
 void pf_fill(void *buf, size_t len, unsigned seed)
 {
 	uint8_t *p = buf;

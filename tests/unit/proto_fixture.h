@@ -81,6 +81,20 @@ bool pf_drive_until(struct pf *f, int side, int n, int ms);
 /* A registered buffer (FI_SEND|FI_RECV|FI_READ|FI_WRITE plus access). */
 struct fid_mr *pf_reg(struct pf *f, void *buf, size_t len, uint64_t access);
 
+/* n tagged messages of len bytes each from side 0's out to side 1's in
+ * (message i at i * len of both, tag tag0 + i): every receive posted,
+ * then every send; asserts each call returned 0. */
+void pf_post_tagged(struct pf *f, const uint8_t *out, uint8_t *in, size_t len,
+		    int n, uint64_t tag0);
+/* The same with the READs held (fake_verbs_hold): posts them, drives
+ * until their n rendezvous READs wait, and returns the RDMA bytes the
+ * fake verbs had counted posted then, READs held as they stay. */
+long pf_post_held_reads(struct pf *f, const uint8_t *out, uint8_t *in,
+			size_t len, int n, uint64_t tag0);
+/* Drives both sides until those n messages (pf_post_tagged's) completed,
+ * none with an error, and expects in to hold the pattern of seed. */
+void pf_expect_delivered(struct pf *f, const uint8_t *in, size_t len, int n,
+			 unsigned seed);
 /* Fills / checks a pattern that depends on seed and offset. */
 void pf_fill(void *buf, size_t len, unsigned seed);
 bool pf_check(const void *buf, size_t len, unsigned seed);

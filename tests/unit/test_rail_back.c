@@ -548,6 +548,20 @@ Test(rail_back, rails_reset_checked)
 	cr_expect_not_null(gdrfab_rail_back_check(&m.h, one));
 }
 
+/* A pair of three-rail domains (fake0+fake1+fake2), connected, their
+ * rails up. */
+static void open_three_rails(struct pf *f)
+{
+	static const char *const dom[2] = {"fake0+fake1+fake2",
+					   "fake0+fake1+fake2"};
+
+	pf_open_domains(f, 3, dom);
+	pf_connect(f);
+	pf_drive(f, 20);
+	cr_assert(rails_of(f, 0)->up && rails_of(f, 1)->up);
+	cr_assert_eq(rails_of(f, 1)->more, 2);
+}
+
 /* Side i's bytes striped on each of three rails. */
 static void rail_bytes3(struct pf *f, int i, uint64_t b[3])
 {
@@ -566,19 +580,13 @@ static void rail_bytes3(struct pf *f, int i, uint64_t b[3])
  * intact. */
 Test(rail_back, three_rails_one_lost_the_others_carry_on)
 {
-	static const char *const dom[2] = {"fake0+fake1+fake2",
-					   "fake0+fake1+fake2"};
 	uint8_t *out = malloc(LEN), *in = calloc(1, LEN);
 	uint64_t b0[3], b1[3];
 	long posted;
 	struct pf f;
 
 	cr_assert(out && in);
-	pf_open_domains(&f, 3, dom);
-	pf_connect(&f);
-	pf_drive(&f, 20);
-	cr_assert(rails_of(&f, 0)->up && rails_of(&f, 1)->up);
-	cr_assert_eq(rails_of(&f, 1)->more, 2);
+	open_three_rails(&f);
 	pf_fill(out, LEN, 61);
 	fake_verbs_port_down(2, true);
 	fake_verbs_hold(IBV_WR_RDMA_READ, true);
@@ -650,8 +658,6 @@ Test(rail_back, three_rails_one_lost_the_others_carry_on)
  * nothing else is read again. Each message ends once, intact. */
 Test(rail_back, three_rails_a_failed_turn_goes_on_the_next_rail_left)
 {
-	static const char *const dom[2] = {"fake0+fake1+fake2",
-					   "fake0+fake1+fake2"};
 	const size_t len = 64 << 10;
 	uint8_t *out = malloc(4 * len), *in = calloc(4, len);
 	uint64_t b0[3], b1[3];
@@ -659,33 +665,16 @@ Test(rail_back, three_rails_a_failed_turn_goes_on_the_next_rail_left)
 	struct pf f;
 
 	cr_assert(out && in);
-	pf_open_domains(&f, 3, dom);
-	pf_connect(&f);
-	pf_drive(&f, 20);
-	cr_assert(rails_of(&f, 0)->up && rails_of(&f, 1)->up);
+	open_three_rails(&f);
 	pf_fill(out, 4 * len, 71);
 	rail_bytes3(&f, 1, b0);
-	fake_verbs_hold(IBV_WR_RDMA_READ, true);
-	for (int i = 0; i < 4; i++)
-		cr_assert_eq(fi_trecv(f.s[1].ep, in + i * len, len, NULL,
-				      f.s[1].peer, 50 + i, 0, NULL),
-			     0);
-	for (int i = 0; i < 4; i++)
-		cr_assert_eq(fi_tsend(f.s[0].ep, out + i * len, len, NULL,
-				      f.s[0].peer, 50 + i, NULL),
-			     0);
-	pf_drive(&f, 20);
-	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 4);
-	posted = fake_verbs_counts().rdma_bytes;
+	posted = pf_post_held_reads(&f, out, in, len, 4, 50);
 	fake_verbs_port_down(2, true);
 	fake_verbs_hold(IBV_WR_RDMA_READ, false);
 	cr_assert_eq(
 		fake_verbs_fail_on(2, IBV_WR_RDMA_READ, IBV_WC_RETRY_EXC_ERR),
 		1, "the third's READ, rail 2's, the one on fake2");
-	cr_assert(pf_drive_until(&f, 1, 4, 5000), "the receives");
-	cr_assert(pf_drive_until(&f, 0, 4, 5000), "the sends");
-	cr_expect_eq(f.s[0].n_err + f.s[1].n_err, 0);
-	cr_expect(pf_check(in, 4 * len, 71), "all four intact");
+	pf_expect_delivered(&f, in, len, 4, 71);
 	cr_expect_eq(fake_verbs_counts().rdma_bytes - posted, (long)len,
 		     "the third read again, whole, and nothing more");
 	rail_bytes3(&f, 1, b1);

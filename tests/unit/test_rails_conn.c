@@ -676,14 +676,7 @@ Test(rails_conn, below_the_threshold_rails_take_turns)
 
 	pf_fill(out, n * len, 31);
 	rail_bytes(&f, 1, before);
-	for (size_t i = 0; i < n; i++)
-		cr_assert_eq(fi_trecv(f.s[1].ep, in + i * len, len, NULL,
-				      f.s[1].peer, 20 + i, 0, NULL),
-			     0);
-	for (size_t i = 0; i < n; i++)
-		cr_assert_eq(fi_tsend(f.s[0].ep, out + i * len, len, NULL,
-				      f.s[0].peer, 20 + i, NULL),
-			     0);
+	pf_post_tagged(&f, out, in, len, (int)n, 20);
 	cr_assert(pf_drive_until(&f, 1, (int)n, 5000));
 	cr_assert(pf_drive_until(&f, 0, (int)n, 5000));
 	cr_expect_eq(f.s[0].n_err + f.s[1].n_err, 0);
@@ -709,28 +702,14 @@ Test(rails_conn, a_failed_turn_goes_again_on_rail_0)
 	cr_assert(out && in);
 	pf_fill(out, 2 * len, 33);
 	open_two_rail_pair(&f);
-	fake_verbs_hold(IBV_WR_RDMA_READ, true);
-	for (int i = 0; i < 2; i++)
-		cr_assert_eq(fi_trecv(f.s[1].ep, in + i * len, len, NULL,
-				      f.s[1].peer, 40 + i, 0, NULL),
-			     0);
-	for (int i = 0; i < 2; i++)
-		cr_assert_eq(fi_tsend(f.s[0].ep, out + i * len, len, NULL,
-				      f.s[0].peer, 40 + i, NULL),
-			     0);
-	pf_drive(&f, 20);
-	cr_assert_eq(fake_verbs_waiting(IBV_WR_RDMA_READ), 2);
-	posted = fake_verbs_counts().rdma_bytes;
+	posted = pf_post_held_reads(&f, out, in, len, 2, 40);
 	fake_verbs_port_down(1, true);
 	fake_verbs_hold(IBV_WR_RDMA_READ, false);
 	cr_assert(fake_verbs_step(), "the first message's READ, rail 0's");
 	cr_assert_eq(
 		fake_verbs_fail(IBV_WR_RDMA_READ, IBV_WC_RETRY_EXC_ERR, false),
 		1, "the second's, rail 1's");
-	cr_assert(pf_drive_until(&f, 1, 2, 5000), "the receives");
-	cr_assert(pf_drive_until(&f, 0, 2, 5000), "the sends");
-	cr_expect_eq(f.s[0].n_err + f.s[1].n_err, 0);
-	cr_expect(pf_check(in, 2 * len, 33), "both intact");
+	pf_expect_delivered(&f, in, len, 2, 33);
 	cr_expect_eq(fake_verbs_counts().rdma_bytes - posted, (long)len,
 		     "the second read again, whole, and nothing more");
 	cr_expect_not(conn_of(&f, 1)->rails->up);

@@ -344,17 +344,19 @@ flap_rail() {
 	pkts rxe2 >"$dir/flap.rxe2"
 	pkts rxe3 >"$dir/flap.rxe3"
 }
-# striping_again: rxe2 and rxe3 each carried at least the packets of
-# two striped 1 MiB messages' halves (512 KiB at the port's MTU) after
-# the link was ACTIVE again.
+# striping_again [RUN N PIECE]: rxe<N> and rxe<N+1> (2 and 3) each
+# carried at least the packets of two striped pieces of PIECE bytes (a
+# 1 MiB message's half, 512 KiB) at the port's MTU since the link was
+# ACTIVE again, as counted from $dir/RUN.rxe<N> (flap's).
 striping_again() {
-	local a2 a3 want
-	[ -s "$dir/flap.rxe2" ] || { echo "    the link did not come back in time"; return 1; }
-	a2=$(($(pkts rxe2) - $(cat "$dir/flap.rxe2")))
-	a3=$(($(pkts rxe3) - $(cat "$dir/flap.rxe3")))
-	want=$((2 * 524288 / $(mtu rxe2)))
-	echo "    after the link was back: rxe2 $a2, rxe3 $a3 packets (at least $want each)"
-	[ "$a2" -ge "$want" ] && [ "$a3" -ge "$want" ]
+	local run=${1:-flap} n=${2:-2} piece=${3:-524288} m a b want
+	m=$((n + 1))
+	[ -s "$dir/$run.rxe$n" ] || { echo "    the link did not come back in time"; return 1; }
+	a=$(($(pkts "rxe$n") - $(cat "$dir/$run.rxe$n")))
+	b=$(($(pkts "rxe$m") - $(cat "$dir/$run.rxe$m")))
+	want=$((2 * piece / $(mtu "rxe$n")))
+	echo "    after the link was back: rxe$n $a, rxe$m $b packets (at least $want each)"
+	[ "$a" -ge "$want" ] && [ "$b" -ge "$want" ]
 }
 # back_once: each side logged the rail's return once and counted it once
 # (rxe2's row on the server, rxe3's on the client).
@@ -650,17 +652,6 @@ failed3_said() {
 		grep -q "rail 2 (rxe[45]) to .* failed: what was on it goes again on the rails left" \
 			"$dir/flap3.srv" "$dir/flap3.cli"
 }
-# striping3_again: rxe4 and rxe5 each carried two 256 KiB pieces'
-# packets (a 1 MiB message's third rail) after the link was back.
-striping3_again() {
-	local a4 a5 want
-	[ -s "$dir/flap3.rxe4" ] || { echo "    the link did not come back in time"; return 1; }
-	a4=$(($(pkts rxe4) - $(cat "$dir/flap3.rxe4")))
-	a5=$(($(pkts rxe5) - $(cat "$dir/flap3.rxe5")))
-	want=$((2 * 262144 / $(mtu rxe4)))
-	echo "    after the link was back: rxe4 $a4, rxe5 $a5 packets (at least $want each)"
-	[ "$a4" -ge "$want" ] && [ "$a5" -ge "$want" ]
-}
 # back3_once: each side said "back: striping again" once and counted one
 # return on its rails.
 back3_once() {
@@ -691,7 +682,7 @@ if [ -n "$three" ]; then
 	check "three rails: the failure said and counted on the third rail alone" failed3_said
 	check "three rails: with the third out, rxe2 and rxe3 still carry striped pieces" left_carried
 	check "three rails: rxe4 and rxe5 carry striped packets again after the link is back" \
-		striping3_again
+		striping_again flap3 4 262144
 	check "three rails: the return said once and counted once per side" back3_once
 	check "the third link is ACTIVE" link_up 4
 else
