@@ -290,7 +290,6 @@ link_up() {
 	done
 	return 1
 }
-link2_up() { link_up 2; }
 # pulled_counted: a rail error on rxe2 (the server's) or rxe3 (the
 # client's), and that side's log line saying rail 0 carries on.
 pulled_counted() {
@@ -323,7 +322,7 @@ check "a rail pulled mid-stream: rail sets, 1 MiB x 150, data checked" \
 unset FI_LOG_LEVEL FI_LOG_PROV
 wait "$puller"
 check "counters and log: the pulled rail's failures, rail 0 carrying on" pulled_counted
-check "the pulled link comes back ACTIVE" link2_up
+check "the pulled link comes back ACTIVE" link_up 2
 
 # The rail taken back (issue 31): the same link goes down once 1 MiB
 # pingpongs stripe on it, and comes back up once a side has said the
@@ -340,7 +339,7 @@ flap_rail() {
 		grep -q "rail 1 .*failed" "$dir/flap.srv" "$dir/flap.cli" 2>/dev/null && break
 		sleep 0.1
 	done
-	link2_up || return 1
+	link_up 2 || return 1
 	pkts rxe2 >"$dir/flap.rxe2"
 	pkts rxe3 >"$dir/flap.rxe3"
 }
@@ -379,7 +378,7 @@ unset FI_LOG_LEVEL FI_LOG_PROV
 wait "$flapper"
 check "the rail taken back: rxe2 and rxe3 carry striped packets again" striping_again
 check "the rail's return logged once and counted once per side" back_once
-check "the flapped link is ACTIVE" link2_up
+check "the flapped link is ACTIVE" link_up 2
 
 # mpi_rails NAME COMMAND...: an MPI run of mpi_p2p, its ranks' counters
 # summed by gdrfab_stat into $dir/NAME.job; passes when every check of
@@ -449,7 +448,7 @@ mpi_flapper() {
 		sleep 0.1
 	done
 	echo "a rail's failure said: $((SECONDS - start)) s" >>"$dir/mflap.steps"
-	link2_up || { touch "$dir/mflap.stop"; return 1; }
+	link_up 2 || { touch "$dir/mflap.stop"; return 1; }
 	echo "veth2 up, rxe2/rxe3 ACTIVE: $((SECONDS - start)) s" >>"$dir/mflap.steps"
 	pkts rxe2 >"$dir/mflap.rxe2"
 	pkts rxe3 >"$dir/mflap.rxe3"
@@ -569,7 +568,7 @@ if [ -n "${GDRFAB_RAILS_OPENMPI:-}" ]; then
 		mpi_flap_counted
 	check "Open MPI: rxe2 and rxe3 carry striped packets again after the link is back" \
 		mpi_striping_again
-	check "the link flapped under MPI is ACTIVE" link2_up
+	check "the link flapped under MPI is ACTIVE" link_up 2
 else
 	echo "SKIP: $suite: Open MPI on rail sets: no mpicc/mpirun (scripts/install-deps.sh)"
 fi

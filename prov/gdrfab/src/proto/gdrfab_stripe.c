@@ -129,6 +129,21 @@ static uint8_t usable_rails(const struct gdrfab_conn_rails *cr)
 	return (uint8_t)((((1u << cr->more) - 1) << 1 | 1u) & ~cr->out);
 }
 
+/* Puts req, its keys on rails 1 to more set, on the rails its
+ * connection has up: in one piece per rail from the stripe threshold,
+ * else whole on the rail of its turn. */
+static void put_on_rails(struct gdrfab_req *req, size_t more)
+{
+	req->stripe_more = more;
+	req->stripe_mask = usable_rails(req->conn->rails);
+	req->stripe_base = 0;
+	req->rail_bad = 0;
+	req->stripe_turn = req->len >= gdrfab_params.stripe_min
+				   ? GDRFAB_STRIPE_ALL
+				   : next_turn(req->conn);
+	req->striped = true;
+}
+
 void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 			      const struct gdrfab_pkt_hdr *h,
 			      const uint32_t *keys)
@@ -150,14 +165,7 @@ void gdrfab_stripe_read_setup(struct gdrfab_proto *proto, struct gdrfab_req *rd,
 		for (size_t r = 1; r <= more; r++)
 			rd->rail_rkey[s][r - 1] = keys[s * more + r - 1];
 	}
-	rd->stripe_more = more;
-	rd->stripe_mask = usable_rails(rd->conn->rails);
-	rd->stripe_base = 0;
-	rd->rail_bad = 0;
-	rd->stripe_turn = rd->len >= gdrfab_params.stripe_min
-				  ? GDRFAB_STRIPE_ALL
-				  : next_turn(rd->conn);
-	rd->striped = true;
+	put_on_rails(rd, more);
 }
 
 void gdrfab_stripe_rail_lost(struct gdrfab_req *req, size_t rail)
@@ -215,11 +223,17 @@ static uint64_t piece_len(const struct gdrfab_req *req)
 	       ~(uint64_t)(GDRFAB_STRIPE_ALIGN - 1);
 }
 
+/* The index of a striped request's last piece, pieces of piece bytes. */
+static uint64_t last_piece(const struct gdrfab_req *req, uint64_t piece)
+{
+	return (req->len - req->stripe_base - 1) / piece;
+}
+
 /* Where rail's piece starts, or req->len when it has none. */
 static uint64_t piece_start(const struct gdrfab_req *req, size_t rail)
 {
 	uint64_t piece = piece_len(req);
-	uint64_t last = (req->len - req->stripe_base - 1) / piece;
+	uint64_t last = last_piece(req, piece);
 	uint64_t idx;
 
 	if (req->stripe_turn != GDRFAB_STRIPE_ALL)
@@ -337,7 +351,7 @@ size_t gdrfab_stripe_rail(const struct gdrfab_req *req, uint64_t *left)
 		return nth_rail(req->stripe_mask, idx);
 	/* Rail 0 takes the last piece (there may be fewer pieces than
 	 * rails), the others the ones before it in order. */
-	last = (size_t)((req->len - req->stripe_base - 1) / piece);
+	last = (size_t)last_piece(req, piece);
 	return idx == last ? 0 : nth_rail(req->stripe_mask & ~1u, idx);
 }
 
@@ -393,14 +407,7 @@ void gdrfab_stripe_rma_setup(struct gdrfab_proto *proto, struct gdrfab_req *req,
 	req->stripe_last0 = last0;
 	for (size_t r = 1; r <= more; r++)
 		req->rail_rkey[0][r - 1] = e->rkey[r - 1];
-	req->stripe_more = more;
-	req->stripe_mask = usable_rails(conn->rails);
-	req->stripe_base = 0;
-	req->rail_bad = 0;
-	req->stripe_turn = req->len >= gdrfab_params.stripe_min
-				   ? GDRFAB_STRIPE_ALL
-				   : next_turn(conn);
-	req->striped = true;
+	put_on_rails(req, more);
 }
 
 void gdrfab_stripe_keys_answer(struct gdrfab_proto *proto,
